@@ -1,0 +1,192 @@
+/* args.c - the command line, as redis-server reads it:
+ *
+ *   cte-server [FILE] [--config FILE] [--KEY VALUE [VALUE...]]... [--tier SPEC]...
+ *
+ * The arguments are first collected into options (a name and its values joined with spaces,
+ * so `--bind 127.0.0.1 ::1` and `--save ""` work as in redis-server; "--port 7000" given as one
+ * argument works too). Then, on a copy of the config, the file or the embedded default is
+ * loaded and the options applied in order; only if everything is good does the copy replace
+ * the config. Startup only. */
+#include "config/config_int.h"
+
+#include "common/alloc.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct opt {
+    char *name;  /* without the leading "--" */
+    char *value; /* the values joined with spaces, "" when none */
+    int nvalues;
+} opt_t;
+
+static int is_option(const char *a)
+{
+    return a[0] == '-' && a[1] == '-';
+}
+
+/* Reads the option at argv[*i] into o and moves *i past its values. */
+static void read_option(int argc, char **argv, int *i, opt_t *o)
+{
+    const char *a = argv[*i] + 2, *sp = strchr(a, ' ');
+    buf_t v;
+
+    buf_init(&v);
+    buf_reserve(&v, 1);
+    o->name = sp ? xmemdup(a, sp - a) : xstrdup(a);
+    o->nvalues = 0;
+    if (sp) {
+        buf_append_str(&v, sp + 1);
+        o->nvalues = 1;
+    }
+    for ((*i)++; *i < argc && !is_option(argv[*i]); (*i)++) {
+        if (o->nvalues++) buf_push(&v, ' ');
+        buf_append_str(&v, argv[*i]);
+    }
+    o->value = v.data; /* owned by o now */
+}
+
+static void free_options(opt_t *opts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        xfree(opts[i].name);
+        xfree(opts[i].value);
+    }
+    xfree(opts);
+}
+
+/* Splits argv into options and finds the config file (first positional or --config). */
+static int collect(int argc, char **argv, opt_t **opts, int *nopts, const char **file, buf_t *msg)
+{
+    int i = 1;
+
+    *file = NULL;
+    if (argc > 1 && argv[1][0] != '-') *file = argv[i++];
+    *opts = xmalloc((argc > 0 ? argc : 1) * sizeof **opts);
+    *nopts = 0;
+    while (i < argc) {
+        opt_t *o = &(*opts)[*nopts];
+        if (!is_option(argv[i]) || !argv[i][2]) {
+            buf_printf(msg, "command line: unexpected argument '%s' (options start with --)",
+                       argv[i]);
+            return -1;
+        }
+        read_option(argc, argv, &i, o);
+        (*nopts)++;
+        if (strcasecmp(o->name, "config")) continue;
+        if (o->nvalues != 1) {
+            buf_printf(msg, "command line: --config takes one file name");
+            return -1;
+        }
+        if (*file) {
+            buf_printf(msg, "command line: two config files given ('%s' and '%s')", *file,
+                       o->value);
+            return -1;
+        }
+        *file = o->value;
+    }
+    return 0;
+}
+
+/* Parses the specs of one --tier option into tiers[*n..]. */
+static int add_tiers(const opt_t *o, config_tier_t *tiers, int *n, buf_t *msg)
+{
+    config_strlist_t w;
+    config__why_t why;
+    int rc = 0;
+
+    config__split(o->value, &w);
+    if (w.count == 0) {
+        buf_printf(msg, "command line: --tier takes NAME:KIND:CAPACITY[:PATH[:SCORE]]");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < w.count; i++) {
+        if (*n == CONFIG_MAX_TIERS) {
+            buf_printf(msg, "command line: at most %d tiers", CONFIG_MAX_TIERS);
+            rc = -1;
+        } else if (config__tier_parse_spec(w.items[i], &tiers[*n], &why) < 0) {
+            buf_printf(msg, "command line: bad value for '--tier': '%s' (%s)", w.items[i], why.msg);
+            rc = -1;
+        } else {
+            (*n)++;
+        }
+    }
+    config__strlist_free(&w);
+    return rc;
+}
+
+/* Applies the options to c in order. The --tier options together replace c's tiers. */
+static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
+{
+    config_tier_t tiers[CONFIG_MAX_TIERS];
+    config__why_t why;
+    int ntiers = 0, any_tier = 0, rc = 0;
+
+    for (int i = 0; rc == 0 && i < nopts; i++) {
+        const opt_t *o = &opts[i];
+        const config__row_t *r;
+
+        if (!strcasecmp(o->name, "config")) continue;
+        if (!strcasecmp(o->name, "tier")) {
+            any_tier = 1;
+            rc = add_tiers(o, tiers, &ntiers, msg);
+        } else if (!(r = config__lookup(o->name))) {
+            buf_printf(msg, "command line: unknown option '--%s'", o->name);
+            rc = -1;
+        } else if (config__parse_row(c, r, o->value, 0, &why) < 0) {
+            buf_append_str(msg, "command line: ");
+            config__bad_value(msg, r, o->name, o->value, &why);
+            rc = -1;
+        }
+    }
+    if (rc < 0) {
+        for (int i = 0; i < ntiers; i++) config__tier_release(&tiers[i]);
+        return -1;
+    }
+    if (any_tier && config__tiers_set(c, tiers, ntiers, &why) < 0) {
+        buf_printf(msg, "command line: bad --tier options: %s", why.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static char *absolute_path(const char *path)
+{
+    char *abs = realpath(path, NULL); /* malloc'ed by libc */
+    char *copy = xstrdup(abs ? abs : path);
+    free(abs);
+    return copy;
+}
+
+int config_apply_args(config_t *c, int argc, char **argv, char *err, size_t errlen)
+{
+    opt_t *opts = NULL;
+    int nopts = 0, rc;
+    const char *file;
+    config_t next;
+    buf_t msg;
+
+    buf_init(&msg);
+    config__clone(&next, c);
+    rc = collect(argc, argv, &opts, &nopts, &file, &msg);
+    if (rc == 0) { /* these two write err themselves */
+        rc = file ? config_load_file(&next, file, err, errlen)
+                  : config_load_default(&next, err, errlen);
+        if (rc == 0) rc = apply_options(&next, opts, nopts, &msg);
+    }
+    if (rc == 0 && file) {
+        xfree(next.config_file);
+        next.config_file = absolute_path(file);
+    }
+    if (rc == 0)
+        config__replace(c, &next);
+    else
+        config_deinit(&next);
+    if (rc < 0 && msg.len) config__err(err, errlen, msg.data);
+    free_options(opts, nopts);
+    buf_deinit(&msg);
+    return rc;
+}

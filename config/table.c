@@ -1,0 +1,547 @@
+/* table.c - every config key, one row each, and the three special value types
+ * (client-output-buffer-limit, notify-keyspace-events, tiers).
+ *
+ * To add a key: add a field to config_t and a row here; the parser, CONFIG GET/SET, CONFIG
+ * REWRITE, the command line and the docs pick it up. Names are Redis's where Redis has the
+ * setting, and so are ranges, defaults, mutability and error texts, unless a row's doc says
+ * otherwise. Rows are grouped as the README groups them; keys under a YAML section (search:,
+ * shm:) are named <section>-<key>. Loop thread (or startup). */
+#include "config/config_int.h"
+
+#include "common/alloc.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- client-output-buffer-limit --------------------------------------------------------- */
+
+/* Input accepts replica or slave; CONFIG GET says slave, as Redis 7 does. */
+static int obuf_class(const char *s)
+{
+    if (!strcasecmp(s, "normal")) return CONFIG_CLIENT_NORMAL;
+    if (!strcasecmp(s, "replica") || !strcasecmp(s, "slave")) return CONFIG_CLIENT_REPLICA;
+    if (!strcasecmp(s, "pubsub")) return CONFIG_CLIENT_PUBSUB;
+    return -1;
+}
+
+/* Parses the words w[0..3] (class hard soft seconds) into lim[class]. */
+static const char *obuf_parse_one(char **w, config_obuf_limit_t *lim)
+{
+    int cls = obuf_class(w[0]);
+    config_obuf_limit_t l;
+
+    if (cls < 0) return "Invalid client class specified in buffer limit configuration.";
+    if (config__parse_memory(w[1], &l.hard_bytes) < 0 ||
+        config__parse_memory(w[2], &l.soft_bytes) < 0 ||
+        config__parse_ll(w[3], &l.soft_seconds) < 0 || l.soft_seconds < 0)
+        return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+    lim[cls] = l;
+    return NULL;
+}
+
+static int obuf_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                      config__why_t *why)
+{
+    config_obuf_limit_t next[CONFIG_CLIENT_CLASSES];
+    config_strlist_t w;
+    const char *bad = NULL;
+
+    memcpy(next, c->client_obuf_limits, sizeof next);
+    config__split(v, &w);
+    if (w.count == 0 || w.count % 4)
+        bad = "Wrong number of arguments in buffer limit configuration.";
+    for (int i = 0; !bad && i < w.count; i += 4) bad = obuf_parse_one(w.items + i, next);
+    config__strlist_free(&w);
+    if (bad) {
+        config__why_set(why, 0, "%s", bad);
+        return -1;
+    }
+    memcpy(c->client_obuf_limits, next, sizeof next);
+    return 0;
+}
+
+static void obuf_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    static const char *const get_names[] = {"normal", "slave", "pubsub"};
+    static const char *const human_names[] = {"normal", "replica", "pubsub"};
+
+    for (int i = 0; i < CONFIG_CLIENT_CLASSES; i++) {
+        const config_obuf_limit_t *l = &c->client_obuf_limits[i];
+        buf_printf(out, "%s%s ", i ? " " : "", human ? human_names[i] : get_names[i]);
+        config__format_memory(out, l->hard_bytes, human);
+        buf_push(out, ' ');
+        config__format_memory(out, l->soft_bytes, human);
+        buf_printf(out, " %lld", l->soft_seconds);
+    }
+}
+
+static void obuf_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_append_str(out, brief ? "CLASS HARD SOFT SECONDS ..."
+                              : "groups of: normal|replica|pubsub hard soft soft-seconds");
+}
+
+static const config__type_t type_obuf = {
+    .name = "special",
+    .parse = obuf_parse,
+    .format = obuf_format,
+    .describe = obuf_describe,
+};
+
+/* ---- notify-keyspace-events ------------------------------------------------------------- */
+
+static const struct {
+    char letter;
+    int flags;
+} notify_letters[] = {
+    {'A', CONFIG_NOTIFY_ALL},      {'g', CONFIG_NOTIFY_GENERIC},  {'$', CONFIG_NOTIFY_STRING},
+    {'l', CONFIG_NOTIFY_LIST},     {'s', CONFIG_NOTIFY_SET},      {'h', CONFIG_NOTIFY_HASH},
+    {'z', CONFIG_NOTIFY_ZSET},     {'x', CONFIG_NOTIFY_EXPIRED},  {'e', CONFIG_NOTIFY_EVICTED},
+    {'t', CONFIG_NOTIFY_STREAM},   {'d', CONFIG_NOTIFY_MODULE},   {'T', CONFIG_NOTIFY_TAG},
+    {'n', CONFIG_NOTIFY_NEW},
+    {'K', CONFIG_NOTIFY_KEYSPACE}, {'E', CONFIG_NOTIFY_KEYEVENT}, {'m', CONFIG_NOTIFY_KEY_MISS},
+};
+#define NOTIFY_NLETTERS (sizeof notify_letters / sizeof notify_letters[0])
+
+static int notify_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                        config__why_t *why)
+{
+    int flags = 0;
+
+    for (const char *p = v; *p; p++) {
+        size_t i = 0;
+        while (i < NOTIFY_NLETTERS && notify_letters[i].letter != *p) i++;
+        if (i == NOTIFY_NLETTERS) {
+            config__why_set(why, 0, "Invalid event class character. Use 'Ag$lshzxeKEtmdnT'.");
+            return -1;
+        }
+        flags |= notify_letters[i].flags;
+    }
+    c->notify_keyspace_events = flags;
+    return 0;
+}
+
+/* Redis's canonical form: A when every class is on, else the class letters; then n K E m
+ * (Redis drops n next to A; we keep it so that the value reads back as it was set). */
+static void notify_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    int flags = c->notify_keyspace_events;
+    int all = (flags & CONFIG_NOTIFY_ALL) == CONFIG_NOTIFY_ALL;
+
+    if (all) buf_push(out, 'A');
+    for (size_t i = 1; i < NOTIFY_NLETTERS; i++) {
+        int f = notify_letters[i].flags;
+        if (all && (f & CONFIG_NOTIFY_ALL)) continue;
+        if (flags & f) buf_push(out, notify_letters[i].letter);
+    }
+}
+
+static void notify_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_append_str(out, brief ? "letters of KEg$lshzxetdTnmA" : "letters of Ag$lshzxeKEtmdnT");
+}
+
+static const config__type_t type_notify = {
+    .name = "flags",
+    .parse = notify_parse,
+    .format = notify_format,
+    .describe = notify_describe,
+};
+
+/* ---- tiers ------------------------------------------------------------------------------ */
+
+void config__tier_release(config_tier_t *t)
+{
+    xfree(t->name);
+    xfree(t->path);
+    t->name = t->path = NULL;
+}
+
+static int valid_tier_name(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' || *s == '.')) return 0;
+    return 1;
+}
+
+int config__tier_check(const config_tier_t *t, config__why_t *why)
+{
+    if (!valid_tier_name(t->name))
+        config__why_set(why, 0, "tier name '%s' must be letters, digits, '_', '-' or '.'", t->name);
+    else if (t->kind == CONFIG_TIER_RAM && t->path[0])
+        config__why_set(why, 0, "RAM tier '%s' takes no path", t->name);
+    else if (t->kind == CONFIG_TIER_FILE && !t->path[0])
+        config__why_set(why, 0, "file tier '%s' needs a path", t->name);
+    else if (t->capacity <= 0)
+        config__why_set(why, 0, "tier '%s' needs a capacity above 0", t->name);
+    else if (t->score != -1 && !(t->score >= 0 && t->score <= 1))
+        config__why_set(why, 0, "score of tier '%s' must be in [0, 1]", t->name);
+    else
+        return 0;
+    return -1;
+}
+
+static int parse_score(const char *s, double *out)
+{
+    char *end;
+    if (!*s) {
+        *out = -1;
+        return 0;
+    }
+    *out = strtod(s, &end);
+    return *end || isspace((unsigned char)s[0]) ? -1 : 0;
+}
+
+int config__tier_parse_spec(const char *spec, config_tier_t *t, config__why_t *why)
+{
+    char *copy = xstrdup(spec), *f[6] = {0};
+    int n = 0;
+
+    for (char *p = copy; n < 6; n++) {
+        f[n] = p;
+        p = strchr(p, ':');
+        if (!p) {
+            n++;
+            break;
+        }
+        *p++ = '\0';
+    }
+    t->name = t->path = NULL;
+    if (n < 3 || n > 5) {
+        config__why_set(why, 0, "tier '%s' is not NAME:KIND:CAPACITY[:PATH[:SCORE]]", spec);
+        goto fail;
+    }
+    t->kind = !strcasecmp(f[1], "ram")    ? CONFIG_TIER_RAM
+              : !strcasecmp(f[1], "file") ? CONFIG_TIER_FILE
+                                          : -1;
+    if (t->kind < 0) {
+        config__why_set(why, 0, "tier kind '%s' is not ram or file", f[1]);
+        goto fail;
+    }
+    if (config__parse_memory(f[2], &t->capacity) < 0) {
+        config__why_set(why, 0, "tier capacity '%s' is not a memory value", f[2]);
+        goto fail;
+    }
+    if (parse_score(n == 5 ? f[4] : "", &t->score) < 0) {
+        config__why_set(why, 0, "tier score '%s' is not a number", f[4]);
+        goto fail;
+    }
+    t->name = xstrdup(f[0]);
+    t->path = xstrdup(n >= 4 ? f[3] : "");
+    xfree(copy);
+    if (config__tier_check(t, why) == 0) return 0;
+    config__tier_release(t);
+    return -1;
+fail:
+    xfree(copy);
+    return -1;
+}
+
+int config__tiers_set(config_t *c, config_tier_t *tiers, int n, config__why_t *why)
+{
+    int bad = 0;
+
+    if (n < 1 || n > CONFIG_MAX_TIERS) {
+        config__why_set(why, 0, "between 1 and %d tiers are needed, not %d", CONFIG_MAX_TIERS, n);
+        bad = 1;
+    }
+    for (int i = 0; !bad && i < n; i++) {
+        for (int j = 0; j < i; j++) {
+            if (!strcmp(tiers[i].name, tiers[j].name)) {
+                config__why_set(why, 0, "two tiers are named '%s'", tiers[i].name);
+                bad = 1;
+            }
+        }
+    }
+    if (bad) {
+        for (int i = 0; i < n; i++) config__tier_release(&tiers[i]);
+        return -1;
+    }
+    for (int i = 0; i < c->ntiers; i++) config__tier_release(&c->tiers[i]);
+    memcpy(c->tiers, tiers, n * sizeof *tiers);
+    c->ntiers = n;
+    return 0;
+}
+
+static int tiers_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                       config__why_t *why)
+{
+    config_tier_t next[CONFIG_MAX_TIERS];
+    config_strlist_t w;
+    int n = 0, rc = 0;
+
+    config__split(v, &w);
+    if (w.count > CONFIG_MAX_TIERS) {
+        config__why_set(why, 0, "at most %d tiers, not %d", CONFIG_MAX_TIERS, w.count);
+        rc = -1;
+    }
+    for (; rc == 0 && n < w.count; n++) rc = config__tier_parse_spec(w.items[n], &next[n], why);
+    config__strlist_free(&w);
+    if (rc < 0) {
+        for (int i = 0; i < n - 1; i++) config__tier_release(&next[i]);
+        return -1;
+    }
+    return config__tiers_set(c, next, n, why);
+}
+
+static void tiers_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    for (int i = 0; i < c->ntiers; i++) {
+        const config_tier_t *t = &c->tiers[i];
+        buf_printf(out, "%s%s:%s:", i ? " " : "", t->name,
+                   t->kind == CONFIG_TIER_RAM ? "ram" : "file");
+        config__format_memory(out, t->capacity, human);
+        if (t->path[0] || t->score != -1) buf_printf(out, ":%s", t->path);
+        if (t->score != -1) {
+            buf_push(out, ':');
+            config__format_double(out, t->score);
+        }
+    }
+}
+
+static void tiers_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_append_str(out, "NAME:KIND:CAPACITY[:PATH[:SCORE]] ...");
+}
+
+static void tiers_release(config_t *c, const config__row_t *r)
+{
+    for (int i = 0; i < c->ntiers; i++) config__tier_release(&c->tiers[i]);
+    c->ntiers = 0;
+}
+
+static void tiers_copy(config_t *dst, const config_t *src, const config__row_t *r)
+{
+    for (int i = 0; i < src->ntiers; i++) {
+        dst->tiers[i] = src->tiers[i];
+        dst->tiers[i].name = xstrdup(src->tiers[i].name);
+        dst->tiers[i].path = xstrdup(src->tiers[i].path);
+    }
+    dst->ntiers = src->ntiers;
+}
+
+static const config__type_t type_tiers = {
+    .name = "tiers",
+    .parse = tiers_parse,
+    .format = tiers_format,
+    .describe = tiers_describe,
+    .release = tiers_release,
+    .copy = tiers_copy,
+};
+
+/* ---- checks of string keys -------------------------------------------------------------- */
+
+static const char *check_dir(const char *v)
+{
+    return *v ? NULL : "dir can't be empty";
+}
+
+static const char *check_appendfilename(const char *v)
+{
+    if (!*v) return "appendfilename can't be empty";
+    if (strchr(v, '/')) return "appendfilename can't be a path, just a filename";
+    return NULL;
+}
+
+/* Redis's syntax: pairs of "seconds changes", or "" for none. */
+static const char *check_save(const char *v)
+{
+    config_strlist_t w;
+    const char *bad = NULL;
+    long long n;
+
+    config__split(v, &w);
+    if (w.count % 2) bad = "Invalid save parameters";
+    for (int i = 0; !bad && i < w.count; i++)
+        if (config__parse_ll(w.items[i], &n) < 0 || n < 0) bad = "Invalid save parameters";
+    config__strlist_free(&w);
+    return bad;
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+
+static const config__enum_t loglevel_enum[] = {
+    {"debug", CONFIG_LOG_DEBUG},     {"verbose", CONFIG_LOG_VERBOSE}, {"notice", CONFIG_LOG_NOTICE},
+    {"warning", CONFIG_LOG_WARNING}, {"nothing", CONFIG_LOG_NOTHING}, {NULL, 0},
+};
+static const config__enum_t fsync_enum[] = {
+    {"always", CONFIG_FSYNC_ALWAYS},
+    {"everysec", CONFIG_FSYNC_EVERYSEC},
+    {"no", CONFIG_FSYNC_NO},
+    {NULL, 0},
+};
+static const config__enum_t policy_enum[] = {
+    {"volatile-lru", CONFIG_MAXMEMORY_VOLATILE_LRU},
+    {"volatile-lfu", CONFIG_MAXMEMORY_VOLATILE_LFU},
+    {"volatile-random", CONFIG_MAXMEMORY_VOLATILE_RANDOM},
+    {"volatile-ttl", CONFIG_MAXMEMORY_VOLATILE_TTL},
+    {"allkeys-lru", CONFIG_MAXMEMORY_ALLKEYS_LRU},
+    {"allkeys-lfu", CONFIG_MAXMEMORY_ALLKEYS_LFU},
+    {"allkeys-random", CONFIG_MAXMEMORY_ALLKEYS_RANDOM},
+    {"noeviction", CONFIG_MAXMEMORY_NOEVICTION},
+    {NULL, 0},
+};
+static const config__enum_t supervised_enum[] = {
+    {"no", CONFIG_SUPERVISED_NO},
+    {"systemd", CONFIG_SUPERVISED_SYSTEMD},
+    {"auto", CONFIG_SUPERVISED_AUTO},
+    {NULL, 0},
+};
+static const config__enum_t debug_enum[] = {
+    {"no", CONFIG_DEBUG_CMD_NO},
+    {"yes", CONFIG_DEBUG_CMD_YES},
+    {"local", CONFIG_DEBUG_CMD_LOCAL},
+    {NULL, 0},
+};
+
+#define F(fld) .offset = offsetof(config_t, fld), .size = sizeof(((config_t *)0)->fld)
+#define T(t) .type = &config__type_##t
+#define IMM .flags = CONFIG__IMMUTABLE
+#define LL_MAX .max = LLONG_MAX
+#define I_MAX .max = INT_MAX
+
+const config__row_t config__rows[] = {
+    /* network */
+    {"port", T(int), F(port), .def = "6379", .max = 65535,
+     .doc = "TCP port to listen on (0: no TCP listener)."},
+    {"bind", T(list), F(bind), .def = "127.0.0.1", .max = CONFIG_MAX_BIND, .flags = CONFIG__MULTI,
+     .doc = "Addresses to listen on, space-separated; a leading '-' marks one that may be "
+            "missing."},
+    {"unixsocket", T(string), F(unixsocket), .def = "", IMM,
+     .doc = "Path of the Unix socket to listen on (empty: none); shared-memory clients attach "
+            "through it."},
+    {"unixsocketperm", T(octal), F(unixsocketperm), .def = "700", .max = 0777, IMM,
+     .doc = "Permissions of the Unix socket, in octal."},
+    {"protected-mode", T(bool), F(protected_mode), .def = "yes",
+     .doc = "Without requirepass and bind, accept clients only from loopback and the Unix "
+            "socket."},
+    {"requirepass", T(string), F(requirepass), .def = "",
+     .doc = "Password that clients give with AUTH (empty: no password)."},
+    {"maxclients", T(int), F(maxclients), .def = "10000", .min = 1, I_MAX,
+     .doc = "Most clients connected at once."},
+    {"timeout", T(int), F(timeout), .def = "0", I_MAX,
+     .doc = "Close a client idle for this many seconds (0: never)."},
+    {"tcp-keepalive", T(int), F(tcp_keepalive), .def = "300", I_MAX,
+     .doc = "Seconds between TCP keepalive probes on client sockets (0: off)."},
+    {"tcp-backlog", T(int), F(tcp_backlog), .def = "511", I_MAX, IMM,
+     .doc = "Backlog of pending connections given to listen()."},
+    {"io-threads", T(int), F(io_threads), .def = "1", .min = 1, .max = 128, IMM,
+     .doc = "Threads that read, parse and write sockets (1: the loop thread does it all)."},
+    /* general */
+    {"dir", T(string), F(dir), .def = ".", IMM, .check = check_dir,
+     .doc = "Data directory: the append-only file and relative tier paths live here."},
+    {"databases", T(int), F(databases), .def = "16", .min = 1, .max = 1024, IMM,
+     .doc = "Number of databases (SELECT 0 to databases-1)."},
+    {"daemonize", T(bool), F(daemonize), .def = "no", IMM,
+     .doc = "Fork into the background at start."},
+    {"supervised", T(enum), F(supervised), .def = "no", IMM, .enums = supervised_enum,
+     .doc = "Tell systemd when ready (sd_notify); auto does so when NOTIFY_SOCKET is set."},
+    {"pidfile", T(string), F(pidfile), .def = "", IMM,
+     .doc = "Write the process id to this file (empty: no file)."},
+    {"loglevel", T(enum), F(loglevel), .def = "notice", .enums = loglevel_enum,
+     .doc = "Least severe messages that are logged."},
+    {"logfile", T(string), F(logfile), .def = "", IMM,
+     .doc = "Log to this file (empty: standard output)."},
+    {"hz", T(int), F(hz), .def = "10", .min = 1, .max = 500,
+     .doc = "Background task rounds (expiry, timeouts, rehashing) per second."},
+    {"enable-debug-command", T(enum), F(enable_debug_command), .def = "no", IMM,
+     .enums = debug_enum,
+     .doc = "Allow DEBUG: yes, no, or local (from loopback and Unix-socket clients only)."},
+    /* limits and memory */
+    {"proto-max-bulk-len", T(memory), F(proto_max_bulk_len), .def = "512mb", .min = 1 << 20, LL_MAX,
+     .doc = "Largest bulk string a client may send."},
+    {"client-query-buffer-limit", T(memory), F(client_query_buffer_limit), .def = "1gb",
+     .min = 1 << 20, LL_MAX,
+     .doc = "Largest query buffer of one client; a client past it is closed."},
+    {"client-output-buffer-limit", .type = &type_obuf, F(client_obuf_limits),
+     .def = "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", .flags = CONFIG__MULTI,
+     .doc = "Per client class: hard limit, soft limit, soft seconds; a client past the hard "
+            "limit, or past the soft one that long, is closed (0: no limit)."},
+    {"maxmemory", T(memory), F(maxmemory), .def = "0", LL_MAX,
+     .doc = "Memory for data in RAM (0: no limit); past it maxmemory-policy applies."},
+    {"maxmemory-policy", T(enum), F(maxmemory_policy), .def = "noeviction", .enums = policy_enum,
+     .doc = "What to evict when maxmemory is reached (noeviction: refuse writes)."},
+    /* persistence */
+    {"appendonly", T(bool), F(appendonly), .def = "no",
+     .doc = "Log every write to the append-only file and replay it at start."},
+    {"appendfilename", T(string), F(appendfilename), .def = "appendonly.aof", IMM,
+     .check = check_appendfilename, .doc = "Name of the append-only file, inside dir."},
+    {"appendfsync", T(enum), F(appendfsync), .def = "everysec", .enums = fsync_enum,
+     .doc = "When to fsync the append-only file: always (each write), everysec, or no (the "
+            "OS decides)."},
+    {"aof-load-truncated", T(bool), F(aof_load_truncated), .def = "yes",
+     .doc = "Start from an append-only file whose last command is cut short, dropping that "
+            "command."},
+    {"auto-aof-rewrite-percentage", T(int), F(auto_aof_rewrite_percentage), .def = "100", I_MAX,
+     .doc = "Rewrite the append-only file once it grew by this percentage since the last "
+            "rewrite (0: never)."},
+    {"auto-aof-rewrite-min-size", T(memory), F(auto_aof_rewrite_min_size), .def = "64mb", LL_MAX,
+     .doc = "No automatic rewrite while the append-only file is smaller than this."},
+    {"save", T(string), F(save), .def = "", .flags = CONFIG__MULTI, .check = check_save,
+     .doc = "Accepted for compatibility with Redis and ignored: there are no RDB snapshots."},
+    /* keyspace */
+    {"lazyfree-lazy-user-del", T(bool), F(lazyfree_lazy_user_del), .def = "no",
+     .doc = "DEL frees large values in the background, as UNLINK does."},
+    {"active-expire-enabled", T(bool), F(active_expire_enabled), .def = "yes",
+     .doc = "Delete expired keys in a background cycle, not only when they are accessed."},
+    {"activerehashing", T(bool), F(activerehashing), .def = "yes",
+     .doc = "Background cycles help rehash the keyspace's hash tables."},
+    {"notify-keyspace-events", .type = &type_notify, F(notify_keyspace_events), .def = "",
+     .doc = "Keyspace notifications to publish, as Redis's letters (empty: none)."},
+    {"hash-max-listpack-entries", T(int), F(hash_max_listpack_entries), .def = "128", LL_MAX,
+     .alias = "hash-max-ziplist-entries",
+     .doc = "Hashes of at most this many fields use the compact encoding."},
+    {"hash-max-listpack-value", T(int), F(hash_max_listpack_value), .def = "64", LL_MAX,
+     .alias = "hash-max-ziplist-value",
+     .doc = "Hashes whose fields and values are at most this many bytes use the compact "
+            "encoding."},
+    {"zset-max-listpack-entries", T(int), F(zset_max_listpack_entries), .def = "128", LL_MAX,
+     .alias = "zset-max-ziplist-entries",
+     .doc = "Sorted sets of at most this many members use the compact encoding."},
+    {"zset-max-listpack-value", T(int), F(zset_max_listpack_value), .def = "64", LL_MAX,
+     .alias = "zset-max-ziplist-value",
+     .doc = "Sorted sets whose members are at most this many bytes use the compact encoding."},
+    {"set-max-intset-entries", T(int), F(set_max_intset_entries), .def = "512", LL_MAX,
+     .doc = "Sets of at most this many integers use the integer-array encoding."},
+    {"set-max-listpack-entries", T(int), F(set_max_listpack_entries), .def = "128", LL_MAX,
+     .doc = "Sets of at most this many members use the compact encoding."},
+    {"set-max-listpack-value", T(int), F(set_max_listpack_value), .def = "64", LL_MAX,
+     .doc = "Sets whose members are at most this many bytes use the compact encoding."},
+    {"list-max-listpack-size", T(int), F(list_max_listpack_size), .def = "-2", .min = INT_MIN,
+     I_MAX, .alias = "list-max-ziplist-size",
+     .doc = "Size of each list node: > 0 entries, or -1..-5 for 4, 8, 16, 32, 64 KiB."},
+    {"list-compress-depth", T(int), F(list_compress_depth), .def = "0", I_MAX,
+     .doc = "List nodes left uncompressed at each end (0: no compression)."},
+    /* introspection */
+    {"slowlog-log-slower-than", T(int), F(slowlog_log_slower_than), .def = "10000", .min = -1,
+     LL_MAX, .doc = "Slow log threshold in microseconds (-1: off, 0: log every command)."},
+    {"slowlog-max-len", T(int), F(slowlog_max_len), .def = "128", LL_MAX,
+     .doc = "Entries kept in the slow log."},
+    {"latency-monitor-threshold", T(int), F(latency_monitor_threshold), .def = "0", LL_MAX,
+     .doc = "Record events slower than this many milliseconds for LATENCY (0: off)."},
+    /* search: */
+    {"search-enabled", T(bool), F(search_enabled), .def = "yes", IMM,
+     .doc = "Index blob contents for keyword search (BM25)."},
+    {"search-max-bytes-per-blob", T(memory), F(search_max_bytes_per_blob), .def = "1mb", LL_MAX,
+     .doc = "Bytes of each blob indexed, from its start (0: contents are not indexed)."},
+    {"search-skip-binary", T(bool), F(search_skip_binary), .def = "yes",
+     .doc = "Do not index blobs whose contents are not valid UTF-8 text."},
+    /* shm: */
+    {"shm-enabled", T(bool), F(shm_enabled), .def = "yes",
+     .doc = "Let clients on this machine attach through shared memory (over the Unix socket)."},
+    {"shm-ring-size", T(memory), F(shm_ring_size), .def = "1mb", .min = 4096, .max = 1LL << 30,
+     .doc = "Bytes of each request and reply ring of a new shared-memory client."},
+    /* tiers: */
+    {"tiers", .type = &type_tiers, F(tiers), .def = "ram:ram:1gb",
+     .flags = CONFIG__IMMUTABLE | CONFIG__MULTI,
+     .doc = "Storage tiers, fastest first: name:kind:capacity[:path[:score]], kind ram or file, "
+            "path relative to dir, score in [0, 1] (default: spread evenly)."},
+};
+
+const size_t config__nrows = sizeof config__rows / sizeof config__rows[0];

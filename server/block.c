@@ -1,0 +1,320 @@
+/* block.c - blocking commands' waits and wake-ups (see block.h).
+ *
+ * State: a clientmap from (db, key) to the clients waiting on it, in arrival order; a set of
+ * ready keys filled by block_signal_key; per client, a copy of the blocked command's arguments
+ * and its deadline. A retry runs the command's proc again with the copied arguments; the proc
+ * either replies (then the client is unblocked here) or calls block_on_keys again, which only
+ * records that the client is still waiting. Clients unblocked get their pending input processed
+ * from block_handle_ready, once the command that woke them has finished. */
+#include "server/block.h"
+
+#include "common/alloc.h"
+#include "common/util.h"
+#include "server/clientmap.h"
+#include "server/command.h"
+#include "server/reply.h"
+#include "server/server.h"
+
+#include <math.h>
+#include <string.h>
+
+struct block_state {
+    const command_t *cmd;
+    int argc;
+    resp_arg_t *argv; /* one block: argv then bytes */
+    int *keys;        /* argv indexes of the keys waited on */
+    int nkeys;
+    int dbid;
+    long long deadline_ms;
+    int timeout_reply;
+    int retrying;
+    int still_blocked;
+    int postponed; /* CLIENT PAUSE: run the command when the pause ends */
+};
+
+static clientmap_t waits;   /* (db, key) -> blocked clients */
+static clientmap_t ready;   /* (db, key) -> (unused list); the set of keys to retry */
+static int inited;
+static uint64_t nblocked;
+static int handling;
+
+static void init(void)
+{
+    if (inited) return;
+    clientmap_init(&waits);
+    clientmap_init(&ready);
+    inited = 1;
+}
+
+int block_timeout_or_reply(client_t *c, const resp_arg_t *a, long long *deadline_ms)
+{
+    double secs;
+    if (!str_to_d(a->ptr, a->len, &secs) || isinf(secs)) {
+        reply_error(c, "ERR timeout is not a float or out of range");
+        return -1;
+    }
+    if (secs < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return -1;
+    }
+    long long ms = (long long)ceil(secs * 1000.0);
+    if (secs > 0 && ms == 0) ms = 1;
+    *deadline_ms = ms > 0 ? time_ms() + ms : 0;
+    return 0;
+}
+
+int block_is_retry(const client_t *c)
+{
+    return c->blk && c->blk->retrying;
+}
+
+static void for_each_key(client_t *c, int add)
+{
+    struct block_state *b = c->blk;
+    for (int i = 0; i < b->nkeys; i++) {
+        const resp_arg_t *k = &b->argv[b->keys[i]];
+        char buf[256];
+        char *name = clientmap_dbkey(b->dbid, k->ptr, k->len, buf, sizeof(buf));
+        if (add) clientmap_add(&waits, name, k->len + 4, c);
+        else clientmap_remove(&waits, name, k->len + 4, c);
+        clientmap_dbkey_free(name, buf);
+    }
+}
+
+/* A new wait for c: its command and arguments copied, keys waited on recorded. */
+static struct block_state *new_state(client_t *c, const int *pos, int n)
+{
+    struct block_state *b = xcalloc(1, sizeof(*b));
+    size_t bytes = sizeof(resp_arg_t) * (size_t)c->argc;
+    for (int i = 0; i < c->argc; i++) bytes += c->argv[i].len + 1;
+    b->argv = xmalloc(bytes);
+    char *p = (char *)(b->argv + c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        memcpy(p, c->argv[i].ptr, c->argv[i].len);
+        p[c->argv[i].len] = '\0';
+        b->argv[i] = (resp_arg_t){p, c->argv[i].len};
+        p += c->argv[i].len + 1;
+    }
+    b->argc = c->argc;
+    b->cmd = c->cmd;
+    b->keys = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (n) memcpy(b->keys, pos, sizeof(int) * (size_t)n);
+    b->nkeys = n;
+    b->dbid = c->dbid;
+    c->blk = b;
+    c->flags |= CLIENT_BLOCKED;
+    nblocked++;
+    return b;
+}
+
+void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, int timeout_reply)
+{
+    init();
+    if (c->blk && c->blk->retrying) {
+        struct block_state *b = c->blk;
+        b->still_blocked = 1;
+        if (b->nkeys == 0 && n > 0) { /* a postponed command that now blocks for real */
+            b->keys = xrealloc(b->keys, sizeof(int) * (size_t)n);
+            memcpy(b->keys, pos, sizeof(int) * (size_t)n);
+            b->nkeys = n;
+            b->deadline_ms = deadline_ms;
+            b->timeout_reply = timeout_reply;
+            for_each_key(c, 1);
+        }
+        return;
+    }
+    struct block_state *b = new_state(c, pos, n);
+    b->deadline_ms = deadline_ms;
+    b->timeout_reply = timeout_reply;
+    for_each_key(c, 1);
+}
+
+void block_postpone(client_t *c)
+{
+    init();
+    new_state(c, NULL, 0)->postponed = 1;
+}
+
+static void free_state(client_t *c)
+{
+    struct block_state *b = c->blk;
+    if (!b) return;
+    for_each_key(c, 0);
+    xfree(b->argv);
+    xfree(b->keys);
+    xfree(b);
+    c->blk = NULL;
+    c->flags &= ~(uint32_t)CLIENT_BLOCKED;
+    nblocked--;
+}
+
+void block_client_reset(client_t *c)
+{
+    free_state(c);
+}
+
+/* The client can read commands again: run what it sent while it waited. */
+static void resume(client_t *c)
+{
+    if (c->qbuf.len && !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)))
+        client_process_input(c);
+}
+
+int block_unblock(client_t *c, int err)
+{
+    struct block_state *b = c->blk;
+    if (!b || b->retrying || b->postponed) return 0;
+    if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    else reply_null_array(c);
+    free_state(c);
+    if (!handling) resume(c);
+    return 1;
+}
+
+void block_signal_key(db_t *db, const char *key, size_t len)
+{
+    if (!nblocked) return;
+    char buf[256];
+    char *name = clientmap_dbkey(db->id, key, len, buf, sizeof(buf));
+    if (clientmap_find(&waits, name, len + 4) && !clientmap_find(&ready, name, len + 4))
+        clientmap_add(&ready, name, len + 4, NULL);
+    clientmap_dbkey_free(name, buf);
+}
+
+/* Runs c's blocked command again. Returns 1 if it was served (and c unblocked). */
+static int retry(client_t *c)
+{
+    struct block_state *b = c->blk;
+    int argc = c->argc;
+    resp_arg_t *argv = c->argv;
+    const command_t *cmd = c->cmd;
+    db_t *db = c->db;
+    int dbid = c->dbid;
+    client_select(c, b->dbid);
+    c->argc = b->argc;
+    c->argv = b->argv;
+    c->cmd = b->cmd;
+    b->retrying = 1;
+    b->still_blocked = 0;
+    command_call(c);
+    b->retrying = 0;
+    c->argc = argc;
+    c->argv = argv;
+    c->cmd = cmd;
+    c->db = db;
+    c->dbid = dbid;
+    if (b->still_blocked) return 0;
+    free_state(c);
+    return 1;
+}
+
+void block_handle_ready(void)
+{
+    if (!inited || handling) return;
+    handling = 1;
+    client_t **served = NULL;
+    int nserved = 0, cap = 0;
+    while (clientmap_size(&ready) > 0) {
+        dict_iter_t it;
+        dict_iter_init(&it, &ready.d, 0);
+        clientmap_entry_t *r = (clientmap_entry_t *)dict_iter_next(&it);
+        dict_iter_deinit(&it);
+        size_t len = r->node.aux;
+        char *name = xmemdup(r->name, len);
+        clientmap_remove(&ready, name, len, NULL);
+        /* serve waiters oldest first while the key still has something to give */
+        for (;;) {
+            clientmap_entry_t *w = clientmap_find(&waits, name, len);
+            if (!w) break;
+            int progressed = 0;
+            for (int i = 0; i < w->n; i++) {
+                client_t *c = w->clients[i];
+                if (retry(c)) {
+                    if (nserved == cap) {
+                        cap = cap ? cap * 2 : 8;
+                        served = xrealloc(served, sizeof(client_t *) * (size_t)cap);
+                    }
+                    served[nserved++] = c;
+                    progressed = 1;
+                    break; /* w may have changed: look it up again */
+                }
+            }
+            if (!progressed) break;
+        }
+        xfree(name);
+    }
+    handling = 0;
+    for (int i = 0; i < nserved; i++) resume(served[i]);
+    xfree(served);
+}
+
+void block_release_postponed(void)
+{
+    client_t **list = NULL;
+    int n = 0, cap = 0;
+    /* oldest first: the client list is newest first, so collect then walk backwards */
+    for (client_t *c = srv.clients; c; c = c->next) {
+        if (!c->blk || !c->blk->postponed) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            list = xrealloc(list, sizeof(client_t *) * (size_t)cap);
+        }
+        list[n++] = c;
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        client_t *c = list[i];
+        c->blk->postponed = 0;
+        retry(c);
+        if (!c->blk) resume(c);
+    }
+    xfree(list);
+    block_handle_ready();
+}
+
+void block_check_timeouts(long long now_ms)
+{
+    if (!nblocked) return;
+    for (client_t *c = srv.clients, *next; c; c = next) {
+        next = c->next;
+        if (c->blk && c->blk->deadline_ms && c->blk->deadline_ms <= now_ms) block_unblock(c, 0);
+    }
+}
+
+long long block_next_deadline(void)
+{
+    long long best = 0;
+    if (!nblocked) return 0;
+    for (client_t *c = srv.clients; c; c = c->next)
+        if (c->blk && c->blk->deadline_ms && (!best || c->blk->deadline_ms < best))
+            best = c->blk->deadline_ms;
+    return best;
+}
+
+uint64_t block_count(void)
+{
+    return nblocked;
+}
+
+void block_swap_db(int a, int b)
+{
+    /* waits stay on their db number, whose contents changed: retry every one of them */
+    if (!nblocked) return;
+    for (client_t *c = srv.clients; c; c = c->next) {
+        struct block_state *s = c->blk;
+        if (!s || (s->dbid != a && s->dbid != b)) continue;
+        for (int i = 0; i < s->nkeys; i++) {
+            const resp_arg_t *k = &s->argv[s->keys[i]];
+            block_signal_key(&srv.db[s->dbid], k->ptr, k->len);
+        }
+    }
+}
+
+void block_deinit(void)
+{
+    if (!inited) return;
+    clientmap_clear(&waits);
+    clientmap_clear(&ready);
+    inited = 0;
+    nblocked = 0;
+}

@@ -1,0 +1,48 @@
+/* block.h - clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN ...) and their wake-ups.
+ *
+ * A blocking command that finds nothing to serve calls block_on_keys(); the client then stops
+ * reading commands. Whenever a key a client waits on changes (server_key_changed), the key is
+ * marked ready; after the current command (or EXEC) finishes, block_handle_ready() runs each
+ * waiting client's command again, oldest first: a command that now replies unblocks its client,
+ * one that still finds nothing stays blocked in its place. A timeout, CLIENT UNBLOCK or a
+ * disconnect ends the wait. Runs on the loop thread. */
+#ifndef CTE_SERVER_BLOCK_H
+#define CTE_SERVER_BLOCK_H
+
+#include "server/client.h"
+
+enum block_timeout_reply { BLOCK_REPLY_NULL_ARRAY, BLOCK_REPLY_NULL };
+
+/* Parses a blocking timeout in seconds (a double, >= 0) into absolute Unix ms (0 = forever).
+ * Replies with Redis's error and returns -1 on bad input. */
+int block_timeout_or_reply(client_t *c, const resp_arg_t *a, long long *deadline_ms);
+/* Blocks c on keys (argv indexes in pos[0..n)) until deadline_ms (0 = forever). The current
+ * command and its arguments are kept to run again. When c is already blocked (its command is
+ * running again and still found nothing), keeps it where it is. */
+void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, int timeout_reply);
+/* 1 while c's blocked command is running again (the command must not re-parse a timeout). */
+int block_is_retry(const client_t *c);
+/* A key changed: clients blocked on it will retry after the current command. */
+void block_signal_key(db_t *db, const char *key, size_t len);
+/* Runs the retries for every ready key (after each top-level command). */
+void block_handle_ready(void);
+/* Unblocks clients whose deadline passed, replying the timeout reply (server cron / timer). */
+void block_check_timeouts(long long now_ms);
+/* The earliest deadline of any blocked client, 0 if none. */
+long long block_next_deadline(void);
+/* Ends c's wait with the timeout reply, or with an UNBLOCKED error when err is set
+ * (CLIENT UNBLOCK). Returns 0 if c was not blocked. */
+int block_unblock(client_t *c, int err);
+/* Frees c's blocking state without replying (disconnect). */
+void block_client_reset(client_t *c);
+/* Holds c's current command back until block_release_postponed() (CLIENT PAUSE). */
+void block_postpone(client_t *c);
+/* Runs every postponed command, oldest first, and lets those clients read again. */
+void block_release_postponed(void);
+/* Number of blocked clients (INFO blocked_clients). */
+uint64_t block_count(void);
+/* SWAPDB changed the contents of dbs a and b: retry every wait on them. */
+void block_swap_db(int a, int b);
+void block_deinit(void);
+
+#endif

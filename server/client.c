@@ -1,0 +1,179 @@
+/* client.c - client state, input processing and the list of clients (see client.h).
+ *
+ * Input: the transport appends bytes to qbuf; client_process_input parses every complete
+ * request, runs it, and drops the consumed prefix once (not per request). Output: replies are
+ * appended to out; the client is linked once into srv.pending_write and the transport sends
+ * it at the end of the loop turn. Runs on the loop thread. */
+#include "server/client.h"
+
+#include "common/alloc.h"
+#include "common/util.h"
+#include "server/block.h"
+#include "server/command.h"
+#include "server/introspect.h"
+#include "server/multi.h"
+#include "server/pubsub.h"
+#include "server/reply.h"
+#include "server/server.h"
+
+#include <stdio.h>
+#include <string.h>
+
+client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
+{
+    client_t *c = xcalloc(1, sizeof(*c));
+    c->id = ++srv.next_client_id;
+    c->resp = 2;
+    c->db = &srv.db[0];
+    c->dbid = 0;
+    c->ops = ops;
+    c->conn = conn;
+    c->fd = fd;
+    c->ctime_ms = c->last_cmd_ms = time_ms();
+    buf_init(&c->qbuf);
+    buf_init(&c->out);
+    resp_parser_init(&c->parser);
+    c->parser.max_bulk = (size_t)srv.cfg.proto_max_bulk_len;
+    if (!srv.cfg.requirepass || !srv.cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    c->next = srv.clients;
+    if (srv.clients) srv.clients->prev = c;
+    srv.clients = c;
+    srv.nclients++;
+    return c;
+}
+
+static void unlink_pending(client_t *c)
+{
+    if (!(c->flags & CLIENT_PENDING_WRITE)) return;
+    for (client_t **pp = &srv.pending_write; *pp; pp = &(*pp)->pw_next) {
+        if (*pp == c) {
+            *pp = c->pw_next;
+            break;
+        }
+    }
+    c->flags &= ~(uint32_t)CLIENT_PENDING_WRITE;
+}
+
+void client_free(client_t *c)
+{
+    unlink_pending(c);
+    multi_reset(c);
+    pubsub_client_reset(c);
+    block_client_reset(c);
+    introspect_forget_monitor(c);
+    if (c->prev) c->prev->next = c->next;
+    else srv.clients = c->next;
+    if (c->next) c->next->prev = c->prev;
+    srv.nclients--;
+    buf_deinit(&c->qbuf);
+    buf_deinit(&c->out);
+    resp_parser_deinit(&c->parser);
+    xfree(c->name);
+    xfree(c->lib_name);
+    xfree(c->lib_ver);
+    xfree(c);
+}
+
+void client_close(client_t *c)
+{
+    if (c->flags & CLIENT_CLOSE_ASAP) return;
+    c->flags |= CLIENT_CLOSE_ASAP;
+    if (c->ops && c->ops->close) c->ops->close(c);
+}
+
+void client_want_write(client_t *c)
+{
+    if ((c->flags & CLIENT_PENDING_WRITE) || !c->ops) return;
+    c->flags |= CLIENT_PENDING_WRITE;
+    c->pw_next = srv.pending_write;
+    srv.pending_write = c;
+}
+
+int client_select(client_t *c, int id)
+{
+    if (id < 0 || id >= srv.ndb) return -1;
+    c->db = &srv.db[id];
+    c->dbid = id;
+    return 0;
+}
+
+static void protocol_error(client_t *c, const char *msg)
+{
+    char full[256];
+    snprintf(full, sizeof(full), "ERR %s", msg);
+    reply_error(c, full);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+int client_process_input(client_t *c)
+{
+    size_t pos = 0;
+    int rc = 0;
+    while (pos < c->qbuf.len &&
+           !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
+        size_t used = 0;
+        int r = resp_parse(&c->parser, c->qbuf.data + pos, c->qbuf.len - pos, &used);
+        if (r == RESP_AGAIN) break;
+        if (r == RESP_ERROR) {
+            protocol_error(c, c->parser.error);
+            resp_parser_reset(&c->parser);
+            pos = c->qbuf.len;
+            rc = -1;
+            break;
+        }
+        pos += used;
+        if (r == RESP_EMPTY) continue;
+        c->argc = c->parser.argc;
+        c->argv = c->parser.argv;
+        command_dispatch(c);
+        c->argc = 0;
+        c->argv = NULL;
+    }
+    if (pos == c->qbuf.len) buf_clear(&c->qbuf);
+    else if (pos) buf_consume(&c->qbuf, pos);
+    if (c->qbuf.len > (size_t)srv.cfg.client_query_buffer_limit) {
+        srv.stat.client_qbuf_limit_disconnections++;
+        rc = -1;
+    }
+    return rc;
+}
+
+int client_feed(client_t *c, const void *p, size_t len)
+{
+    buf_append(&c->qbuf, p, len);
+    return client_process_input(c);
+}
+
+static const char *flag_letters(const client_t *c, char *buf)
+{
+    char *p = buf;
+    if (c->flags & CLIENT_MULTI) *p++ = 'x';
+    if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
+    if (c->flags & CLIENT_UNIX_SOCKET) *p++ = 'U';
+    if (c->flags & CLIENT_PUBSUB) *p++ = 'P';
+    if (c->flags & CLIENT_MONITOR) *p++ = 'O';
+    if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
+    if (c->flags & CLIENT_NO_EVICT) *p++ = 'e';
+    if (p == buf) *p++ = 'N';
+    *p = '\0';
+    return buf;
+}
+
+void client_info_line(client_t *c, buf_t *out)
+{
+    char peer[128] = "", local[128] = "", flags[16];
+    if (c->ops && c->ops->addr) c->ops->addr(c, peer, sizeof(peer), local, sizeof(local));
+    long long now = time_ms();
+    buf_printf(out,
+               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
+               "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
+               "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
+               "redir=-1 resp=%d lib-name=%s lib-ver=%s",
+               (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
+               (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
+               c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
+               c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
+               c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp,
+               c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+}

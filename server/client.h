@@ -1,0 +1,109 @@
+/* client.h - the state of one client connection, independent of its transport.
+ *
+ * A client owns a query buffer that its transport fills, a RESP parser, and an output buffer
+ * that commands append replies to. The transport (server/net.c for TCP and Unix sockets, a
+ * shared-memory ring later, nothing at all for the socketless test client) only moves bytes:
+ * it calls client_process_input() after adding bytes to qbuf and sends what is in out.
+ * Runs on the loop thread. */
+#ifndef CTE_SERVER_CLIENT_H
+#define CTE_SERVER_CLIENT_H
+
+#include "common/buf.h"
+#include "resp/resp.h"
+#include "storage/db.h"
+
+#include <stdint.h>
+
+struct command;
+struct client;
+
+/* What a transport provides. All optional: a NULL table means a socketless client. */
+typedef struct transport_ops {
+    /* Asks the transport to send c->out soon (it may send at once). */
+    void (*want_write)(struct client *c);
+    /* Closes the connection; the transport frees c through client_free when done. */
+    void (*close)(struct client *c);
+    /* "127.0.0.1:6379"-style peer and local addresses for CLIENT LIST. */
+    void (*addr)(struct client *c, char *peer, size_t peerlen, char *local, size_t locallen);
+} transport_ops_t;
+
+enum client_flag {
+    CLIENT_CLOSE_AFTER_REPLY = 1 << 0, /* QUIT, protocol error: close once out is sent */
+    CLIENT_CLOSE_ASAP = 1 << 1,        /* CLIENT KILL, limits: close without sending more */
+    CLIENT_AUTHENTICATED = 1 << 2,
+    CLIENT_MULTI = 1 << 3,
+    CLIENT_DIRTY_CAS = 1 << 4,
+    CLIENT_DIRTY_EXEC = 1 << 5,
+    CLIENT_PUBSUB = 1 << 6,
+    CLIENT_BLOCKED = 1 << 7,
+    CLIENT_UNIX_SOCKET = 1 << 8,
+    CLIENT_NO_EVICT = 1 << 9,
+    CLIENT_REPLY_OFF = 1 << 10,
+    CLIENT_REPLY_SKIP_NEXT = 1 << 11,
+    CLIENT_REPLY_SKIP = 1 << 12,
+    CLIENT_PENDING_WRITE = 1 << 13,
+    CLIENT_MONITOR = 1 << 14,
+    CLIENT_FAKE = 1 << 15, /* AOF loading: no replies kept */
+    CLIENT_IN_CALL = 1 << 16,
+};
+
+typedef struct client {
+    uint64_t id;
+    uint32_t flags;
+    int resp;   /* 2 or 3 */
+    db_t *db;   /* selected database */
+    int dbid;
+    char *name; /* CLIENT SETNAME, NULL if none */
+    char *lib_name, *lib_ver;
+    long long ctime_ms;     /* connection time */
+    long long last_cmd_ms;  /* last interaction */
+
+    /* input */
+    buf_t qbuf;
+    resp_parser_t parser;
+    int argc;
+    resp_arg_t *argv; /* views into qbuf (or the parser), valid during one command */
+    const struct command *cmd, *lastcmd;
+
+    /* output */
+    buf_t out;
+    uint64_t out_soft_since_ms; /* when the soft output limit was first passed, 0 if not */
+
+    /* transport */
+    const transport_ops_t *ops;
+    void *conn; /* transport's own state */
+    int fd;     /* for CLIENT LIST, -1 if none */
+
+    /* list of all clients */
+    struct client *prev, *next;
+    /* list of clients with output to send */
+    struct client *pw_next;
+
+    /* transactions (server/multi.c), pub/sub (server/pubsub.c), blocking (server/block.c):
+     * allocated on first use, NULL otherwise */
+    struct tx_state *tx;
+    struct sub_state *sub;
+    struct block_state *blk;
+} client_t;
+
+/* A new client on a transport (ops may be NULL for a socketless client). Registered in the
+ * server's client list. Never fails. */
+client_t *client_new(const transport_ops_t *ops, void *conn, int fd);
+/* Unregisters and frees a client. Transports call it once the connection is closed. */
+void client_free(client_t *c);
+/* Asks the transport to close c (at once, or after the pending replies with
+ * CLIENT_CLOSE_AFTER_REPLY set). For a socketless client it only sets the flag. */
+void client_close(client_t *c);
+/* Parses and runs every complete command in c->qbuf and drops the consumed bytes. Returns -1
+ * if the client must be closed (protocol error, limits), else 0. */
+int client_process_input(client_t *c);
+/* Appends bytes to qbuf and processes them: the socketless path used by unit tests. */
+int client_feed(client_t *c, const void *p, size_t len);
+/* Marks c as having output; the transport is asked to send it. */
+void client_want_write(client_t *c);
+/* Selects database id (0 <= id < databases). Returns 0, or -1 if out of range. */
+int client_select(client_t *c, int id);
+/* Formats one line of CLIENT LIST / CLIENT INFO into out. */
+void client_info_line(client_t *c, buf_t *out);
+
+#endif

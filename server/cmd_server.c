@@ -1,0 +1,937 @@
+/* cmd_server.c - server commands: INFO DBSIZE FLUSHDB FLUSHALL CONFIG TIME COMMAND SHUTDOWN
+ * MEMORY DEBUG.
+ *
+ * COMMAND INFO/DOCS are generated from the command table rows (flags, key positions, group),
+ * so they cannot drift from what the dispatcher does. INFO reports Redis's field names, plus
+ * our own (cte_version) where they are ours. */
+#include "common/alloc.h"
+#include "common/dict.h"
+#include "common/glob.h"
+#include "common/util.h"
+#include "server/command.h"
+#include "server/block.h"
+#include "server/multi.h"
+#include "server/pubsub.h"
+#include "server/reply.h"
+#include "server/server.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define COMPAT_REDIS_VERSION "7.0.15"
+#define CTE_VERSION "0.1.0"
+
+/* ---- DBSIZE FLUSHDB FLUSHALL TIME ---- */
+
+static void dbsize_cmd(client_t *c)
+{
+    reply_int(c, (long long)db_size(c->db));
+}
+
+/* FLUSHDB/FLUSHALL take an optional ASYNC or SYNC; returns -1 after replying on bad input. */
+static int flush_mode_or_reply(client_t *c)
+{
+    if (c->argc == 1) return 0;
+    if (c->argc == 2 && (arg_is(&c->argv[1], "ASYNC") || arg_is(&c->argv[1], "SYNC"))) return 0;
+    reply_syntax_error(c);
+    return -1;
+}
+
+static void flushdb_cmd(client_t *c)
+{
+    if (flush_mode_or_reply(c) < 0) return;
+    multi_touch_db(c->db, NULL);
+    srv.dirty += (long long)db_flush(c->db) + 1;
+    reply_ok(c);
+}
+
+static void flushall_cmd(client_t *c)
+{
+    if (flush_mode_or_reply(c) < 0) return;
+    long long n = 0;
+    for (int i = 0; i < srv.ndb; i++) {
+        multi_touch_db(&srv.db[i], NULL);
+        n += (long long)db_flush(&srv.db[i]);
+    }
+    srv.dirty += n + 1;
+    reply_ok(c);
+}
+
+static void time_cmd(client_t *c)
+{
+    long long us = time_us();
+    reply_array(c, 2);
+    reply_bulk_ll(c, us / 1000000);
+    reply_bulk_ll(c, us % 1000000);
+}
+
+/* ---- SHUTDOWN ---- */
+
+static void shutdown_cmd(client_t *c)
+{
+    for (int j = 1; j < c->argc; j++) {
+        const resp_arg_t *a = &c->argv[j];
+        if (!arg_is(a, "NOSAVE") && !arg_is(a, "SAVE") && !arg_is(a, "NOW") &&
+            !arg_is(a, "FORCE") && !arg_is(a, "ABORT")) {
+            reply_syntax_error(c);
+            return;
+        }
+        if (arg_is(a, "ABORT")) {
+            reply_error(c, "ERR No shutdown in progress.");
+            return;
+        }
+    }
+    /* Redis sends no reply on success: the connection just closes. */
+    srv.shutdown_asap = 1;
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+/* ---- CONFIG ---- */
+
+struct config_emit {
+    client_t *c;
+    buf_t names;   /* emitted names, NUL separated, to skip duplicates across patterns */
+    long long n;
+};
+
+static void emit_pair(void *ud, const char *name, const char *value)
+{
+    struct config_emit *e = ud;
+    for (size_t off = 0; off < e->names.len; off += strlen(e->names.data + off) + 1)
+        if (strcmp(e->names.data + off, name) == 0) return;
+    buf_append(&e->names, name, strlen(name) + 1);
+    reply_bulk_cstr(e->c, name);
+    reply_bulk_cstr(e->c, value);
+    e->n++;
+}
+
+static void config_get_cmd(client_t *c)
+{
+    struct config_emit e = {c, {0}, 0};
+    buf_init(&e.names);
+    size_t h = reply_defer(c);
+    for (int j = 2; j < c->argc; j++) {
+        char *pat = xmemdup(c->argv[j].ptr, c->argv[j].len);
+        config_get(&srv.cfg, pat, emit_pair, &e);
+        xfree(pat);
+    }
+    reply_defer_finish(c, h, '%', e.n);
+    buf_deinit(&e.names);
+}
+
+static void config_set_cmd(client_t *c)
+{
+    char err[512];
+    int n = (c->argc - 2) / 2;
+    if ((c->argc - 2) % 2 != 0) {
+        reply_arity_error(c);
+        return;
+    }
+    char **names = xmalloc(sizeof(char *) * (size_t)n * 2), **values = names + n;
+    for (int i = 0; i < n; i++) {
+        names[i] = xmemdup(c->argv[2 + 2 * i].ptr, c->argv[2 + 2 * i].len);
+        values[i] = xmemdup(c->argv[3 + 2 * i].ptr, c->argv[3 + 2 * i].len);
+    }
+    if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)values,
+                        err, sizeof(err)) < 0)
+        reply_error(c, err);
+    else
+        reply_ok(c);
+    for (int i = 0; i < 2 * n; i++) xfree(names[i]);
+    xfree(names);
+}
+
+static void reset_command_stats(void *ud, const command_t *cmd)
+{
+    command_t *m = (command_t *)cmd;
+    m->calls = m->usec = m->rejected_calls = m->failed_calls = 0;
+    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++)
+        s->calls = s->usec = s->rejected_calls = s->failed_calls = 0;
+}
+
+static void config_resetstat_cmd(client_t *c)
+{
+    memset(&srv.stat, 0, sizeof(srv.stat));
+    command_foreach(reset_command_stats, NULL);
+    dict_clear((dict_t *)srv.errors, NULL);
+    reply_ok(c);
+}
+
+static void config_rewrite_cmd(client_t *c)
+{
+    char err[512];
+    if (!srv.cfg.config_file) {
+        reply_error(c, "ERR The server is running without a config file");
+        return;
+    }
+    if (config_rewrite(&srv.cfg, srv.cfg.config_file, err, sizeof(err)) < 0) {
+        reply_errorf(c, "ERR Rewriting config file: %s", err);
+        return;
+    }
+    reply_ok(c);
+}
+
+static void help_reply(client_t *c, const char *const *lines, size_t n)
+{
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+}
+
+static void config_help_cmd(client_t *c)
+{
+    static const char *const lines[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Print this help.",
+    };
+    help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+/* ---- COMMAND ---- */
+
+static const struct {
+    uint32_t flag;
+    const char *name;
+} flag_names[] = {
+    {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},     {CMD_DENYOOM, "denyoom"},
+    {CMD_ADMIN, "admin"},       {CMD_PUBSUB, "pubsub"},         {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},       {CMD_STALE, "stale"},
+    {CMD_SKIP_MONITOR, "skip_monitor"}, {CMD_FAST, "fast"},     {CMD_NO_AUTH, "no_auth"},
+    {CMD_MAY_REPLICATE, "may_replicate"}, {CMD_NO_MULTI, "no_multi"},
+    {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
+};
+
+static const char *group_category(const char *group)
+{
+    static const struct {
+        const char *group, *cat;
+    } map[] = {{"generic", "@keyspace"},     {"string", "@string"},   {"hash", "@hash"},
+               {"sorted-set", "@sortedset"}, {"list", "@list"},       {"set", "@set"},
+               {"connection", "@connection"}, {"pubsub", "@pubsub"},  {"transactions", "@transaction"},
+               {"bitmap", "@bitmap"},        {"tag", "@tag"},         {"scripting", "@scripting"}};
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (group && strcmp(group, map[i].group) == 0) return map[i].cat;
+    return NULL;
+}
+
+static void reply_categories(client_t *c, const command_t *cmd)
+{
+    const char *cats[6];
+    int n = 0;
+    if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
+    if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
+    if (cmd->flags & CMD_ADMIN) {
+        cats[n++] = "@admin";
+        cats[n++] = "@dangerous";
+    }
+    cats[n++] = (cmd->flags & CMD_FAST) ? "@fast" : "@slow";
+    const char *g = group_category(cmd->group);
+    if (g) cats[n++] = g;
+    reply_set(c, n);
+    for (int i = 0; i < n; i++) reply_simple(c, cats[i]);
+}
+
+static void reply_key_specs(client_t *c, const command_t *cmd)
+{
+    if (cmd->first_key <= 0) {
+        reply_array(c, 0);
+        return;
+    }
+    reply_array(c, 1);
+    reply_map(c, 3);
+    reply_bulk_cstr(c, "flags");
+    reply_set(c, 2);
+    reply_simple(c, (cmd->flags & CMD_WRITE) ? "RW" : "RO");
+    reply_simple(c, (cmd->flags & CMD_WRITE) ? "update" : "access");
+    reply_bulk_cstr(c, "begin_search");
+    reply_map(c, 2);
+    reply_bulk_cstr(c, "type");
+    reply_bulk_cstr(c, "index");
+    reply_bulk_cstr(c, "spec");
+    reply_map(c, 1);
+    reply_bulk_cstr(c, "index");
+    reply_int(c, cmd->first_key);
+    reply_bulk_cstr(c, "find_keys");
+    reply_map(c, 2);
+    reply_bulk_cstr(c, "type");
+    reply_bulk_cstr(c, "range");
+    reply_bulk_cstr(c, "spec");
+    reply_map(c, 3);
+    reply_bulk_cstr(c, "lastkey");
+    reply_int(c, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+    reply_bulk_cstr(c, "keystep");
+    reply_int(c, cmd->key_step);
+    reply_bulk_cstr(c, "limit");
+    reply_int(c, 0);
+}
+
+static void reply_command_info(client_t *c, const command_t *cmd)
+{
+    if (!cmd) {
+        reply_null_array(c);
+        return;
+    }
+    reply_array(c, 10);
+    reply_bulk_cstr(c, cmd->fullname[0] ? cmd->fullname : cmd->name);
+    reply_int(c, cmd->arity);
+    int nf = 0;
+    for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+        nf += (cmd->flags & flag_names[i].flag) != 0;
+    reply_set(c, nf);
+    for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+        if (cmd->flags & flag_names[i].flag) reply_simple(c, flag_names[i].name);
+    reply_int(c, cmd->first_key);
+    reply_int(c, cmd->last_key);
+    reply_int(c, cmd->key_step);
+    reply_categories(c, cmd);
+    reply_set(c, 0);
+    reply_key_specs(c, cmd);
+    int ns = 0;
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) ns++;
+    reply_array(c, ns);
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) reply_command_info(c, s);
+}
+
+static void info_each(void *ud, const command_t *cmd)
+{
+    reply_command_info(ud, cmd);
+}
+
+static void command_cmd(client_t *c)
+{
+    reply_array(c, (long long)command_count());
+    command_foreach(info_each, c);
+}
+
+static void command_count_cmd(client_t *c)
+{
+    reply_int(c, (long long)command_count());
+}
+
+static const command_t *lookup_full(const resp_arg_t *a)
+{
+    const char *bar = memchr(a->ptr, '|', a->len);
+    if (!bar) return command_lookup(a);
+    resp_arg_t parent = {a->ptr, (size_t)(bar - a->ptr)};
+    resp_arg_t sub = {bar + 1, a->len - parent.len - 1};
+    const command_t *p = command_lookup(&parent);
+    return p ? command_lookup_sub(p, &sub) : NULL;
+}
+
+static void command_info_cmd(client_t *c)
+{
+    if (c->argc == 2) {
+        command_cmd(c);
+        return;
+    }
+    reply_array(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) reply_command_info(c, lookup_full(&c->argv[j]));
+}
+
+static void reply_command_doc(client_t *c, const command_t *cmd)
+{
+    int ns = 0;
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) ns++;
+    reply_map(c, ns ? 5 : 4);
+    reply_bulk_cstr(c, "summary");
+    reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
+    reply_bulk_cstr(c, "since");
+    reply_bulk_cstr(c, cmd->since ? cmd->since : "1.0.0");
+    reply_bulk_cstr(c, "group");
+    reply_bulk_cstr(c, cmd->group ? cmd->group : "server");
+    reply_bulk_cstr(c, "complexity");
+    reply_bulk_cstr(c, cmd->complexity ? cmd->complexity : "O(1)");
+    if (ns) {
+        reply_bulk_cstr(c, "subcommands");
+        reply_map(c, ns);
+        for (const command_t *s = cmd->subcommands; s && s->name; s++) {
+            reply_bulk_cstr(c, s->fullname);
+            reply_command_doc(c, s);
+        }
+    }
+}
+
+static void doc_each(void *ud, const command_t *cmd)
+{
+    reply_bulk_cstr(ud, cmd->name);
+    reply_command_doc(ud, cmd);
+}
+
+static void command_docs_cmd(client_t *c)
+{
+    if (c->argc == 2) {
+        reply_map(c, (long long)command_count());
+        command_foreach(doc_each, c);
+        return;
+    }
+    size_t h = reply_defer(c);
+    long long n = 0;
+    for (int j = 2; j < c->argc; j++) {
+        const command_t *cmd = lookup_full(&c->argv[j]);
+        if (!cmd) continue;
+        reply_bulk_cstr(c, cmd->fullname[0] ? cmd->fullname : cmd->name);
+        reply_command_doc(c, cmd);
+        n++;
+    }
+    reply_defer_finish(c, h, '%', n);
+}
+
+struct list_ctx {
+    client_t *c;
+    const resp_arg_t *pattern, *category;
+    long long n;
+};
+
+static void list_each(void *ud, const command_t *cmd)
+{
+    struct list_ctx *x = ud;
+    if (x->pattern && !strglob_match(x->pattern->ptr, x->pattern->len, cmd->name,
+                                     strlen(cmd->name), 1))
+        return;
+    if (x->category) {
+        const char *g = group_category(cmd->group);
+        int hit = g && arg_is(x->category, g + 1);
+        hit |= (cmd->flags & CMD_WRITE) && arg_is(x->category, "write");
+        hit |= (cmd->flags & CMD_READONLY) && arg_is(x->category, "read");
+        hit |= (cmd->flags & CMD_FAST) && arg_is(x->category, "fast");
+        hit |= !(cmd->flags & CMD_FAST) && arg_is(x->category, "slow");
+        hit |= (cmd->flags & CMD_ADMIN) && arg_is(x->category, "admin");
+        if (!hit) return;
+    }
+    reply_bulk_cstr(x->c, cmd->name);
+    x->n++;
+}
+
+static void command_list_cmd(client_t *c)
+{
+    struct list_ctx x = {c, NULL, NULL, 0};
+    if (c->argc == 5 && arg_is(&c->argv[2], "FILTERBY")) {
+        if (arg_is(&c->argv[3], "PATTERN")) x.pattern = &c->argv[4];
+        else if (arg_is(&c->argv[3], "ACLCAT")) x.category = &c->argv[4];
+        else if (arg_is(&c->argv[3], "MODULE")) {
+            reply_array(c, 0);
+            return;
+        } else {
+            reply_syntax_error(c);
+            return;
+        }
+    } else if (c->argc != 2) {
+        reply_syntax_error(c);
+        return;
+    }
+    size_t h = reply_defer(c);
+    command_foreach(list_each, &x);
+    reply_defer_finish(c, h, '*', x.n);
+}
+
+static void command_getkeys_cmd(client_t *c)
+{
+    int pos[256];
+    resp_arg_t *argv = c->argv + 2;
+    int argc = c->argc - 2;
+    const command_t *cmd = command_lookup(&argv[0]);
+    if (cmd && cmd->subcommands && argc >= 2) cmd = command_lookup_sub(cmd, &argv[1]);
+    if (!cmd) {
+        reply_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+        reply_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    int n = command_get_keys(cmd, argc, argv, pos, 256);
+    if (n == 0) {
+        reply_error(c, "ERR The command has no key arguments");
+        return;
+    }
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+}
+
+static void command_help_cmd(client_t *c)
+{
+    static const char *const lines[] = {
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "HELP",
+        "    Print this help.",
+    };
+    help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+/* COMMAND alone lists everything; with a subcommand the dispatcher runs the row below. */
+static command_t command_subcommands[] = {
+    {"count", command_count_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns a count of commands.", "O(1)"},
+    {"info", command_info_cmd, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns information about one, multiple or all commands.",
+     "O(N) where N is the number of commands to look up"},
+    {"docs", command_docs_cmd, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+     "Returns documentary information about one, multiple or all commands.",
+     "O(N) where N is the number of commands to look up"},
+    {"list", command_list_cmd, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
+     "Returns a list of command names.", "O(N) where N is the total number of Redis commands"},
+    {"getkeys", command_getkeys_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Extracts the key names from an arbitrary command.",
+     "O(N) where N is the number of arguments to the command"},
+    {"help", command_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+     "Returns helpful text about the different subcommands.", "O(1)"},
+    {NULL},
+};
+
+static command_t config_subcommands[] = {
+    {"get", config_get_cmd, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "2.0.0", "Returns the effective values of configuration parameters.",
+     "O(N) when N is the number of configuration parameters provided"},
+    {"set", config_set_cmd, -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "2.0.0", "Sets configuration parameters in-flight.",
+     "O(N) when N is the number of configuration parameters provided"},
+    {"resetstat", config_resetstat_cmd, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0,
+     0, 0, "server", "2.0.0", "Resets the server's statistics.", "O(1)"},
+    {"rewrite", config_rewrite_cmd, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "server", "2.8.0", "Persists the effective configuration to file.", "O(1)"},
+    {"help", config_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+     "Returns helpful text about the different subcommands.", "O(1)"},
+    {NULL},
+};
+
+/* ---- MEMORY ---- */
+
+static void memory_usage_cmd(client_t *c)
+{
+    if (c->argc != 3 && !(c->argc == 5 && arg_is(&c->argv[3], "SAMPLES"))) {
+        reply_syntax_error(c);
+        return;
+    }
+    if (c->argc == 5) {
+        long long samples;
+        if (arg_ll_or_reply(c, &c->argv[4], &samples, NULL) < 0) return;
+    }
+    kv_t *kv = db_lookup(c->db, c->argv[2].ptr, c->argv[2].len);
+    if (!kv) {
+        reply_null(c);
+        return;
+    }
+    reply_int(c, (long long)(alloc_size(kv) + obj_memory(kv->val)));
+}
+
+static void memory_help_cmd(client_t *c)
+{
+    static const char *const lines[] = {
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value.",
+        "HELP",
+        "    Print this help.",
+    };
+    help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+static command_t memory_subcommands[] = {
+    {"usage", memory_usage_cmd, -3, CMD_READONLY, 2, 2, 1, "server", "4.0.0",
+     "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
+    {"help", memory_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
+     "Returns helpful text about the different subcommands.", "O(1)"},
+    {NULL},
+};
+
+static void container_cmd(client_t *c)
+{
+    reply_arity_error(c);
+}
+
+/* ---- INFO ---- */
+
+static void bytes_human(char *out, size_t len, double n)
+{
+    static const char *units = "BKMGTP";
+    int u = 0;
+    while (n >= 1024 && u < 5) {
+        n /= 1024;
+        u++;
+    }
+    if (u == 0) snprintf(out, len, "%.0fB", n);
+    else snprintf(out, len, "%.2f%c", n, units[u]);
+}
+
+static void info_server(buf_t *b)
+{
+    struct utsname un;
+    uname(&un);
+    long long up = (time_ms() - srv.start_ms) / 1000;
+    buf_printf(b,
+               "# Server\r\nredis_version:%s\r\ncte_version:%s\r\nredis_mode:standalone\r\n"
+               "os:%s %s %s\r\narch_bits:64\r\nmultiplexing_api:epoll\r\n"
+               "process_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
+               "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
+               "configured_hz:%d\r\nlru_clock:%u\r\nexecutable:%s\r\nconfig_file:%s\r\n\r\n",
+               COMPAT_REDIS_VERSION, CTE_VERSION, un.sysname, un.release, un.machine,
+               (int)getpid(), srv.run_id, srv.tcp_port, time_us(), up, up / 86400, srv.cfg.hz,
+               srv.cfg.hz, storage_lru_clock, srv.executable ? srv.executable : "",
+               srv.cfg.config_file ? srv.cfg.config_file : "");
+}
+
+static void info_clients(buf_t *b)
+{
+    uint64_t blocked = block_count();
+    buf_printf(b,
+               "# Clients\r\nconnected_clients:%llu\r\ncluster_connections:0\r\n"
+               "maxclients:%d\r\nblocked_clients:%llu\r\ntracking_clients:0\r\n"
+               "clients_in_timeout_table:0\r\n\r\n",
+               (unsigned long long)srv.nclients, srv.cfg.maxclients,
+               (unsigned long long)blocked);
+}
+
+static void get_one(void *ud, const char *name, const char *value)
+{
+    snprintf(ud, 64, "%s", value);
+}
+
+static void info_memory(buf_t *b)
+{
+    char h1[32], h2[32], h3[32], policy[64] = "";
+    config_get(&srv.cfg, "maxmemory-policy", get_one, policy);
+    size_t used = alloc_used_memory(), rss = alloc_rss();
+    bytes_human(h1, sizeof(h1), (double)used);
+    bytes_human(h2, sizeof(h2), (double)rss);
+    bytes_human(h3, sizeof(h3), (double)srv.cfg.maxmemory);
+    buf_printf(b,
+               "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+               "used_memory_rss_human:%s\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
+               "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\nmem_allocator:%s\r\n\r\n",
+               used, h1, rss, h2, (long long)srv.cfg.maxmemory, h3,
+               policy, used ? (double)rss / used : 0.0,
+               alloc_name());
+}
+
+static void info_persistence(buf_t *b)
+{
+    buf_printf(b,
+               "# Persistence\r\nloading:%d\r\nasync_loading:0\r\nrdb_changes_since_last_save:%lld\r\n"
+               "rdb_bgsave_in_progress:0\r\nrdb_last_bgsave_status:ok\r\naof_enabled:%d\r\n"
+               "aof_rewrite_in_progress:0\r\naof_last_bgrewrite_status:ok\r\n"
+               "aof_last_write_status:ok\r\n\r\n",
+               srv.loading, srv.dirty, 0);
+}
+
+static void info_stats(buf_t *b)
+{
+    const server_stats_t *s = &srv.stat;
+    uint64_t nch, npat;
+    pubsub_counts(&nch, &npat);
+    buf_printf(b,
+               "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+               "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\n"
+               "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
+               "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
+               "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
+               "client_query_buffer_limit_disconnections:%llu\r\n"
+               "client_output_buffer_limit_disconnections:%llu\r\n"
+               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\n\r\n",
+               (unsigned long long)s->numconnections, (unsigned long long)s->numcommands,
+               (unsigned long long)server_ops_per_sec(), (unsigned long long)s->net_input_bytes,
+               (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
+               (unsigned long long)s->expired_keys, (unsigned long long)s->evicted_keys,
+               (unsigned long long)s->keyspace_hits, (unsigned long long)s->keyspace_misses,
+               (unsigned long long)nch, (unsigned long long)npat,
+               (unsigned long long)s->client_qbuf_limit_disconnections,
+               (unsigned long long)s->client_outbuf_limit_disconnections,
+               (unsigned long long)s->total_error_replies,
+               (unsigned long long)s->unexpected_error_replies);
+}
+
+static void info_replication(buf_t *b)
+{
+    buf_printf(b, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_replid:%s\r\n"
+                  "master_repl_offset:0\r\n\r\n",
+               srv.run_id);
+}
+
+static void info_cpu(buf_t *b)
+{
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    buf_printf(b,
+               "# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
+               "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n\r\n",
+               (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec,
+               (long)self.ru_utime.tv_sec, (long)self.ru_utime.tv_usec,
+               (long)children.ru_stime.tv_sec, (long)children.ru_stime.tv_usec,
+               (long)children.ru_utime.tv_sec, (long)children.ru_utime.tv_usec);
+}
+
+static void cmdstat_line(buf_t *b, const command_t *cmd)
+{
+    if (cmd->calls == 0 && cmd->rejected_calls == 0 && cmd->failed_calls == 0) return;
+    char name[64];
+    snprintf(name, sizeof(name), "%s", cmd->fullname);
+    buf_printf(b,
+               "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+               "failed_calls=%llu\r\n",
+               name, (unsigned long long)cmd->calls, (unsigned long long)cmd->usec,
+               cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
+               (unsigned long long)cmd->rejected_calls, (unsigned long long)cmd->failed_calls);
+}
+
+static void cmdstat_each(void *ud, const command_t *cmd)
+{
+    cmdstat_line(ud, cmd);
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) cmdstat_line(ud, s);
+}
+
+static void info_commandstats(buf_t *b)
+{
+    buf_append_str(b, "# Commandstats\r\n");
+    command_foreach(cmdstat_each, b);
+    buf_append_str(b, "\r\n");
+}
+
+static void info_errorstats(buf_t *b)
+{
+    buf_append_str(b, "# Errorstats\r\n");
+    server_info_errorstats(b);
+    buf_append_str(b, "\r\n");
+}
+
+static void info_keyspace(buf_t *b)
+{
+    buf_append_str(b, "# Keyspace\r\n");
+    for (int i = 0; i < srv.ndb; i++) {
+        db_t *db = &srv.db[i];
+        if (db_size(db) == 0) continue;
+        buf_printf(b, "db%d:keys=%llu,expires=%llu,avg_ttl=%lld\r\n", i,
+                   (unsigned long long)db_size(db), (unsigned long long)db_expires_size(db),
+                   db->avg_ttl);
+    }
+    buf_append_str(b, "\r\n");
+}
+
+typedef struct info_section {
+    const char *name;
+    void (*fn)(buf_t *b);
+    int in_default;
+} info_section_t;
+
+static const info_section_t sections[] = {
+    {"server", info_server, 1},         {"clients", info_clients, 1},
+    {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
+    {"stats", info_stats, 1},           {"replication", info_replication, 1},
+    {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
+    {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
+};
+
+static void info_cmd(client_t *c)
+{
+    int want[sizeof(sections) / sizeof(sections[0])] = {0};
+    size_t ns = sizeof(sections) / sizeof(sections[0]);
+    if (c->argc == 1) {
+        for (size_t i = 0; i < ns; i++) want[i] = sections[i].in_default;
+    }
+    for (int j = 1; j < c->argc; j++) {
+        const resp_arg_t *a = &c->argv[j];
+        for (size_t i = 0; i < ns; i++) {
+            if (arg_is(a, "all") || arg_is(a, "everything")) want[i] = 1;
+            else if (arg_is(a, "default")) want[i] |= sections[i].in_default;
+            else if (arg_is(a, sections[i].name)) want[i] = 1;
+        }
+    }
+    buf_t b;
+    buf_init(&b);
+    for (size_t i = 0; i < ns; i++)
+        if (want[i]) sections[i].fn(&b);
+    if (b.len >= 2) b.len -= 2; /* no blank line after the last section */
+    reply_verbatim(c, b.data ? b.data : "", b.len, "txt");
+    buf_deinit(&b);
+}
+
+/* ---- DEBUG (only with enable-debug-command) ---- */
+
+/* DEBUG PROTOCOL: one reply of each RESP type, as Redis's redis-cli tests expect. */
+static void debug_protocol(client_t *c, const resp_arg_t *t)
+{
+    if (arg_is(t, "string")) reply_bulk_cstr(c, "Hello World");
+    else if (arg_is(t, "integer")) reply_int(c, 12345);
+    else if (arg_is(t, "double")) reply_double(c, 3.141);
+    else if (arg_is(t, "bignum")) {
+        static const char big[] = "1234567999999999999999999999999999999";
+        if (c->resp == 2) reply_bulk_cstr(c, big);
+        else reply_proto(c, "(" "1234567999999999999999999999999999999\r\n", sizeof(big) + 2);
+    } else if (arg_is(t, "null")) reply_null(c);
+    else if (arg_is(t, "array")) {
+        reply_array(c, 3);
+        for (int j = 0; j < 3; j++) reply_int(c, j);
+    } else if (arg_is(t, "set")) {
+        reply_set(c, 3);
+        for (int j = 0; j < 3; j++) reply_int(c, j);
+    } else if (arg_is(t, "map")) {
+        reply_map(c, 3);
+        for (int j = 0; j < 3; j++) {
+            reply_int(c, j);
+            reply_bool(c, j == 1);
+        }
+    } else if (arg_is(t, "attrib")) {
+        if (c->resp >= 3) {
+            reply_proto(c, "|1\r\n", 4);
+            reply_bulk_cstr(c, "key-popularity");
+            reply_array(c, 2);
+            reply_bulk_cstr(c, "key:123");
+            reply_int(c, 90);
+        }
+        reply_bulk_cstr(c, "Some real reply following the attribute");
+    } else if (arg_is(t, "push")) {
+        if (c->resp < 3) {
+            reply_error(c, "ERR RESP2 is not supported by this command");
+            return;
+        }
+        reply_proto(c, ">2\r\n", 4);
+        reply_bulk_cstr(c, "server-cpu-usage");
+        reply_int(c, 42);
+        reply_bulk_cstr(c, "Some real reply following the push reply");
+    } else if (arg_is(t, "true")) reply_bool(c, 1);
+    else if (arg_is(t, "false")) reply_bool(c, 0);
+    else if (arg_is(t, "verbatim")) {
+        static const char txt[] = "This is a verbatim\nstring";
+        reply_verbatim(c, txt, sizeof(txt) - 1, "txt");
+    } else {
+        reply_error(c, "ERR Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|"
+                       "true|false");
+    }
+}
+
+static int debug_allowed(client_t *c)
+{
+    int mode = srv.cfg.enable_debug_command;
+    if (mode == 1 || (mode == 2 && (c->flags & CLIENT_UNIX_SOCKET))) return 1;
+    if (mode == 2 && c->ops && c->ops->addr) {
+        char peer[128] = "", local[128];
+        c->ops->addr(c, peer, sizeof(peer), local, sizeof(local));
+        if (strncmp(peer, "127.", 4) == 0 || strncmp(peer, "::1", 3) == 0) return 1;
+    }
+    return 0;
+}
+
+static void debug_cmd(client_t *c)
+{
+    if (!debug_allowed(c)) {
+        reply_error(c, "ERR DEBUG command not allowed. If the enable-debug-command option is "
+                       "set to \"local\", you can run it from a local connection, otherwise you "
+                       "need to set this option in the configuration file, and then restart the "
+                       "server.");
+        return;
+    }
+    const resp_arg_t *sub = &c->argv[1];
+    if (arg_is(sub, "SLEEP") && c->argc == 3) {
+        double secs;
+        if (arg_double_or_reply(c, &c->argv[2], &secs, NULL) < 0) return;
+        if (secs > 0) usleep((useconds_t)(secs * 1e6));
+        reply_ok(c);
+    } else if (arg_is(sub, "SET-ACTIVE-EXPIRE") && c->argc == 3) {
+        srv.cfg.active_expire_enabled = arg_is(&c->argv[2], "1") || arg_is(&c->argv[2], "yes");
+        reply_ok(c);
+    } else if (arg_is(sub, "POPULATE") && c->argc >= 3 && c->argc <= 5) {
+        long long n, size = -1;
+        if (arg_ll_or_reply(c, &c->argv[2], &n, NULL) < 0) return;
+        if (c->argc == 5 && arg_range_or_reply(c, &c->argv[4], 0, 1LL << 30, &size,
+                                               ERR_NOT_INT) < 0)
+            return;
+        const char *prefix = c->argc >= 4 ? c->argv[3].ptr : "key";
+        int plen = c->argc >= 4 ? (int)c->argv[3].len : 3;
+        char key[512], val[64];
+        for (long long i = 0; i < n; i++) {
+            int kl = snprintf(key, sizeof(key), "%.*s:%lld", plen > 400 ? 400 : plen, prefix, i);
+            if (db_lookup(c->db, key, (size_t)kl)) continue;
+            int vl = snprintf(val, sizeof(val), "value:%lld", i);
+            str_obj_t *s = str_new(NULL, size >= 0 ? (size_t)size : (size_t)vl);
+            memcpy(s->data, val, size >= 0 && size < vl ? (size_t)size : (size_t)vl);
+            db_add(c->db, key, (size_t)kl, &s->h);
+            srv.dirty++;
+        }
+        reply_ok(c);
+    } else if (arg_is(sub, "OBJECT") && c->argc == 3) {
+        kv_t *kv = db_lookup(c->db, c->argv[2].ptr, c->argv[2].len);
+        if (!kv) {
+            reply_error(c, ERR_NO_KEY);
+            return;
+        }
+        char line[256];
+        snprintf(line, sizeof(line),
+                 "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%u "
+                 "lru_seconds_idle:%u",
+                 (void *)kv->val, obj_encoding_name(kv->val), obj_memory(kv->val),
+                 kv->val->lru, (storage_lru_clock - kv->val->lru) & 0xffffff);
+        reply_simple(c, line);
+    } else if (arg_is(sub, "PROTOCOL") && c->argc == 3) {
+        debug_protocol(c, &c->argv[2]);
+    } else if (arg_is(sub, "HELP")) {
+        static const char *const lines[] = {
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "OBJECT <key>", "    Show low level info about the key and associated value.",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>.",
+            "PROTOCOL <type>", "    Reply with a test value of the specified type.",
+            "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background.",
+            "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+        };
+        help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));
+    } else {
+        reply_errorf(c, "ERR unknown subcommand '%.*s'. Try DEBUG HELP.", (int)sub->len,
+                     sub->ptr);
+    }
+}
+
+command_t cmds_server[] = {
+    {"info", info_cmd, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "1.0.0",
+     "Returns information and statistics about the server.",
+     "O(1)"},
+    {"dbsize", dbsize_cmd, 1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "1.0.0",
+     "Returns the number of keys in the database.", "O(1)"},
+    {"flushdb", flushdb_cmd, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0",
+     "Removes all keys from the current database.",
+     "O(N) where N is the number of keys in the selected database"},
+    {"flushall", flushall_cmd, -1, CMD_WRITE, 0, 0, 0, "server", "1.0.0",
+     "Removes all keys from all databases.", "O(N) where N is the total number of keys in all databases"},
+    {"time", time_cmd, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "2.6.0",
+     "Returns the server time.", "O(1)"},
+    {"shutdown", shutdown_cmd, -1,
+     CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0,
+     "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+     "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"},
+    {"config", container_cmd, -2, 0, 0, 0, 0, "server", "2.0.0",
+     "A container for server configuration commands.", "Depends on subcommand.", NULL,
+     config_subcommands},
+    {"command", command_cmd, -1, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns detailed information about all commands.",
+     "O(N) where N is the total number of Redis commands", NULL, command_subcommands},
+    {"memory", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0",
+     "A container for memory diagnostics commands.", "Depends on subcommand.", NULL,
+     memory_subcommands},
+    {"debug", debug_cmd, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "1.0.0", "A container for debugging commands.", "Depends on subcommand."},
+    {NULL},
+};

@@ -1,0 +1,6 @@
+/* cmd_set.c - set commands (being written). */
+#include "server/command.h"
+
+command_t cmds_set[] = {
+    {NULL},
+};

@@ -1,0 +1,220 @@
+/* command.c - the command table, lookup and dispatch (see command.h).
+ *
+ * Lookup: a dict keyed by lower-case name over every row of every group table. Dispatch
+ * checks arity and authentication, runs the command with time frozen (db_now_ms) and keeps
+ * per-command statistics for INFO commandstats. Runs on the loop thread. */
+#include "server/command.h"
+
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/dict.h"
+#include "common/util.h"
+#include "server/block.h"
+#include "server/introspect.h"
+#include "server/multi.h"
+#include "server/pubsub.h"
+#include "server/reply.h"
+#include "server/server.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct cmd_node {
+    dict_node_t node;
+    command_t *cmd;
+} cmd_node_t;
+
+static const void *cmd_key(const dict_node_t *n, size_t *len)
+{
+    const cmd_node_t *c = (const cmd_node_t *)n;
+    *len = strlen(c->cmd->name);
+    return c->cmd->name;
+}
+
+static void cmd_free(dict_node_t *n, void *ud)
+{
+    xfree(n);
+}
+
+static const dict_type_t cmd_dict_type = {cmd_key, cmd_free};
+static dict_t table;
+static int table_ready;
+
+static command_t *const groups[] = {cmds_connection, cmds_server, cmds_keys, cmds_string,
+                                    cmds_hash,       cmds_zset,   cmds_list, cmds_set,
+                                    cmds_multi,      cmds_pubsub, cmds_introspect};
+
+static void name_sub(command_t *parent)
+{
+    for (command_t *s = (command_t *)parent->subcommands; s && s->name; s++) {
+        s->parent = parent;
+        snprintf(s->fullname, sizeof(s->fullname), "%s|%s", parent->name, s->name);
+    }
+}
+
+void command_table_init(void)
+{
+    if (table_ready) return;
+    dict_init(&table, &cmd_dict_type);
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+        for (command_t *cmd = groups[g]; cmd->name; cmd++) {
+            cmd_node_t *n = xmalloc(sizeof(*n));
+            n->cmd = cmd;
+            n->node.hash = dict_hash(cmd->name, strlen(cmd->name));
+            snprintf(cmd->fullname, sizeof(cmd->fullname), "%s", cmd->name);
+            name_sub(cmd);
+            dict_insert(&table, &n->node);
+        }
+    }
+    table_ready = 1;
+}
+
+const command_t *command_lookup(const resp_arg_t *name)
+{
+    char low[64];
+    if (name->len == 0 || name->len >= sizeof(low)) return NULL;
+    for (size_t i = 0; i < name->len; i++) low[i] = (char)tolower((unsigned char)name->ptr[i]);
+    cmd_node_t *n = (cmd_node_t *)dict_find(&table, low, name->len, dict_hash(low, name->len));
+    return n ? n->cmd : NULL;
+}
+
+const command_t *command_lookup_sub(const command_t *parent, const resp_arg_t *name)
+{
+    for (const command_t *s = parent->subcommands; s && s->name; s++)
+        if (strlen(s->name) == name->len && strncasecmp(s->name, name->ptr, name->len) == 0)
+            return s;
+    return NULL;
+}
+
+void command_foreach(void (*fn)(void *ud, const command_t *cmd), void *ud)
+{
+    dict_iter_t it;
+    dict_iter_init(&it, &table, 0);
+    for (dict_node_t *n; (n = dict_iter_next(&it));) fn(ud, ((cmd_node_t *)n)->cmd);
+    dict_iter_deinit(&it);
+}
+
+size_t command_count(void)
+{
+    return dict_size(&table);
+}
+
+int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max)
+{
+    if (cmd->getkeys) return cmd->getkeys(argc, argv, pos, max);
+    if (cmd->first_key <= 0) return 0;
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    int step = cmd->key_step > 0 ? cmd->key_step : 1, n = 0;
+    for (int i = cmd->first_key; i <= last && i < argc && n < max; i += step) pos[n++] = i;
+    return n;
+}
+
+static void reject_unknown(client_t *c)
+{
+    buf_t args;
+    buf_init(&args);
+    for (int i = 1; i < c->argc && args.len < 128; i++)
+        buf_printf(&args, "'%.*s' ", (int)(128 - args.len < c->argv[i].len ? 128 - args.len
+                                                                            : c->argv[i].len),
+                   c->argv[i].ptr);
+    reply_errorf(c, "ERR unknown command '%.*s', with args beginning with: %s",
+                 (int)(c->argv[0].len > 128 ? 128 : c->argv[0].len), c->argv[0].ptr,
+                 args.data ? args.data : "");
+    buf_deinit(&args);
+}
+
+static void reject_subcommand(client_t *c, const command_t *parent)
+{
+    char up[48];
+    size_t i = 0;
+    for (; parent->name[i] && i < sizeof(up) - 1; i++)
+        up[i] = (char)toupper((unsigned char)parent->name[i]);
+    up[i] = '\0';
+    reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                 (int)(c->argv[1].len > 128 ? 128 : c->argv[1].len), c->argv[1].ptr, up);
+}
+
+static int arity_ok(const command_t *cmd, int argc)
+{
+    return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
+}
+
+/* Finds and checks the command; replies and returns NULL when it is rejected. */
+static const command_t *resolve(client_t *c)
+{
+    const command_t *cmd = command_lookup(&c->argv[0]);
+    if (!cmd) {
+        reject_unknown(c);
+        return NULL;
+    }
+    if (cmd->subcommands && c->argc >= 2) {
+        const command_t *sub = command_lookup_sub(cmd, &c->argv[1]);
+        if (!sub) {
+            reject_subcommand(c, cmd);
+            return NULL;
+        }
+        cmd = sub;
+    }
+    c->cmd = cmd;
+    if (!arity_ok(cmd, c->argc)) {
+        reply_arity_error(c);
+        return NULL;
+    }
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
+        reply_error(c, "NOAUTH Authentication required.");
+        return NULL;
+    }
+    if (pubsub_reject_or_reply(c, cmd)) return NULL;
+    return cmd;
+}
+
+void command_call(client_t *c)
+{
+    const command_t *cmd = c->cmd;
+    long long t0 = time_us();
+    long long saved_now = db_now_ms;
+    if (!saved_now) db_now_ms = t0 / 1000;
+    c->last_cmd_ms = t0 / 1000;
+    uint32_t in_call = c->flags & CLIENT_IN_CALL;
+    c->flags |= CLIENT_IN_CALL;
+    introspect_before_call(c);
+    cmd->proc(c);
+    c->flags = (c->flags & ~(uint32_t)CLIENT_IN_CALL) | in_call;
+    db_now_ms = saved_now;
+    long long us = time_us() - t0;
+    introspect_after_call(c, us);
+    command_t *m = (command_t *)cmd;
+    m->calls++;
+    m->usec += (uint64_t)us;
+    srv.stat.numcommands++;
+}
+
+int command_dispatch(client_t *c)
+{
+    c->cmd = NULL;
+    const command_t *cmd = resolve(c);
+    if (!cmd) {
+        if (c->cmd) ((command_t *)c->cmd)->rejected_calls++;
+        c->cmd = NULL;
+        multi_flag_error(c);
+        return -1;
+    }
+    if (multi_should_queue(c, cmd)) {
+        multi_queue(c);
+    } else if (introspect_paused(cmd)) {
+        block_postpone(c);
+    } else {
+        command_call(c);
+        c->lastcmd = cmd;
+        block_handle_ready();
+    }
+    c->cmd = NULL;
+    if (c->flags & CLIENT_REPLY_SKIP) c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP;
+    if (c->flags & CLIENT_REPLY_SKIP_NEXT) {
+        c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP_NEXT;
+        c->flags |= CLIENT_REPLY_SKIP;
+    }
+    return 0;
+}

@@ -1,0 +1,79 @@
+/* command.h - the command table: one row per command (and per subcommand).
+ *
+ * Each group of commands lives in its own server/cmd_<group>.c and exports one table ending
+ * with a row whose name is NULL; command.c lists the tables. COMMAND INFO/DOCS/COUNT/LIST and
+ * key extraction read the rows. Arity as Redis: N means exactly N arguments counting the name,
+ * -N at least N. */
+#ifndef CTE_SERVER_COMMAND_H
+#define CTE_SERVER_COMMAND_H
+
+#include "server/client.h"
+
+#include <stdint.h>
+
+enum cmd_flag {
+    CMD_WRITE = 1 << 0,
+    CMD_READONLY = 1 << 1,
+    CMD_DENYOOM = 1 << 2,
+    CMD_ADMIN = 1 << 3,
+    CMD_PUBSUB = 1 << 4,
+    CMD_NOSCRIPT = 1 << 5,
+    CMD_BLOCKING = 1 << 6,
+    CMD_LOADING = 1 << 7,
+    CMD_STALE = 1 << 8,
+    CMD_SKIP_MONITOR = 1 << 9,
+    CMD_FAST = 1 << 10,
+    CMD_NO_AUTH = 1 << 11,
+    CMD_MAY_REPLICATE = 1 << 12,
+    CMD_NO_MULTI = 1 << 13,
+    CMD_ALLOW_BUSY = 1 << 14,
+    CMD_MOVABLE_KEYS = 1 << 15, /* key positions depend on arguments (getkeys callback) */
+    CMD_SENTINEL = 1 << 16,
+};
+
+typedef void cmd_proc_t(client_t *c);
+/* For CMD_MOVABLE_KEYS: writes the argv indexes of keys into pos (up to max), returns count. */
+typedef int cmd_getkeys_t(int argc, const resp_arg_t *argv, int *pos, int max);
+
+typedef struct command {
+    const char *name; /* lower case */
+    cmd_proc_t *proc;
+    int arity;
+    uint32_t flags;
+    int first_key, last_key, key_step; /* 0,0,0 for no keys; last -1 means the last arg */
+    const char *group;                 /* "string", "generic", "hash", "sorted-set", ... */
+    const char *since;
+    const char *summary;
+    const char *complexity;
+    const char *acl; /* ACL categories besides the group's, e.g. "@fast" — informative */
+    const struct command *subcommands; /* NULL-name terminated, or NULL */
+    cmd_getkeys_t *getkeys;
+    /* filled at start-up */
+    struct command *parent;
+    char fullname[48];
+    uint64_t calls, usec, rejected_calls, failed_calls;
+} command_t;
+
+/* The tables, one per group (each in server/cmd_<group>.c). */
+extern command_t cmds_connection[], cmds_server[], cmds_keys[], cmds_string[], cmds_hash[],
+    cmds_zset[], cmds_list[], cmds_set[], cmds_multi[], cmds_pubsub[], cmds_introspect[];
+
+/* Builds the lookup table; call once at start. */
+void command_table_init(void);
+/* The command (or subcommand, when argv[1] names one) for argv, or NULL. */
+const command_t *command_lookup(const resp_arg_t *name);
+const command_t *command_lookup_sub(const command_t *parent, const resp_arg_t *name);
+/* Calls fn for every top-level command. */
+void command_foreach(void (*fn)(void *ud, const command_t *cmd), void *ud);
+size_t command_count(void);
+/* Key positions of argv for cmd (static ranges or getkeys); returns the count. */
+int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max);
+
+/* Runs c->cmd with c->argv now, keeping its statistics (the dispatcher and EXEC use it). */
+void command_call(client_t *c);
+
+/* Parses and checks the command in c->argv (lookup, arity, auth) and runs it, with stats.
+ * Replies with the error and returns -1 if the command was rejected. */
+int command_dispatch(client_t *c);
+
+#endif

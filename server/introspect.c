@@ -1,0 +1,494 @@
+/* introspect.c - slow log, latency monitor, MONITOR feed and CLIENT PAUSE (see introspect.h).
+ *
+ * The slow log is a ring of the last slowlog-max-len entries, newest first; each entry keeps at
+ * most 32 arguments of at most 128 bytes, as Redis. The latency monitor keeps, per event
+ * ("command", "fast-command"), the latest sample, the maximum and a history of 160 samples. */
+#include "server/introspect.h"
+
+#include "common/alloc.h"
+#include "common/util.h"
+#include "server/block.h"
+#include "server/reply.h"
+#include "server/server.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SLOWLOG_MAX_ARGS 32
+#define SLOWLOG_MAX_ARG_LEN 128
+
+typedef struct slow_entry {
+    long long id, time_s, duration_us;
+    int argc;
+    char **argv;
+    size_t *lens;
+    char peer[64];
+    char *name;
+} slow_entry_t;
+
+static slow_entry_t *slowlog; /* ring, capacity slow_cap */
+static long long slow_len, slow_cap, slow_head, slow_next_id;
+
+typedef struct latency_event {
+    const char *name;
+    struct {
+        long long time_s, ms;
+    } samples[160];
+    int n, idx;
+    long long max_ms;
+} latency_event_t;
+
+static latency_event_t latency_events[] = {{"command"}, {"fast-command"}};
+#define NLATENCY ((int)(sizeof(latency_events) / sizeof(latency_events[0])))
+
+static client_t **monitors;
+static int nmonitors, capmonitors;
+
+static long long pause_until_ms;
+static int pause_all; /* 1: ALL, 0: WRITE */
+static int paused;
+
+/* ---- slow log ---- */
+
+static void slow_free(slow_entry_t *e)
+{
+    for (int i = 0; i < e->argc; i++) xfree(e->argv[i]);
+    xfree(e->argv);
+    xfree(e->lens);
+    xfree(e->name);
+    memset(e, 0, sizeof(*e));
+}
+
+static void slow_reset(void)
+{
+    for (long long i = 0; i < slow_cap; i++) slow_free(&slowlog[i]);
+    slow_len = slow_head = 0;
+}
+
+static void slow_resize(long long cap)
+{
+    if (cap == slow_cap) return;
+    slow_reset();
+    xfree(slowlog);
+    slowlog = cap > 0 ? xcalloc((size_t)cap, sizeof(*slowlog)) : NULL;
+    slow_cap = cap;
+}
+
+static void slow_add(client_t *c, long long duration_us)
+{
+    slow_resize(srv.cfg.slowlog_max_len);
+    if (slow_cap == 0) return;
+    slow_head = (slow_head + slow_cap - 1) % slow_cap;
+    slow_entry_t *e = &slowlog[slow_head];
+    slow_free(e);
+    e->id = slow_next_id++;
+    e->time_s = time_ms() / 1000;
+    e->duration_us = duration_us;
+    int argc = c->argc > SLOWLOG_MAX_ARGS ? SLOWLOG_MAX_ARGS : c->argc;
+    e->argc = argc;
+    e->argv = xmalloc(sizeof(char *) * (size_t)argc);
+    e->lens = xmalloc(sizeof(size_t) * (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        char more[64];
+        if (argc != c->argc && i == argc - 1) {
+            int n = snprintf(more, sizeof(more), "... (%d more arguments)", c->argc - argc + 1);
+            e->argv[i] = xmemdup(more, (size_t)n);
+            e->lens[i] = (size_t)n;
+        } else if (c->argv[i].len > SLOWLOG_MAX_ARG_LEN) {
+            int n = snprintf(more, sizeof(more), "... (%zu more bytes)",
+                             c->argv[i].len - SLOWLOG_MAX_ARG_LEN);
+            char *s = xmalloc(SLOWLOG_MAX_ARG_LEN + (size_t)n + 1);
+            memcpy(s, c->argv[i].ptr, SLOWLOG_MAX_ARG_LEN);
+            memcpy(s + SLOWLOG_MAX_ARG_LEN, more, (size_t)n + 1);
+            e->argv[i] = s;
+            e->lens[i] = SLOWLOG_MAX_ARG_LEN + (size_t)n;
+        } else {
+            e->argv[i] = xmemdup(c->argv[i].ptr, c->argv[i].len);
+            e->lens[i] = c->argv[i].len;
+        }
+    }
+    char local[64];
+    e->peer[0] = '\0';
+    if (c->ops && c->ops->addr) c->ops->addr(c, e->peer, sizeof(e->peer), local, sizeof(local));
+    e->name = xstrdup(c->name ? c->name : "");
+    if (slow_len < slow_cap) slow_len++;
+}
+
+static void slowlog_get_cmd(client_t *c)
+{
+    long long count = 10;
+    if (c->argc == 3) {
+        if (arg_range_or_reply(c, &c->argv[2], -1, LLONG_MAX, &count,
+                               "ERR count should be greater than or equal to -1") < 0)
+            return;
+        if (count == -1) count = slow_len;
+    } else if (c->argc > 3) {
+        reply_arity_error(c);
+        return;
+    }
+    if (count > slow_len) count = slow_len;
+    reply_array(c, count);
+    for (long long i = 0; i < count; i++) {
+        slow_entry_t *e = &slowlog[(slow_head + i) % slow_cap];
+        reply_array(c, 6);
+        reply_int(c, e->id);
+        reply_int(c, e->time_s);
+        reply_int(c, e->duration_us);
+        reply_array(c, e->argc);
+        for (int j = 0; j < e->argc; j++) reply_bulk(c, e->argv[j], e->lens[j]);
+        reply_bulk_cstr(c, e->peer);
+        reply_bulk_cstr(c, e->name);
+    }
+}
+
+static void slowlog_len_cmd(client_t *c)
+{
+    reply_int(c, slow_len);
+}
+
+static void slowlog_reset_cmd(client_t *c)
+{
+    slow_reset();
+    reply_ok(c);
+}
+
+static void help(client_t *c, const char *const *lines, size_t n)
+{
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+}
+
+static void slowlog_help_cmd(client_t *c)
+{
+    static const char *const lines[] = {
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Print this help.",
+    };
+    help(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+/* ---- latency monitor ---- */
+
+static void latency_add(latency_event_t *ev, long long ms)
+{
+    long long now = time_ms() / 1000;
+    int last = (ev->idx + 159) % 160;
+    if (ev->n && ev->samples[last].time_s == now) {
+        if (ms > ev->samples[last].ms) ev->samples[last].ms = ms;
+    } else {
+        ev->samples[ev->idx].time_s = now;
+        ev->samples[ev->idx].ms = ms;
+        ev->idx = (ev->idx + 1) % 160;
+        if (ev->n < 160) ev->n++;
+    }
+    if (ms > ev->max_ms) ev->max_ms = ms;
+}
+
+static void latency_latest_cmd(client_t *c)
+{
+    int n = 0;
+    for (int i = 0; i < NLATENCY; i++) n += latency_events[i].n > 0;
+    reply_array(c, n);
+    for (int i = 0; i < NLATENCY; i++) {
+        latency_event_t *ev = &latency_events[i];
+        if (!ev->n) continue;
+        int last = (ev->idx + 159) % 160;
+        reply_array(c, 4);
+        reply_bulk_cstr(c, ev->name);
+        reply_int(c, ev->samples[last].time_s);
+        reply_int(c, ev->samples[last].ms);
+        reply_int(c, ev->max_ms);
+    }
+}
+
+static latency_event_t *find_event(const resp_arg_t *a)
+{
+    for (int i = 0; i < NLATENCY; i++)
+        if (arg_is(a, latency_events[i].name)) return &latency_events[i];
+    return NULL;
+}
+
+static void latency_history_cmd(client_t *c)
+{
+    latency_event_t *ev = find_event(&c->argv[2]);
+    if (!ev || !ev->n) {
+        reply_array(c, 0);
+        return;
+    }
+    reply_array(c, ev->n);
+    int first = ev->n < 160 ? 0 : ev->idx;
+    for (int i = 0; i < ev->n; i++) {
+        int k = (first + i) % 160;
+        reply_array(c, 2);
+        reply_int(c, ev->samples[k].time_s);
+        reply_int(c, ev->samples[k].ms);
+    }
+}
+
+static void latency_reset_cmd(client_t *c)
+{
+    long long n = 0;
+    for (int i = 0; i < NLATENCY; i++) {
+        latency_event_t *ev = &latency_events[i];
+        int named = c->argc == 2;
+        for (int j = 2; j < c->argc; j++) named |= arg_is(&c->argv[j], ev->name);
+        if (!named || !ev->n) continue;
+        ev->n = ev->idx = 0;
+        ev->max_ms = 0;
+        n++;
+    }
+    reply_int(c, n);
+}
+
+static void latency_doctor_cmd(client_t *c)
+{
+    buf_t b;
+    buf_init(&b);
+    int any = 0;
+    for (int i = 0; i < NLATENCY; i++) {
+        latency_event_t *ev = &latency_events[i];
+        if (!ev->n) continue;
+        any = 1;
+        buf_printf(&b, "%s: %d latency spikes (max %lld milliseconds).\n", ev->name, ev->n,
+                   ev->max_ms);
+    }
+    if (!any)
+        buf_append_str(&b, srv.cfg.latency_monitor_threshold
+                               ? "No latency spikes were observed.\n"
+                               : "The latency monitor is disabled: set "
+                                 "latency-monitor-threshold to a number of milliseconds.\n");
+    reply_verbatim(c, b.data, b.len, "txt");
+    buf_deinit(&b);
+}
+
+static void latency_help_cmd(client_t *c)
+{
+    static const char *const lines[] = {
+        "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DOCTOR",
+        "    Return a human readable latency analysis report.",
+        "HISTORY <event>",
+        "    Return time-latency samples for the <event> class.",
+        "LATEST",
+        "    Return the latest latency samples for all events.",
+        "RESET [<event> ...]",
+        "    Reset latency data of one or more <event> classes.",
+        "    (default: reset all data for all event classes)",
+        "HELP",
+        "    Print this help.",
+    };
+    help(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+/* ---- MONITOR ---- */
+
+static void monitor_cmd(client_t *c)
+{
+    if (c->flags & CLIENT_MONITOR) return;
+    if (c->flags & CLIENT_MULTI) {
+        reply_error(c, "ERR MONITOR isn't allowed inside a transaction");
+        return;
+    }
+    if (nmonitors == capmonitors) {
+        capmonitors = capmonitors ? capmonitors * 2 : 4;
+        monitors = xrealloc(monitors, sizeof(client_t *) * (size_t)capmonitors);
+    }
+    monitors[nmonitors++] = c;
+    c->flags |= CLIENT_MONITOR;
+    reply_ok(c);
+}
+
+void introspect_forget_monitor(client_t *c)
+{
+    for (int i = 0; i < nmonitors; i++) {
+        if (monitors[i] == c) {
+            memmove(&monitors[i], &monitors[i + 1], sizeof(client_t *) * (size_t)(nmonitors - i - 1));
+            nmonitors--;
+            break;
+        }
+    }
+    c->flags &= ~(uint32_t)CLIENT_MONITOR;
+}
+
+int introspect_monitors(void)
+{
+    return nmonitors;
+}
+
+static void append_quoted(buf_t *b, const char *p, size_t len)
+{
+    buf_push(b, '"');
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        switch (ch) {
+        case '\\': buf_append(b, "\\\\", 2); break;
+        case '"': buf_append(b, "\\\"", 2); break;
+        case '\n': buf_append(b, "\\n", 2); break;
+        case '\r': buf_append(b, "\\r", 2); break;
+        case '\t': buf_append(b, "\\t", 2); break;
+        case '\a': buf_append(b, "\\a", 2); break;
+        case '\b': buf_append(b, "\\b", 2); break;
+        default:
+            if (isprint(ch)) buf_push(b, (char)ch);
+            else buf_printf(b, "\\x%02x", ch);
+        }
+    }
+    buf_push(b, '"');
+}
+
+void introspect_before_call(client_t *c)
+{
+    if (!nmonitors || (c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
+    buf_t b;
+    buf_init(&b);
+    long long us = time_us();
+    char peer[128] = "", local[128];
+    if (c->flags & CLIENT_UNIX_SOCKET) snprintf(peer, sizeof(peer), "unix:%s", srv.cfg.unixsocket);
+    else if (c->ops && c->ops->addr) c->ops->addr(c, peer, sizeof(peer), local, sizeof(local));
+    else snprintf(peer, sizeof(peer), "lua");
+    buf_printf(&b, "+%lld.%06lld [%d %s]", us / 1000000, us % 1000000, c->dbid, peer);
+    for (int i = 0; i < c->argc; i++) {
+        buf_push(&b, ' ');
+        append_quoted(&b, c->argv[i].ptr, c->argv[i].len);
+    }
+    buf_append(&b, "\r\n", 2);
+    for (int i = 0; i < nmonitors; i++)
+        if (monitors[i] != c) reply_proto(monitors[i], b.data, b.len);
+    buf_deinit(&b);
+}
+
+void introspect_after_call(client_t *c, long long duration_us)
+{
+    long long threshold = srv.cfg.slowlog_log_slower_than;
+    if (threshold >= 0 && duration_us >= threshold && !(c->cmd->flags & CMD_SKIP_MONITOR))
+        slow_add(c, duration_us);
+    long long lat = srv.cfg.latency_monitor_threshold;
+    if (lat > 0 && duration_us / 1000 >= lat)
+        latency_add(&latency_events[(c->cmd->flags & CMD_FAST) ? 1 : 0], duration_us / 1000);
+}
+
+/* ---- CLIENT PAUSE / UNPAUSE ---- */
+
+int introspect_paused(const command_t *cmd)
+{
+    if (!paused) return 0;
+    if (pause_all) return 1;
+    /* WRITE mode holds back writes and commands that may write (as Redis) */
+    return (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+}
+
+static void unpause(void)
+{
+    paused = 0;
+    pause_until_ms = 0;
+    block_release_postponed();
+}
+
+int introspect_pause_check(long long now_ms)
+{
+    if (paused && now_ms >= pause_until_ms) {
+        unpause();
+        return 1;
+    }
+    return 0;
+}
+
+void client_pause_cmd(client_t *c)
+{
+    long long ms;
+    if (arg_ll_or_reply(c, &c->argv[2], &ms, "ERR timeout is not an integer or out of range") < 0)
+        return;
+    if (ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return;
+    }
+    int all = 1;
+    if (c->argc == 4) {
+        if (arg_is(&c->argv[3], "WRITE")) all = 0;
+        else if (!arg_is(&c->argv[3], "ALL")) {
+            reply_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    } else if (c->argc > 4) {
+        reply_syntax_error(c);
+        return;
+    }
+    long long until = time_ms() + ms;
+    /* a longer or stricter pause wins, as Redis */
+    if (!paused || until > pause_until_ms) pause_until_ms = until;
+    if (!paused || all) pause_all = all;
+    paused = 1;
+    reply_ok(c);
+}
+
+void client_unpause_cmd(client_t *c)
+{
+    unpause();
+    reply_ok(c);
+}
+
+void introspect_deinit(void)
+{
+    slow_resize(0);
+    xfree(monitors);
+    monitors = NULL;
+    nmonitors = capmonitors = 0;
+    for (int i = 0; i < NLATENCY; i++) latency_events[i].n = latency_events[i].idx = 0;
+    paused = 0;
+}
+
+static command_t slowlog_sub[] = {
+    {"get", slowlog_get_cmd, -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.2.12",
+     "Returns the slow log's entries.", "O(N) where N is the number of entries returned"},
+    {"len", slowlog_len_cmd, 2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.2.12",
+     "Returns the number of entries in the slow log.", "O(1)"},
+    {"reset", slowlog_reset_cmd, 2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
+     "2.2.12", "Clears all entries from the slow log.",
+     "O(N) where N is the number of entries in the slowlog"},
+    {"help", slowlog_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "6.2.0",
+     "Show helpful text about the different subcommands", "O(1)"},
+    {NULL},
+};
+
+static command_t latency_sub[] = {
+    {"latest", latency_latest_cmd, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "server", "2.8.13", "Returns the latest latency samples for all events.",
+     "O(1)"},
+    {"history", latency_history_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0,
+     0, 0, "server", "2.8.13", "Returns timestamp-latency samples for an event.", "O(1)"},
+    {"reset", latency_reset_cmd, -2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "server", "2.8.13", "Resets the latency data for one or more events.", "O(1)"},
+    {"doctor", latency_doctor_cmd, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "server", "2.8.13", "Returns a human-readable latency analysis report.", "O(1)"},
+    {"help", latency_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+     "Returns helpful text about the different subcommands.", "O(1)"},
+    {NULL},
+};
+
+static void container_cmd(client_t *c)
+{
+    reply_arity_error(c);
+}
+
+command_t cmds_introspect[] = {
+    {"slowlog", container_cmd, -2, 0, 0, 0, 0, "server", "2.2.12",
+     "A container for slow log commands.", "Depends on subcommand.", NULL, slowlog_sub},
+    {"latency", container_cmd, -2, 0, 0, 0, 0, "server", "2.8.13",
+     "A container for latency diagnostics commands.", "Depends on subcommand.", NULL,
+     latency_sub},
+    {"monitor", monitor_cmd, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "1.0.0", "Listens for all requests received by the server in real-time.", ""},
+    {NULL},
+};

@@ -1,0 +1,168 @@
+/* main.c - process start-up: settings, the libuv loop, signals, systemd readiness.
+ *
+ * Order: config (embedded default or file, then command-line overrides; a bad setting stops
+ * the start with a message), log, working directory, keyspace, listeners, then READY=1 to
+ * systemd. SIGTERM/SIGINT and SHUTDOWN stop the loop; listeners close and the Unix socket file
+ * is removed before exit. */
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "server/net.h"
+#include "server/server.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <uv.h>
+
+#define CTE_VERSION "0.1.0"
+
+static uv_loop_t loop;
+static uv_timer_t cron_timer;
+static uv_signal_t sig_term, sig_int;
+
+/* Sends one state line to systemd's NOTIFY_SOCKET, if there is one (Type=notify). */
+static void notify_systemd(const char *state)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    if (!path || !*path || strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) return;
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path));
+    if (sa.sun_path[0] == '@') sa.sun_path[0] = '\0';
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+    if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+        log_warning("systemd notify failed: %s", strerror(errno));
+    close(fd);
+}
+
+static void stop_server(const char *why)
+{
+    log_warning("%s", why);
+    notify_systemd("STOPPING=1");
+    uv_timer_stop(&cron_timer);
+    uv_signal_stop(&sig_term);
+    uv_signal_stop(&sig_int);
+    net_stop();
+    uv_stop(&loop);
+}
+
+static void on_cron(uv_timer_t *t)
+{
+    server_cron();
+    if (srv.shutdown_asap) stop_server("User requested shutdown...");
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    stop_server(signum == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                 : "Received SIGTERM scheduling shutdown...");
+}
+
+/* Raises the descriptor limit to fit maxclients, as Redis does. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)srv.cfg.maxclients + 32;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return;
+    rlim_t cur = want < rl.rlim_max ? want : rl.rlim_max;
+    rl.rlim_cur = cur;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || cur < want)
+        log_warning("Could raise the open files limit only to %lu (maxclients %d needs %lu)",
+                    (unsigned long)cur, srv.cfg.maxclients, (unsigned long)want);
+}
+
+static int level_of(const config_t *cfg)
+{
+    return cfg->loglevel;
+}
+
+static void usage(void)
+{
+    printf("Usage: cte-server [/path/to/cte.yaml] [options]\n"
+           "       cte-server --config FILE [--<key> <value> ...] [--tier NAME:KIND:CAP[:PATH[:SCORE]]]\n"
+           "       cte-server --config-doc   (prints the configuration reference)\n"
+           "       cte-server -v | --version\n");
+}
+
+int main(int argc, char **argv)
+{
+    char err[1024];
+    if (argc > 1 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
+        printf("cte-server v=%s malloc=%s\n", CTE_VERSION, alloc_name());
+        return 0;
+    }
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage();
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--config-doc")) {
+        buf_t doc;
+        buf_init(&doc);
+        config_doc_markdown(&doc);
+        fwrite(doc.data, 1, doc.len, stdout);
+        buf_deinit(&doc);
+        return 0;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    config_init(&srv.cfg);
+    if (config_apply_args(&srv.cfg, argc, argv, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cte-server: %s\n", err);
+        return 1;
+    }
+    srv.executable = argv[0];
+    if (log_open(srv.cfg.logfile, level_of(&srv.cfg)) < 0) {
+        fprintf(stderr, "cte-server: can't open the log file %s: %s\n", srv.cfg.logfile,
+                strerror(errno));
+        return 1;
+    }
+    if (srv.cfg.dir && *srv.cfg.dir) {
+        mkdir(srv.cfg.dir, 0750);
+        if (chdir(srv.cfg.dir) != 0) {
+            log_warning("Can't chdir to '%s': %s", srv.cfg.dir, strerror(errno));
+            return 1;
+        }
+    }
+    raise_fd_limit();
+    uv_loop_init(&loop);
+    srv.loop = &loop;
+    server_init();
+    log_notice("cte-server %s starting, pid=%d", CTE_VERSION, (int)getpid());
+    if (net_start() < 0) {
+        log_warning("Failed listening on the configured addresses, exiting.");
+        return 1;
+    }
+    uv_timer_init(&loop, &cron_timer);
+    uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
+    uv_signal_init(&loop, &sig_term);
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_init(&loop, &sig_int);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    if (srv.cfg.pidfile && *srv.cfg.pidfile) {
+        FILE *f = fopen(srv.cfg.pidfile, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+    log_notice("Ready to accept connections tcp port=%d unixsocket=%s", srv.tcp_port,
+               srv.cfg.unixsocket ? srv.cfg.unixsocket : "");
+    notify_systemd("READY=1\nSTATUS=Ready to accept connections");
+    uv_run(&loop, UV_RUN_DEFAULT);
+    /* let close callbacks run */
+    uv_run(&loop, UV_RUN_NOWAIT);
+    if (srv.cfg.pidfile && *srv.cfg.pidfile) unlink(srv.cfg.pidfile);
+    log_warning("cte-server is now ready to exit, bye bye...");
+    return 0;
+}

@@ -1,0 +1,458 @@
+/* net.c - the socket transport: TCP and Unix listeners on the libuv loop.
+ *
+ * Each connection is a conn_t that owns a libuv stream and points at its client_t. Reads go
+ * straight into the client's query buffer (alloc_cb hands out its free tail), then the client
+ * parses and runs what arrived. Replies wait in client->out until the end of the loop turn
+ * (a uv_check handle, like Redis's beforeSleep), then leave with one uv_try_write (writev);
+ * whatever the socket does not take moves to an in-flight buffer owned by a uv_write request,
+ * and new replies keep going to client->out meanwhile, so replies stay in order.
+ * Only this file and main.c include uv.h. Runs on the loop thread. */
+#include "server/net.h"
+
+#include "common/alloc.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "server/block.h"
+#include "server/reply.h"
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#define READ_CHUNK (16 * 1024)
+
+typedef struct conn {
+    union {
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+        uv_handle_t handle;
+        uv_stream_t stream;
+    } h;
+    client_t *c;
+    uv_write_t wreq;
+    buf_t inflight; /* bytes handed to uv_write, not yet confirmed */
+    int writing;
+    int closing;
+} conn_t;
+
+typedef struct listener {
+    union {
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+        uv_handle_t handle;
+        uv_stream_t stream;
+    } h;
+    int is_unix;
+    struct listener *next;
+} listener_t;
+
+static listener_t *listeners;
+static uv_check_t flush_check;
+static uv_prepare_t flush_prepare;
+static uv_timer_t block_timer; /* fires at the earliest deadline of a blocked client */
+static char unix_path[512];
+
+static void conn_want_write(client_t *c);
+static void conn_close(client_t *c);
+static void conn_addr(client_t *c, char *peer, size_t peerlen, char *local, size_t locallen);
+
+static const transport_ops_t socket_ops = {conn_want_write, conn_close, conn_addr};
+
+static void on_closed(uv_handle_t *h)
+{
+    conn_t *conn = h->data;
+    if (conn->c) client_free(conn->c);
+    buf_deinit(&conn->inflight);
+    xfree(conn);
+}
+
+static void conn_close(client_t *c)
+{
+    conn_t *conn = c->conn;
+    if (!conn || conn->closing) return;
+    conn->closing = 1;
+    c->flags |= CLIENT_CLOSE_ASAP;
+    uv_read_stop(&conn->h.stream);
+    uv_close(&conn->h.handle, on_closed);
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+    }
+    snprintf(out, len, "%s:%d", ip, port);
+}
+
+static void conn_addr(client_t *c, char *peer, size_t peerlen, char *local, size_t locallen)
+{
+    conn_t *conn = c->conn;
+    if (c->flags & CLIENT_UNIX_SOCKET) {
+        snprintf(peer, peerlen, "%s:0", unix_path);
+        snprintf(local, locallen, "%s:0", unix_path);
+        return;
+    }
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (uv_tcp_getpeername(&conn->h.tcp, (struct sockaddr *)&ss, &n) == 0)
+        format_addr(&ss, peer, peerlen);
+    n = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (uv_tcp_getsockname(&conn->h.tcp, (struct sockaddr *)&ss, &n) == 0)
+        format_addr(&ss, local, locallen);
+}
+
+static size_t pending_bytes(conn_t *conn)
+{
+    return conn->c->out.len + conn->inflight.len;
+}
+
+/* Client output buffer limits (the normal class): 1 if c must be dropped. */
+static int over_output_limit(client_t *c, size_t pending)
+{
+    const config_t *cfg = &srv.cfg;
+    unsigned long long hard = (unsigned long long)cfg->client_obuf_limits[CONFIG_CLIENT_NORMAL].hard_bytes,
+                       soft = (unsigned long long)cfg->client_obuf_limits[CONFIG_CLIENT_NORMAL].soft_bytes;
+    if (hard && pending > hard) return 1;
+    if (!soft || pending <= soft) {
+        c->out_soft_since_ms = 0;
+        return 0;
+    }
+    long long now = time_ms();
+    if (!c->out_soft_since_ms) c->out_soft_since_ms = (uint64_t)now;
+    return now - (long long)c->out_soft_since_ms >
+           cfg->client_obuf_limits[CONFIG_CLIENT_NORMAL].soft_seconds * 1000;
+}
+
+static void on_written(uv_write_t *req, int status);
+
+static void conn_flush(conn_t *conn)
+{
+    client_t *c = conn->c;
+    if (conn->closing || conn->writing) return;
+    if (c->out.len) {
+        uv_buf_t b = uv_buf_init(c->out.data, (unsigned)c->out.len);
+        int n = uv_try_write(&conn->h.stream, &b, 1);
+        if (n == UV_EAGAIN) n = 0;
+        if (n < 0) {
+            conn_close(c);
+            return;
+        }
+        srv.stat.net_output_bytes += (uint64_t)n;
+        if ((size_t)n == c->out.len) {
+            buf_clear(&c->out);
+            if (c->out.cap > 64 * 1024) buf_deinit(&c->out);
+        } else {
+            /* the socket is full: hand the rest to libuv, keep appending to a fresh out */
+            buf_t rest = c->out;
+            c->out = conn->inflight;
+            buf_clear(&c->out);
+            conn->inflight = rest;
+            buf_consume(&conn->inflight, (size_t)n);
+            if (over_output_limit(c, pending_bytes(conn))) {
+                srv.stat.client_outbuf_limit_disconnections++;
+                log_notice("Client id=%llu scheduled to be closed ASAP for overcoming of output "
+                           "buffer limits.",
+                           (unsigned long long)c->id);
+                conn_close(c);
+                return;
+            }
+            uv_buf_t wb = uv_buf_init(conn->inflight.data, (unsigned)conn->inflight.len);
+            conn->writing = 1;
+            if (uv_write(&conn->wreq, &conn->h.stream, &wb, 1, on_written) < 0) {
+                conn->writing = 0;
+                conn_close(c);
+            }
+            return;
+        }
+    }
+    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) conn_close(c);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    conn_t *conn = req->handle->data;
+    conn->writing = 0;
+    if (status < 0 || conn->closing) {
+        if (!conn->closing) conn_close(conn->c);
+        return;
+    }
+    srv.stat.net_output_bytes += conn->inflight.len;
+    buf_clear(&conn->inflight);
+    if (conn->inflight.cap > 64 * 1024) buf_deinit(&conn->inflight);
+    conn_flush(conn);
+}
+
+static void conn_want_write(client_t *c)
+{
+    conn_t *conn = c->conn;
+    if (conn) conn_flush(conn);
+}
+
+void net_flush_pending(void)
+{
+    while (srv.pending_write) {
+        client_t *c = srv.pending_write;
+        srv.pending_write = c->pw_next;
+        c->pw_next = NULL;
+        c->flags &= ~(uint32_t)CLIENT_PENDING_WRITE;
+        if (c->ops && c->ops->want_write) c->ops->want_write(c);
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
+{
+    conn_t *conn = h->data;
+    client_t *c = conn->c;
+    size_t want = READ_CHUNK, need = resp_parser_need(&c->parser);
+    if (need > c->qbuf.len && need - c->qbuf.len > want) want = need - c->qbuf.len;
+    if (c->qbuf.cap - c->qbuf.len < want + 1 && buf_try_reserve(&c->qbuf, want) < 0) {
+        *b = uv_buf_init(NULL, 0);
+        return;
+    }
+    *b = uv_buf_init(c->qbuf.data + c->qbuf.len, (unsigned)(c->qbuf.cap - c->qbuf.len - 1));
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+{
+    conn_t *conn = s->data;
+    client_t *c = conn->c;
+    if (nread < 0) {
+        /* EOF or reset by peer (Jedis closes with RST): clean up quietly */
+        conn_close(c);
+        return;
+    }
+    if (nread == 0) return;
+    if (!b->base) {
+        log_warning("Closing client id=%llu: out of memory for its query buffer",
+                    (unsigned long long)c->id);
+        conn_close(c);
+        return;
+    }
+    c->qbuf.len += (size_t)nread;
+    c->qbuf.data[c->qbuf.len] = '\0';
+    srv.stat.net_input_bytes += (uint64_t)nread;
+    if (client_process_input(c) < 0 && !(c->flags & CLIENT_CLOSE_AFTER_REPLY)) {
+        log_notice("Closing client id=%llu that reached max query buffer length (qbuf %zu)",
+                   (unsigned long long)c->id, c->qbuf.len);
+        conn_close(c);
+        return;
+    }
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) uv_read_stop(&conn->h.stream);
+    if (c->qbuf.len == 0 && c->qbuf.cap > 256 * 1024) buf_deinit(&c->qbuf);
+}
+
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+               (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+    }
+    return 1;
+}
+
+static const char denied_msg[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from "
+    "the loopback interface. If you want to connect from external computers to Redis you may "
+    "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+    "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the "
+    "same host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    "you can just disable the protected mode by editing the Redis configuration file, and "
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    "started the server manually just for testing, restart it with the '--protected-mode no' "
+    "option. 4) Set up an authentication password for the default user. NOTE: You only need "
+    "to do one of the above things in order for the server to start accepting connections "
+    "from the outside.\r\n";
+
+/* Writes msg and closes: for connections refused before they become clients. */
+static void refuse(conn_t *conn, const char *msg)
+{
+    uv_buf_t b = uv_buf_init((char *)msg, (unsigned)strlen(msg));
+    uv_try_write(&conn->h.stream, &b, 1);
+    conn_close(conn->c);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    listener_t *l = server->data;
+    if (status < 0) return;
+    conn_t *conn = xcalloc(1, sizeof(*conn));
+    buf_init(&conn->inflight);
+    if (l->is_unix) uv_pipe_init(srv.loop, &conn->h.pipe, 0);
+    else uv_tcp_init(srv.loop, &conn->h.tcp);
+    conn->h.handle.data = conn;
+    if (uv_accept(server, &conn->h.stream) < 0) {
+        uv_close(&conn->h.handle, on_closed);
+        return;
+    }
+    uv_os_fd_t fd = -1;
+    uv_fileno(&conn->h.handle, &fd);
+    conn->c = client_new(&socket_ops, conn, fd);
+    srv.stat.numconnections++;
+    if (l->is_unix) conn->c->flags |= CLIENT_UNIX_SOCKET;
+    if (srv.nclients > (uint64_t)srv.cfg.maxclients) {
+        srv.stat.rejected_conn++;
+        refuse(conn, "-ERR max number of clients reached\r\n");
+        return;
+    }
+    if (!l->is_unix) {
+        uv_tcp_nodelay(&conn->h.tcp, 1);
+        if (srv.cfg.tcp_keepalive > 0) uv_tcp_keepalive(&conn->h.tcp, 1, srv.cfg.tcp_keepalive);
+        struct sockaddr_storage ss;
+        int n = sizeof(ss);
+        if (srv.cfg.protected_mode && (!srv.cfg.requirepass || !*srv.cfg.requirepass) &&
+            uv_tcp_getpeername(&conn->h.tcp, (struct sockaddr *)&ss, &n) == 0 &&
+            !is_loopback(&ss)) {
+            srv.stat.rejected_conn++;
+            refuse(conn, denied_msg);
+            return;
+        }
+    }
+    uv_read_start(&conn->h.stream, on_alloc, on_read);
+}
+
+static int listen_tcp(const char *addr, int port, int optional)
+{
+    struct sockaddr_storage ss;
+    if (uv_ip4_addr(addr, port, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&ss) != 0) {
+        log_warning("Invalid bind address '%s'", addr);
+        return -EINVAL;
+    }
+    listener_t *l = xcalloc(1, sizeof(*l));
+    uv_tcp_init(srv.loop, &l->h.tcp);
+    l->h.handle.data = l;
+    int rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss,
+                         ss.ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0);
+    if (rc == 0) rc = uv_listen(&l->h.stream, srv.cfg.tcp_backlog, on_connection);
+    if (rc < 0) {
+        if (!optional)
+            log_warning("Could not create server TCP listening socket %s:%d: %s", addr, port,
+                        uv_strerror(rc));
+        uv_close(&l->h.handle, (uv_close_cb)xfree);
+        return optional ? 0 : rc;
+    }
+    if (port == 0) {
+        int n = sizeof(ss);
+        uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&ss, &n);
+        srv.tcp_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                     : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    l->next = listeners;
+    listeners = l;
+    return 0;
+}
+
+static int listen_unix(const char *path, int perm)
+{
+    listener_t *l = xcalloc(1, sizeof(*l));
+    l->is_unix = 1;
+    uv_pipe_init(srv.loop, &l->h.pipe, 0);
+    l->h.handle.data = l;
+    unlink(path);
+    int rc = uv_pipe_bind(&l->h.pipe, path);
+    if (rc == 0) rc = uv_listen(&l->h.stream, srv.cfg.tcp_backlog, on_connection);
+    if (rc < 0) {
+        log_warning("Failed opening Unix socket %s: %s", path, uv_strerror(rc));
+        uv_close(&l->h.handle, (uv_close_cb)xfree);
+        return rc;
+    }
+    if (perm) chmod(path, (mode_t)perm);
+    snprintf(unix_path, sizeof(unix_path), "%s", path);
+    l->next = listeners;
+    listeners = l;
+    return 0;
+}
+
+static void on_check(uv_check_t *h)
+{
+    net_flush_pending();
+}
+
+static void on_block_timer(uv_timer_t *t)
+{
+    block_check_timeouts(time_ms());
+    net_flush_pending();
+}
+
+static void on_prepare(uv_prepare_t *h)
+{
+    net_flush_pending();
+    long long deadline = block_next_deadline();
+    if (!deadline) {
+        uv_timer_stop(&block_timer);
+        return;
+    }
+    long long wait = deadline - time_ms();
+    uv_timer_start(&block_timer, on_block_timer, wait > 0 ? (uint64_t)wait : 0, 0);
+}
+
+int net_start(void)
+{
+    const config_t *cfg = &srv.cfg;
+    int ntcp = 0;
+    srv.tcp_port = cfg->port;
+    if (cfg->port > 0) { /* port 0: no TCP, as Redis */
+        for (int i = 0; i < cfg->bind.count; i++) {
+            const char *a = cfg->bind.items[i];
+            int optional = a[0] == '-';
+            int rc = listen_tcp(optional ? a + 1 : a, cfg->port, optional);
+            if (rc < 0) return rc;
+            ntcp++;
+        }
+    }
+    if (cfg->unixsocket && cfg->unixsocket[0]) {
+        int rc = listen_unix(cfg->unixsocket, cfg->unixsocketperm);
+        if (rc < 0) return rc;
+    } else if (ntcp == 0) {
+        log_warning("Configured to not listen anywhere, exiting.");
+        return -EINVAL;
+    }
+    uv_timer_init(srv.loop, &block_timer);
+    uv_unref((uv_handle_t *)&block_timer);
+    uv_check_init(srv.loop, &flush_check);
+    uv_check_start(&flush_check, on_check);
+    uv_prepare_init(srv.loop, &flush_prepare);
+    uv_prepare_start(&flush_prepare, on_prepare);
+    uv_unref((uv_handle_t *)&flush_check);
+    uv_unref((uv_handle_t *)&flush_prepare);
+    return 0;
+}
+
+void net_stop(void)
+{
+    while (listeners) {
+        listener_t *l = listeners;
+        listeners = l->next;
+        uv_close(&l->h.handle, (uv_close_cb)xfree);
+    }
+    if (unix_path[0]) unlink(unix_path);
+    net_flush_pending();
+    for (client_t *c = srv.clients; c; c = c->next)
+        if (c->ops == &socket_ops) conn_close(c);
+    uv_timer_stop(&block_timer);
+    uv_check_stop(&flush_check);
+    uv_prepare_stop(&flush_prepare);
+}

@@ -1,0 +1,13 @@
+/* net.h - the socket transport (TCP and Unix) on the server's libuv loop. */
+#ifndef CTE_SERVER_NET_H
+#define CTE_SERVER_NET_H
+
+/* Opens the listeners from srv.cfg (bind list and port, unixsocket) on srv.loop and starts the
+ * end-of-turn flush of replies. Returns 0, or a negative libuv/errno code (logged). */
+int net_start(void);
+/* Closes the listeners (and the Unix socket file) and every socket client. */
+void net_stop(void);
+/* Hands every client with pending output to its transport. */
+void net_flush_pending(void);
+
+#endif

@@ -1,0 +1,64 @@
+/* reply.h - replies from commands to the client that sent them.
+ *
+ * Every function appends RESP (in the client's protocol version) to c->out and asks the
+ * transport to send it. Error helpers take the whole message after the '-', prefix included
+ * ("ERR ...", "WRONGTYPE ..."), and count it in errorstats. Functions ending in _or_reply
+ * reply with the standard error and return -1 when the argument is bad, else 0. */
+#ifndef CTE_SERVER_REPLY_H
+#define CTE_SERVER_REPLY_H
+
+#include "server/client.h"
+
+#include <stddef.h>
+
+/* Standard messages, as Redis 7.0 words them. */
+#define ERR_SYNTAX "ERR syntax error"
+#define ERR_NOT_INT "ERR value is not an integer or out of range"
+#define ERR_NOT_FLOAT "ERR value is not a valid float"
+#define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define ERR_NO_KEY "ERR no such key"
+#define ERR_OVERFLOW "ERR increment or decrement would overflow"
+#define ERR_DB_INDEX "ERR DB index is out of range"
+#define ERR_NOT_POSITIVE "ERR value is out of range, must be positive"
+
+void reply_ok(client_t *c);
+void reply_simple(client_t *c, const char *s); /* "+s" */
+void reply_error(client_t *c, const char *msg);
+void reply_errorf(client_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void reply_int(client_t *c, long long v);
+void reply_bulk(client_t *c, const void *p, size_t len);
+void reply_bulk_cstr(client_t *c, const char *s); /* NULL -> null reply */
+void reply_bulk_ll(client_t *c, long long v);     /* integer as a bulk string */
+void reply_null(client_t *c);                     /* "$-1" / "_" */
+void reply_null_array(client_t *c);               /* "*-1" / "_" */
+void reply_array(client_t *c, long long n);
+void reply_map(client_t *c, long long pairs); /* RESP2: array of 2*pairs */
+void reply_set(client_t *c, long long n);     /* RESP2: array */
+void reply_double(client_t *c, double d);
+void reply_bool(client_t *c, int v);
+void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext);
+/* An aggregate whose length is known later: returns a handle for reply_defer_finish. */
+size_t reply_defer(client_t *c);
+void reply_defer_finish(client_t *c, size_t handle, char kind, long long n); /* kind '*','%','~' */
+/* Raw protocol bytes (already RESP). */
+void reply_proto(client_t *c, const char *p, size_t len);
+/* "ERR wrong number of arguments for 'cmd' command" for the current command. */
+void reply_arity_error(client_t *c);
+void reply_wrongtype(client_t *c);
+void reply_syntax_error(client_t *c);
+
+/* Argument parsing helpers. */
+int arg_ll_or_reply(client_t *c, const resp_arg_t *a, long long *out, const char *msg);
+int arg_double_or_reply(client_t *c, const resp_arg_t *a, double *out, const char *msg);
+int arg_long_double_or_reply(client_t *c, const resp_arg_t *a, long double *out, const char *msg);
+/* A non-negative int within [min, max]: msg (or ERR_NOT_INT) on failure. */
+int arg_range_or_reply(client_t *c, const resp_arg_t *a, long long min, long long max,
+                       long long *out, const char *msg);
+/* 1 if a equals lit, ignoring case. */
+int arg_is(const resp_arg_t *a, const char *lit);
+
+/* The value of key if it exists with type, else NULL; replies WRONGTYPE and sets *err when
+ * it exists with another type. */
+kv_t *lookup_type_or_reply(client_t *c, const resp_arg_t *key, int type, int *err);
+
+#endif

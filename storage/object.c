@@ -1,0 +1,135 @@
+/* object.c - string values and the type-independent object functions (see object.h).
+ *
+ * Container types register their obj_ops_t rows from their own files, so this file does not
+ * grow with every encoding. */
+#include "storage/object.h"
+
+#include "common/alloc.h"
+#include "common/util.h"
+
+#include <assert.h>
+#include <string.h>
+
+storage_params_t storage_params = {
+    .hash_max_listpack_entries = 128,
+    .hash_max_listpack_value = 64,
+    .zset_max_listpack_entries = 128,
+    .zset_max_listpack_value = 64,
+    .set_max_intset_entries = 512,
+    .set_max_listpack_entries = 128,
+    .set_max_listpack_value = 64,
+    .list_max_listpack_size = -2,
+};
+
+uint32_t storage_lru_clock;
+
+const obj_ops_t *obj_types[8];
+
+str_obj_t *str_try_new(const void *p, size_t len, size_t cap)
+{
+    if (cap < len) cap = len;
+    if (cap > UINT32_MAX - 1) return NULL;
+    str_obj_t *s = try_malloc(sizeof(*s) + cap + 1);
+    if (!s) return NULL;
+    s->h.type = OBJ_STRING;
+    s->h.enc = ENC_RAW;
+    s->h.flags = 0;
+    s->h.lru = storage_lru_clock;
+    s->len = (uint32_t)len;
+    s->cap = (uint32_t)(alloc_size(s) - sizeof(*s) - 1);
+    if (p && len) memcpy(s->data, p, len);
+    else if (len) memset(s->data, 0, len);
+    s->data[len] = '\0';
+    return s;
+}
+
+str_obj_t *str_new(const void *p, size_t len)
+{
+    str_obj_t *s = str_try_new(p, len, len);
+    assert(s);
+    return s;
+}
+
+str_obj_t *str_from_ll(long long v)
+{
+    char buf[24];
+    size_t n = ll_to_str(buf, v);
+    return str_new(buf, n);
+}
+
+str_obj_t *str_grow(str_obj_t *s, size_t len)
+{
+    if (len <= s->len) return s;
+    if (len > s->cap) {
+        size_t cap = len < (1u << 20) ? len * 2 : len + (1u << 20);
+        if (cap > UINT32_MAX - 1) cap = len;
+        if (len > UINT32_MAX - 1) return NULL;
+        str_obj_t *n = try_realloc(s, sizeof(*s) + cap + 1);
+        if (!n) return NULL;
+        s = n;
+        s->cap = (uint32_t)(alloc_size(s) - sizeof(*s) - 1);
+    }
+    memset(s->data + s->len, 0, len - s->len);
+    s->len = (uint32_t)len;
+    s->data[len] = '\0';
+    return s;
+}
+
+int str_get_ll(const str_obj_t *s, long long *v)
+{
+    return s->len <= 20 && str_to_ll(s->data, s->len, v);
+}
+
+const char *str_encoding_name(const str_obj_t *s)
+{
+    long long v;
+    if (s->h.flags & STR_FLAG_RAW) return "raw";
+    if (!(s->h.flags & STR_FLAG_NOINT) && str_get_ll(s, &v)) return "int";
+    return s->len <= 44 ? "embstr" : "raw";
+}
+
+void obj_free(obj_t *o)
+{
+    if (!o) return;
+    if (o->type == OBJ_STRING) {
+        xfree(o);
+        return;
+    }
+    assert(obj_types[o->type] && obj_types[o->type]->free);
+    obj_types[o->type]->free(o);
+}
+
+obj_t *obj_dup(const obj_t *o)
+{
+    if (o->type == OBJ_STRING) {
+        const str_obj_t *s = (const str_obj_t *)o;
+        return &str_new(s->data, s->len)->h;
+    }
+    return obj_types[o->type]->dup(o);
+}
+
+const char *obj_type_name(int type)
+{
+    static const char *names[] = {"string", "list", "set", "zset", "hash", "tag"};
+    return type >= 0 && type < 6 ? names[type] : "none";
+}
+
+const char *obj_encoding_name(const obj_t *o)
+{
+    static const char *names[] = {"raw", "listpack", "hashtable", "skiplist", "intset",
+                                  "quicklist"};
+    if (o->type == OBJ_STRING) return str_encoding_name((const str_obj_t *)o);
+    return o->enc < 6 ? names[o->enc] : "unknown";
+}
+
+size_t obj_memory(const obj_t *o)
+{
+    if (o->type == OBJ_STRING) return alloc_size(o);
+    return obj_types[o->type]->memory(o);
+}
+
+size_t obj_length(const obj_t *o)
+{
+    if (o->type == OBJ_STRING) return 1;
+    return obj_types[o->type]->length(o);
+}

@@ -1,0 +1,103 @@
+/* object.h - typed values of the keyspace.
+ *
+ * Every value starts with obj_t (8 bytes: type, encoding, access clock). A string is one
+ * allocation: header, length, capacity and the bytes (NUL-terminated). Containers embed obj_t
+ * at the start of their own struct (storage/t_hash.h, storage/t_zset.h ...). Values are owned
+ * by the keyspace entry that points at them; obj_free() releases any type.
+ *
+ * Storage knows nothing of clients or config files: the server copies the encoding limits it
+ * reads from its config into storage_params. Runs on the loop thread. */
+#ifndef CTE_STORAGE_OBJECT_H
+#define CTE_STORAGE_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TAG = 5 };
+
+enum obj_enc {
+    ENC_RAW = 0,      /* string */
+    ENC_LISTPACK = 1, /* compact contiguous encoding of small containers */
+    ENC_HT = 2,       /* dict */
+    ENC_SKIPLIST = 3, /* zset: skiplist + dict */
+    ENC_INTSET = 4,
+    ENC_QUICKLIST = 5,
+};
+
+typedef struct obj {
+    uint8_t type;
+    uint8_t enc;
+    uint16_t flags;
+    uint32_t lru; /* seconds clock (low 24 bits) of the last access, for OBJECT IDLETIME */
+} obj_t;
+
+/* obj_t.flags bits of strings whose Redis encoding does not follow from their bytes: RAW for a
+ * value changed in place by APPEND or SETRANGE (Redis unshares it into a raw sds), NOINT for an
+ * INCRBYFLOAT result (embstr or raw by length, never int). Writes that replace the bytes clear
+ * them. */
+#define STR_FLAG_RAW 0x8000
+#define STR_FLAG_NOINT 0x4000
+#define STR_FLAGS_ENC (STR_FLAG_RAW | STR_FLAG_NOINT)
+
+typedef struct str_obj {
+    obj_t h;
+    uint32_t len;
+    uint32_t cap; /* bytes available for data, not counting the NUL */
+    char data[];
+} str_obj_t;
+
+/* Encoding limits, copied from the config by the server (Redis's names in comments). */
+typedef struct storage_params {
+    uint32_t hash_max_listpack_entries; /* hash-max-listpack-entries */
+    uint32_t hash_max_listpack_value;   /* hash-max-listpack-value */
+    uint32_t zset_max_listpack_entries;
+    uint32_t zset_max_listpack_value;
+    uint32_t set_max_intset_entries;
+    uint32_t set_max_listpack_entries;
+    uint32_t set_max_listpack_value;
+    int32_t list_max_listpack_size;
+} storage_params_t;
+
+extern storage_params_t storage_params;
+
+/* The LRU clock (seconds, 24 bits), refreshed by the server's cron. */
+extern uint32_t storage_lru_clock;
+
+/* ---- strings ---- */
+/* A new string object holding p[0..len) (p may be NULL: zero bytes). Aborts on OOM. */
+str_obj_t *str_new(const void *p, size_t len);
+/* Like str_new but returns NULL when memory is short (client-sized values). */
+str_obj_t *str_try_new(const void *p, size_t len, size_t cap);
+str_obj_t *str_from_ll(long long v);
+/* Grows s so it holds at least len bytes (new bytes zeroed) and sets s->len = len when larger.
+ * May move s: returns the new pointer, NULL on OOM (s untouched). */
+str_obj_t *str_grow(str_obj_t *s, size_t len);
+/* 1 and *v if the string is a canonical int64 (as Redis's "int" encoding). */
+int str_get_ll(const str_obj_t *s, long long *v);
+/* "int", "embstr" or "raw", as Redis would report OBJECT ENCODING for this value. */
+const char *str_encoding_name(const str_obj_t *s);
+
+/* ---- any type ---- */
+void obj_free(obj_t *o);
+/* A deep copy (COPY command). */
+obj_t *obj_dup(const obj_t *o);
+/* Name for TYPE: "string", "hash" ... */
+const char *obj_type_name(int type);
+/* Name for OBJECT ENCODING. */
+const char *obj_encoding_name(const obj_t *o);
+/* Bytes the value holds in memory (MEMORY USAGE), approximate for containers. */
+size_t obj_memory(const obj_t *o);
+/* Number of elements (1 for strings) - used to decide lazy freeing. */
+size_t obj_length(const obj_t *o);
+
+/* Per-type hooks, so object.c needs no knowledge of each encoding. Each type module fills
+ * its row in obj_types at link time via a constructor function. */
+typedef struct obj_ops {
+    void (*free)(obj_t *o);
+    obj_t *(*dup)(const obj_t *o);
+    size_t (*memory)(const obj_t *o);
+    size_t (*length)(const obj_t *o);
+} obj_ops_t;
+extern const obj_ops_t *obj_types[8];
+
+#endif

@@ -1,0 +1,184 @@
+/* Tests for the dispatcher, connection and server commands through the socketless client. */
+#include "common/buf.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/server.h"
+
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static client_t *c;
+
+static void setup(void)
+{
+    config_init(&srv.cfg);
+    server_init();
+    c = client_new(NULL, NULL, -1);
+}
+
+static void teardown(void)
+{
+    server_deinit();
+    config_deinit(&srv.cfg);
+}
+
+TestSuite(server_cmds, .init = setup, .fini = teardown);
+
+/* Sends an inline command and returns the reply bytes (valid until the next call). */
+static const char *run(const char *line)
+{
+    static char out[8192];
+    buf_clear(&c->out);
+    client_feed(c, line, strlen(line));
+    client_feed(c, "\r\n", 2);
+    size_t n = c->out.len < sizeof(out) - 1 ? c->out.len : sizeof(out) - 1;
+    memcpy(out, c->out.data ? c->out.data : "", n);
+    out[n] = '\0';
+    return out;
+}
+
+Test(server_cmds, ping_and_echo)
+{
+    cr_assert_str_eq(run("PING"), "+PONG\r\n");
+    cr_assert_str_eq(run("ping hello"), "$5\r\nhello\r\n");
+    cr_assert_str_eq(run("PING a b"), "-ERR wrong number of arguments for 'ping' command\r\n");
+    cr_assert_str_eq(run("ECHO \"a b\""), "$3\r\na b\r\n");
+}
+
+Test(server_cmds, unknown_command_names_its_arguments_as_redis)
+{
+    cr_assert_str_eq(run("FOO a b"),
+                     "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n");
+    cr_assert_str_eq(run("FOO"), "-ERR unknown command 'FOO', with args beginning with: \r\n");
+}
+
+Test(server_cmds, pipelined_requests_reply_in_order)
+{
+    const char *req = "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$1\r\nx\r\nPING\r\n";
+    buf_clear(&c->out);
+    client_feed(c, req, strlen(req));
+    cr_assert_eq(c->out.len, strlen("+PONG\r\n$1\r\nx\r\n+PONG\r\n"));
+    cr_assert(memcmp(c->out.data, "+PONG\r\n$1\r\nx\r\n+PONG\r\n", c->out.len) == 0);
+}
+
+Test(server_cmds, protocol_error_replies_and_marks_close)
+{
+    buf_clear(&c->out);
+    client_feed(c, "*abc\r\n", 6);
+    cr_assert(strstr(c->out.data, "-ERR Protocol error: invalid multibulk length") != NULL);
+    cr_assert(c->flags & CLIENT_CLOSE_AFTER_REPLY);
+}
+
+Test(server_cmds, hello_switches_protocol_and_replies_a_map)
+{
+    const char *r = run("HELLO 3");
+    cr_assert(strncmp(r, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n", 27) == 0, "%s", r);
+    cr_assert_eq(c->resp, 3);
+    cr_assert_str_eq(run("HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
+    cr_assert_str_eq(run("HELLO x"),
+                     "-ERR Protocol version is not an integer or out of range\r\n");
+    r = run("HELLO 2");
+    cr_assert(strncmp(r, "*14\r\n", 5) == 0);
+    cr_assert_eq(c->resp, 2);
+}
+
+Test(server_cmds, select_checks_range)
+{
+    cr_assert_str_eq(run("SELECT 15"), "+OK\r\n");
+    cr_assert_eq(c->dbid, 15);
+    cr_assert_str_eq(run("SELECT 16"), "-ERR DB index is out of range\r\n");
+    cr_assert_str_eq(run("SELECT x"), "-ERR value is not an integer or out of range\r\n");
+    cr_assert_eq(c->dbid, 15);
+}
+
+Test(server_cmds, auth_without_password_is_an_error)
+{
+    cr_assert(strncmp(run("AUTH x"), "-ERR AUTH <password> called without any password", 48) == 0);
+}
+
+Test(server_cmds, requirepass_gates_commands_until_auth)
+{
+    cr_assert_str_eq(run("CONFIG SET requirepass secret"), "+OK\r\n");
+    client_t *other = client_new(NULL, NULL, -1);
+    client_t *saved = c;
+    c = other;
+    cr_assert_str_eq(run("PING"), "-NOAUTH Authentication required.\r\n");
+    cr_assert_str_eq(run("AUTH wrong"),
+                     "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    cr_assert_str_eq(run("AUTH secret"), "+OK\r\n");
+    cr_assert_str_eq(run("PING"), "+PONG\r\n");
+    c = saved;
+}
+
+Test(server_cmds, config_get_and_set_use_the_table)
+{
+    cr_assert_str_eq(run("CONFIG GET maxclients"), "*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n");
+    cr_assert_str_eq(run("CONFIG SET maxclients 50"), "+OK\r\n");
+    cr_assert_eq(srv.cfg.maxclients, 50);
+    cr_assert_str_eq(run("CONFIG SET hash-max-listpack-entries 7"), "+OK\r\n");
+    cr_assert_eq(storage_params.hash_max_listpack_entries, 7);
+    const char *r = run("CONFIG SET port abc");
+    cr_assert(strncmp(r, "-ERR CONFIG SET failed (possibly related to argument 'port')", 59) == 0,
+              "%s", r);
+    cr_assert_str_eq(run("CONFIG FOO"), "-ERR unknown subcommand 'FOO'. Try CONFIG HELP.\r\n");
+    cr_assert_str_eq(run("CONFIG"), "-ERR wrong number of arguments for 'config' command\r\n");
+    cr_assert_str_eq(run("CONFIG GET"),
+                     "-ERR wrong number of arguments for 'config|get' command\r\n");
+}
+
+Test(server_cmds, command_count_info_and_getkeys)
+{
+    const char *r = run("COMMAND COUNT");
+    cr_assert_eq(r[0], ':');
+    cr_assert_gt(atoi(r + 1), 10);
+    r = run("COMMAND INFO ping nosuch");
+    cr_assert(strncmp(r, "*2\r\n*10\r\n$4\r\nping\r\n:-1\r\n", 23) == 0, "%s", r);
+    cr_assert(strstr(r, "*-1\r\n") != NULL);
+    cr_assert_str_eq(run("COMMAND GETKEYS ping"), "-ERR The command has no key arguments\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYS nosuch a"), "-ERR Invalid command specified\r\n");
+}
+
+Test(server_cmds, info_has_the_requested_sections)
+{
+    const char *r = run("INFO server");
+    cr_assert(strstr(r, "redis_version:") && strstr(r, "# Server"));
+    cr_assert_null(strstr(r, "# Keyspace"));
+    r = run("INFO");
+    cr_assert(strstr(r, "# Memory") && strstr(r, "used_memory:") && strstr(r, "# Stats"));
+    r = run("INFO commandstats");
+    cr_assert(strstr(r, "cmdstat_info:calls=") != NULL, "%s", r);
+}
+
+Test(server_cmds, client_names_are_checked)
+{
+    cr_assert_str_eq(run("CLIENT SETNAME app1"), "+OK\r\n");
+    cr_assert_str_eq(run("CLIENT GETNAME"), "$4\r\napp1\r\n");
+    cr_assert_str_eq(
+        run("CLIENT SETNAME \"a b\""),
+        "-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+    cr_assert_str_eq(run("CLIENT GETNAME"), "$4\r\napp1\r\n");
+    char want[32];
+    snprintf(want, sizeof(want), ":%llu\r\n", (unsigned long long)c->id);
+    cr_assert_str_eq(run("CLIENT ID"), want);
+}
+
+Test(server_cmds, debug_is_refused_unless_enabled)
+{
+    cr_assert(strncmp(run("DEBUG SLEEP 0"), "-ERR DEBUG command not allowed.", 31) == 0);
+    srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
+    cr_assert_str_eq(run("DEBUG SLEEP 0"), "+OK\r\n");
+    cr_assert_str_eq(run("DEBUG PROTOCOL integer"), ":12345\r\n");
+}
+
+Test(server_cmds, client_reply_off_mutes_until_on)
+{
+    cr_assert_str_eq(run("CLIENT REPLY OFF"), "");
+    cr_assert_str_eq(run("PING"), "");
+    cr_assert_str_eq(run("CLIENT REPLY SKIP"), "");
+    cr_assert_str_eq(run("CLIENT REPLY ON"), "+OK\r\n");
+    cr_assert_str_eq(run("CLIENT REPLY SKIP"), "");
+    cr_assert_str_eq(run("PING"), "");
+    cr_assert_str_eq(run("PING"), "+PONG\r\n");
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cte-server builds, tests and benchmarks with (only what is missing).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang libuv1-dev libhiredis-dev libyaml-dev libjemalloc-dev
+      libcriterion-dev libpcre2-dev redis-server redis-tools python3 python3-redis python3-pytest
+      systemd procps)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# The Debian redis-server package starts a system instance on 6379; we start our own when needed.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
+  systemctl stop redis-server || true
+fi
