@@ -188,6 +188,7 @@ typedef struct config {
     int shm_enabled;         /* shm-enabled */
     long long shm_ring_size; /* shm-ring-size */
     /* tiers: */
+    long long max_blob_size;               /* max-blob-size */
     config_tier_t tiers[CONFIG_MAX_TIERS]; /* tiers[0..ntiers-1], fastest first */
     int ntiers;                            /* >= 1 */
 

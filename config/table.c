@@ -538,6 +538,8 @@ const config__row_t config__rows[] = {
     {"shm-ring-size", T(memory), F(shm_ring_size), .def = "1mb", .min = 4096, .max = 1LL << 30,
      .doc = "Bytes of each request and reply ring of a new shared-memory client."},
     /* tiers: */
+    {"max-blob-size", T(memory), F(max_blob_size), .def = "4gb", .min = 1, LL_MAX,
+     .doc = "Largest blob a tag may hold (TPUT and TTRUNCATE past it are refused)."},
     {"tiers", .type = &type_tiers, F(tiers), .def = "ram:ram:1gb",
      .flags = CONFIG__IMMUTABLE | CONFIG__MULTI,
      .doc = "Storage tiers, fastest first: name:kind:capacity[:path[:score]], kind ram or file, "

@@ -30,6 +30,10 @@ struct block_state {
     int retrying;
     int still_blocked;
     int postponed; /* CLIENT PAUSE: run the command when the pause ends */
+    char *name;    /* block_on_name: the raw name waited on */
+    size_t namelen;
+    void (*detach)(void *job); /* block_for_io */
+    void *job;
 };
 
 static clientmap_t waits;   /* (db, key) -> blocked clients */
@@ -37,6 +41,9 @@ static clientmap_t ready;   /* (db, key) -> (unused list); the set of keys to re
 static int inited;
 static uint64_t nblocked;
 static int handling;
+
+static void free_state(client_t *c);
+static void resume(client_t *c);
 
 static void init(void)
 {
@@ -129,6 +136,66 @@ void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, in
     for_each_key(c, 1);
 }
 
+void block_on_name(client_t *c, const char *name, size_t len)
+{
+    init();
+    if (c->blk && c->blk->retrying) {
+        struct block_state *b = c->blk;
+        b->still_blocked = 1;
+        if (b->name && (b->namelen != len || memcmp(b->name, name, len))) {
+            clientmap_remove(&waits, b->name, b->namelen, c);
+            xfree(b->name);
+            b->name = NULL;
+        }
+        if (!b->name) {
+            b->name = xmemdup(name, len);
+            b->namelen = len;
+            clientmap_add(&waits, name, len, c);
+        }
+        return;
+    }
+    struct block_state *b = new_state(c, NULL, 0);
+    b->name = xmemdup(name, len);
+    b->namelen = len;
+    clientmap_add(&waits, name, len, c);
+}
+
+void block_signal_name(const char *name, size_t len)
+{
+    if (!nblocked) return;
+    if (clientmap_find(&waits, name, len) && !clientmap_find(&ready, name, len))
+        clientmap_add(&ready, name, len, NULL);
+}
+
+void block_for_io(client_t *c, void (*detach)(void *job), void *job)
+{
+    init();
+    struct block_state *b;
+    if (c->blk && c->blk->retrying) {
+        /* a retried command (it waited on a name) now runs its I/O */
+        b = c->blk;
+        b->still_blocked = 1;
+        if (b->name) {
+            clientmap_remove(&waits, b->name, b->namelen, c);
+            xfree(b->name);
+            b->name = NULL;
+        }
+    } else {
+        b = new_state(c, NULL, 0);
+    }
+    b->detach = detach;
+    b->job = job;
+}
+
+void block_io_done(client_t *c)
+{
+    if (!c->blk) return;
+    c->blk->job = NULL;
+    c->blk->detach = NULL;
+    free_state(c);
+    if (!handling) resume(c);
+}
+
 void block_postpone(client_t *c)
 {
     init();
@@ -140,6 +207,10 @@ static void free_state(client_t *c)
     struct block_state *b = c->blk;
     if (!b) return;
     for_each_key(c, 0);
+    if (b->name) {
+        clientmap_remove(&waits, b->name, b->namelen, c);
+        xfree(b->name);
+    }
     xfree(b->argv);
     xfree(b->keys);
     xfree(b);
@@ -150,6 +221,7 @@ static void free_state(client_t *c)
 
 void block_client_reset(client_t *c)
 {
+    if (c->blk && c->blk->detach) c->blk->detach(c->blk->job);
     free_state(c);
 }
 
@@ -163,7 +235,7 @@ static void resume(client_t *c)
 int block_unblock(client_t *c, int err)
 {
     struct block_state *b = c->blk;
-    if (!b || b->retrying || b->postponed) return 0;
+    if (!b || b->retrying || b->postponed || b->job || b->name) return 0;
     if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
     else reply_null_array(c);
@@ -182,7 +254,8 @@ void block_signal_key(db_t *db, const char *key, size_t len)
     clientmap_dbkey_free(name, buf);
 }
 
-/* Runs c's blocked command again. Returns 1 if it was served (and c unblocked). */
+/* Runs c's blocked command again. Returns 1 if it was served (and c unblocked), 2 if it went
+ * on to wait for I/O (no longer waiting here), 0 if it still waits. */
 static int retry(client_t *c)
 {
     struct block_state *b = c->blk;
@@ -204,7 +277,7 @@ static int retry(client_t *c)
     c->cmd = cmd;
     c->db = db;
     c->dbid = dbid;
-    if (b->still_blocked) return 0;
+    if (b->still_blocked) return b->job ? 2 : 0;
     free_state(c);
     return 1;
 }
@@ -230,7 +303,12 @@ void block_handle_ready(void)
             int progressed = 0;
             for (int i = 0; i < w->n; i++) {
                 client_t *c = w->clients[i];
-                if (retry(c)) {
+                int rc = retry(c);
+                if (rc == 2) {
+                    progressed = 1;
+                    break;
+                }
+                if (rc == 1) {
                     if (nserved == cap) {
                         cap = cap ? cap * 2 : 8;
                         served = xrealloc(served, sizeof(client_t *) * (size_t)cap);

@@ -35,6 +35,19 @@ long long block_next_deadline(void);
 int block_unblock(client_t *c, int err);
 /* Frees c's blocking state without replying (disconnect). */
 void block_client_reset(client_t *c);
+/* Blocks c until the raw name is signalled (block_signal_name), then runs its command again:
+ * for waits on things that are not keys (a busy blob, room on a tier). No timeout. */
+void block_on_name(client_t *c, const char *name, size_t len);
+/* Marks a raw name ready: its waiters retry after the current command, or at the next
+ * block_handle_ready(). */
+void block_signal_name(const char *name, size_t len);
+
+/* c waits for an operation running off the loop (file-tier I/O) that will reply and then
+ * call block_io_done(c); c reads no commands meanwhile, so replies stay in order. If c goes
+ * away first, detach(job) is called so the operation forgets it. */
+void block_for_io(client_t *c, void (*detach)(void *job), void *job);
+void block_io_done(client_t *c);
+
 /* Holds c's current command back until block_release_postponed() (CLIENT PAUSE). */
 void block_postpone(client_t *c);
 /* Runs every postponed command, oldest first, and lets those clients read again. */

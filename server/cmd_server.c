@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "server/command.h"
 #include "server/block.h"
+#include "server/cmd_tag.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
@@ -743,6 +744,7 @@ static const info_section_t sections[] = {
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
     {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
+    {"tiers", tag_info_tiers, 1},
 };
 
 static void info_cmd(client_t *c)
@@ -886,6 +888,14 @@ static void debug_cmd(client_t *c)
                  (void *)kv->val, obj_encoding_name(kv->val), obj_memory(kv->val),
                  kv->val->lru, (storage_lru_clock - kv->val->lru) & 0xffffff);
         reply_simple(c, line);
+    } else if (arg_is(sub, "TIER-DELAY") && c->argc == 4) {
+        long long us;
+        if (arg_range_or_reply(c, &c->argv[3], 0, 60000000, &us, NULL) < 0) return;
+        if (tag_set_tier_delay(c->argv[2].ptr, c->argv[2].len, (uint64_t)us) < 0) {
+            reply_error(c, "ERR no such tier");
+            return;
+        }
+        reply_ok(c);
     } else if (arg_is(sub, "PROTOCOL") && c->argc == 3) {
         debug_protocol(c, &c->argv[2]);
     } else if (arg_is(sub, "HELP")) {
@@ -896,6 +906,8 @@ static void debug_cmd(client_t *c)
             "    Create <count> string keys named key:<num>.",
             "PROTOCOL <type>", "    Reply with a test value of the specified type.",
             "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background.",
+            "TIER-DELAY <tier> <microseconds>",
+            "    Make every file-tier read and write of <tier> sleep first (tests of slow tiers).",
             "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
         };
         help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));

@@ -24,6 +24,7 @@
 #include "common/glob.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_zset.h"
@@ -709,39 +710,107 @@ static void zpopmax_cmd(client_t *c)
     zpop_minmax(c, 1);
 }
 
-static void zmpop_cmd(client_t *c)
+/* Parses ZMPOP's arguments from argv[numidx] (numkeys key... MIN|MAX [COUNT n]). Returns 0
+ * with the results, or -1 after replying the error. */
+static int parse_mpop_or_reply(client_t *c, int numidx, long long *numkeys, int *max,
+                               long long *count)
 {
-    long long numkeys, count = -1;
-    int max;
-    if (arg_range_or_reply(c, &c->argv[1], 1, LONG_MAX, &numkeys,
+    *count = -1;
+    if (arg_range_or_reply(c, &c->argv[numidx], 1, LONG_MAX, numkeys,
                            "ERR numkeys should be greater than 0") < 0)
-        return;
-    if (numkeys >= c->argc - 2) {
+        return -1;
+    if (*numkeys >= c->argc - numidx - 1) {
         reply_syntax_error(c);
-        return;
+        return -1;
     }
-    int where = 2 + (int)numkeys;
+    int where = numidx + 1 + (int)*numkeys;
     if (arg_is(&c->argv[where], "min")) {
-        max = 0;
+        *max = 0;
     } else if (arg_is(&c->argv[where], "max")) {
-        max = 1;
+        *max = 1;
     } else {
         reply_syntax_error(c);
-        return;
+        return -1;
     }
     for (int j = where + 1; j < c->argc; j++) {
-        if (count == -1 && arg_is(&c->argv[j], "count") && j + 1 < c->argc) {
+        if (*count == -1 && arg_is(&c->argv[j], "count") && j + 1 < c->argc) {
             j++;
-            if (arg_range_or_reply(c, &c->argv[j], 1, LONG_MAX, &count,
+            if (arg_range_or_reply(c, &c->argv[j], 1, LONG_MAX, count,
                                    "ERR count should be greater than 0") < 0)
-                return;
+                return -1;
         } else {
             reply_syntax_error(c);
-            return;
+            return -1;
         }
     }
-    if (count == -1) count = 1;
+    if (*count == -1) *count = 1;
+    return 0;
+}
+
+static void zmpop_cmd(client_t *c)
+{
+    long long numkeys, count;
+    int max;
+    if (parse_mpop_or_reply(c, 1, &numkeys, &max, &count) < 0) return;
     zpop_generic(c, &c->argv[2], (int)numkeys, max, 1, count, 1, 1);
+}
+
+/* ---- BZPOPMIN BZPOPMAX BZMPOP ---- */
+
+/* 1 if one of keys holds a sorted set (replies WRONGTYPE and returns -1 on a wrong type). */
+static int any_zset_or_reply(client_t *c, const resp_arg_t *keys, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int err;
+        if (zset_write(c, &keys[i], &err)) return 1;
+        if (err) return -1;
+    }
+    return 0;
+}
+
+/* Serves now if a key has members, else blocks on the keys (or replies nil inside MULTI). */
+static void block_or_pop(client_t *c, int first, int nkeys, long long deadline, int max,
+                         long long count, int mpop)
+{
+    int found = any_zset_or_reply(c, &c->argv[first], nkeys);
+    if (found < 0) return;
+    if (found) {
+        zpop_generic(c, &c->argv[first], nkeys, max, 1, count, mpop, 1);
+        return;
+    }
+    if (c->flags & CLIENT_MULTI) {
+        reply_null_array(c);
+        return;
+    }
+    int pos[256], n = nkeys < 256 ? nkeys : 256;
+    for (int i = 0; i < n; i++) pos[i] = first + i;
+    block_on_keys(c, pos, n, deadline, BLOCK_REPLY_NULL_ARRAY);
+}
+
+static void bzpop_minmax(client_t *c, int max)
+{
+    long long deadline;
+    if (block_timeout_or_reply(c, &c->argv[c->argc - 1], &deadline) < 0) return;
+    block_or_pop(c, 1, c->argc - 2, deadline, max, 1, 0);
+}
+
+static void bzpopmin_cmd(client_t *c)
+{
+    bzpop_minmax(c, 0);
+}
+
+static void bzpopmax_cmd(client_t *c)
+{
+    bzpop_minmax(c, 1);
+}
+
+static void bzmpop_cmd(client_t *c)
+{
+    long long deadline, numkeys, count;
+    int max;
+    if (block_timeout_or_reply(c, &c->argv[1], &deadline) < 0) return;
+    if (parse_mpop_or_reply(c, 2, &numkeys, &max, &count) < 0) return;
+    block_or_pop(c, 3, (int)numkeys, deadline, max, count, 1);
 }
 
 /* ---- ZRANDMEMBER ---- */
@@ -1304,6 +1373,11 @@ static int numkeys_at_1(int argc, const resp_arg_t *argv, int *pos, int max)
     return numkeys_getkeys(argc, argv, pos, max, 1, 0);
 }
 
+static int numkeys_at_2(int argc, const resp_arg_t *argv, int *pos, int max)
+{
+    return numkeys_getkeys(argc, argv, pos, max, 2, 0);
+}
+
 static int dst_and_numkeys_at_2(int argc, const resp_arg_t *argv, int *pos, int max)
 {
     return numkeys_getkeys(argc, argv, pos, max, 2, 1);
@@ -1405,6 +1479,22 @@ command_t cmds_zset[] = {
          "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
          "sorted set if the last member was popped.",
          POP_CPLX),
+    ZCMD("bzpopmin", bzpopmin_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, "5.0.0",
+         "Removes and returns the member with the lowest score from one or more sorted sets. "
+         "Blocks until a member is available otherwise. Deletes the sorted set if the last "
+         "element was popped.",
+         "O(log(N)) with N being the number of elements in the sorted set."),
+    ZCMD("bzpopmax", bzpopmax_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, "5.0.0",
+         "Removes and returns the member with the highest score from one or more sorted sets. "
+         "Blocks until a member available otherwise.  Deletes the sorted set if the last element "
+         "was popped.",
+         "O(log(N)) with N being the number of elements in the sorted set."),
+    ZCMDK("bzmpop", bzmpop_cmd, -5, RW | MOVABLE | CMD_BLOCKING, 0, 0, 0, "7.0.0",
+          "Removes and returns a member by score from one or more sorted sets. Blocks until a "
+          "member is available otherwise. Deletes the sorted set if the last element was popped.",
+          "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
+          "elements in the sorted set, and M being the number of elements popped.",
+          numkeys_at_2),
     ZCMDK("zmpop", zmpop_cmd, -4, RW | MOVABLE, 0, 0, 0, "7.0.0",
           "Returns the highest- or lowest-scoring members from one or more sorted sets after "
           "removing them. Deletes the sorted set if the last member was popped.",

@@ -44,7 +44,8 @@ static int table_ready;
 
 static command_t *const groups[] = {cmds_connection, cmds_server, cmds_keys, cmds_string,
                                     cmds_hash,       cmds_zset,   cmds_list, cmds_set,
-                                    cmds_multi,      cmds_pubsub, cmds_introspect};
+                                    cmds_multi,      cmds_pubsub, cmds_introspect,
+                                    cmds_bits,       cmds_tag};
 
 static void name_sub(command_t *parent)
 {
@@ -206,8 +207,8 @@ int command_dispatch(client_t *c)
     } else if (introspect_paused(cmd)) {
         block_postpone(c);
     } else {
-        command_call(c);
         c->lastcmd = cmd;
+        command_call(c);
         block_handle_ready();
     }
     c->cmd = NULL;

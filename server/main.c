@@ -12,6 +12,7 @@
 #include "server/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,39 @@ static void raise_fd_limit(void)
                     (unsigned long)cur, srv.cfg.maxclients, (unsigned long)want);
 }
 
+/* Forks into the background as redis-server does: the parent exits, the child gets a new
+ * session and /dev/null for its standard streams. */
+static int daemonize(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        log_warning("fork failed: %s", strerror(errno));
+        return -1;
+    }
+    if (pid > 0) exit(0);
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        if (fd > 2) close(fd);
+    }
+    return 0;
+}
+
+/* Settings that are accepted (so redis.conf habits carry over) but do nothing yet. */
+static void warn_unimplemented(void)
+{
+    if (srv.cfg.appendonly)
+        log_warning("appendonly is set but the append-only file is not implemented yet: "
+                    "data lives in memory only and is lost on restart");
+    if (srv.cfg.io_threads > 1)
+        log_warning("io-threads %d: I/O threads are not implemented yet, the loop thread "
+                    "does all the work",
+                    srv.cfg.io_threads);
+}
+
 static int level_of(const config_t *cfg)
 {
     return cfg->loglevel;
@@ -134,10 +168,16 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (srv.cfg.daemonize && daemonize() < 0) return 1;
     raise_fd_limit();
+    warn_unimplemented();
     uv_loop_init(&loop);
     srv.loop = &loop;
     server_init();
+    if (srv.init_error[0]) {
+        log_warning("%s", srv.init_error);
+        return 1;
+    }
     log_notice("cte-server %s starting, pid=%d", CTE_VERSION, (int)getpid());
     if (net_start() < 0) {
         log_warning("Failed listening on the configured addresses, exiting.");

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "server/command.h"
 #include "server/block.h"
+#include "server/cmd_tag.h"
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -112,16 +113,19 @@ void server_init(void)
     db_set_observer(on_key_deleted, NULL);
     config_on_change(&srv.cfg, on_config_change, NULL);
     server_apply_config();
+    srv.init_error[0] = '\0';
+    tag_commands_init(srv.init_error, sizeof(srv.init_error));
 }
 
 void server_deinit(void)
 {
     while (srv.clients) client_free(srv.clients);
+    for (int i = 0; i < srv.ndb; i++) db_deinit(&srv.db[i]);
+    tag_commands_deinit();
     multi_deinit();
     pubsub_deinit();
     block_deinit();
     introspect_deinit();
-    for (int i = 0; i < srv.ndb; i++) db_deinit(&srv.db[i]);
     xfree(srv.db);
     srv.db = NULL;
     srv.ndb = 0;

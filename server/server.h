@@ -59,11 +59,13 @@ typedef struct server {
     void *loop;   /* uv_loop_t *, for net.c and main.c */
     int tcp_port;    /* the port actually bound (port 0 picks one) */
     const char *executable;
+    char init_error[256]; /* set by server_init when the start must fail */
 } server_t;
 
 extern server_t srv;
 
-/* Sets up databases and tables from srv.cfg (no sockets). Used by main and by unit tests. */
+/* Sets up databases, tables and tiers from srv.cfg (no sockets). Used by main and by unit
+ * tests. When a tier cannot be opened, srv.init_error says why (main then stops). */
 void server_init(void);
 /* Frees what server_init made. */
 void server_deinit(void);

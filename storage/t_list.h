@@ -54,9 +54,9 @@ typedef struct list_needle {
 /* An iterator: fields are private. Changing the list invalidates it. */
 typedef struct list_iter {
     const void *node;
-    uint32_t pos;  /* forward: start of the next entry; backward: end of the next entry */
-    uint32_t left; /* entries of node still to visit */
-    int dir;       /* LIST_TAIL: towards the tail; LIST_HEAD: towards the head */
+    uint32_t pos;    /* forward: start of the next entry; backward: end of the next entry */
+    uint32_t left;   /* entries of node still to visit */
+    int dir;         /* LIST_TAIL: towards the tail; LIST_HEAD: towards the head */
     long long index; /* index of the entry the last call returned */
 } list_iter_t;
 

@@ -378,6 +378,7 @@ class Server:
                 self.proc.wait()
             self.returncode = self.proc.returncode
             self.stopped_at = time.time()
+            self.cleanup()
             if "in use" not in last.lower() and "eaddrinuse" not in last.lower() \
                     and "another process" not in why:
                 break
@@ -437,9 +438,14 @@ class Server:
         if check and rc != 0:
             raise AssertionError("%s exited with status %s after SIGTERM\n--- log tail ---\n%s"
                                  % (self.name, rc, self.log_text()[-LOG_TAIL:]))
-        if not KEEP_TMP:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
+        self.cleanup()
         return rc
+
+    def cleanup(self):
+        """Removes the temp dir of a server that has exited (kept with CTE_KEEP_TMP=1)."""
+        if KEEP_TMP or not self.tmpdir or self.alive():
+            return
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def log_size(self):
         try:
@@ -519,6 +525,20 @@ def pytest_runtest_makereport(item, call):
         status = "running" if s.alive() else "exited %s" % s.proc.poll()
         rep.sections.append(("%s log (port %s, %s, %s)" % (s.name, s.port, status, s.logpath),
                              text or "(empty)"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The safety net: no server outlives the run, whatever happened (SIGKILL after a grace
+    period), and no temp dir stays (unless CTE_KEEP_TMP=1)."""
+    for s in _ALL_SERVERS:
+        if s.alive():
+            s.proc.send_signal(signal.SIGTERM)
+            try:
+                s.proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                s.proc.kill()
+                s.proc.wait()
+        s.cleanup()
 
 
 # ----------------------------------------------------------------------------------------
@@ -613,11 +633,13 @@ def server_factory():
     errors = []
     for s in started:
         if s.proc.poll() is not None:
+            s.cleanup()
             continue  # the test stopped it (and checked how) itself
         try:
             s.stop(check=True)
         except AssertionError as e:
             errors.append(str(e))
+            s.cleanup()
     if errors:
         pytest.fail("\n".join(errors), pytrace=False)
 

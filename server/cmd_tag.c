@@ -1,0 +1,669 @@
+/* cmd_tag.c - the tiered-store commands: TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG TINFO
+ * TLIST TSCAN TLEN TIERS, and the runner that takes file-tier I/O off the loop thread.
+ *
+ * A command calls storage (storage/t_tag.h). When storage answers with a plan (file-tier
+ * reads or writes), the plan runs on libuv's thread pool while the client waits (it reads no
+ * further commands, so its replies stay in order) and other clients are served; the reply
+ * goes out when the plan comes back. A busy blob, or a tier whose room is being made, makes
+ * the command wait on a name and run again when that name is signalled. Plans storage starts
+ * by itself (demotions) run the same way with nobody waiting. Without a loop (unit tests) plans
+ * run inline. */
+#include "common/alloc.h"
+#include "common/util.h"
+#include "search/regex.h"
+#include "server/block.h"
+#include "server/cmd_tag.h"
+#include "server/command.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "storage/t_tag.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <uv.h>
+
+enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
+
+typedef struct io_job {
+    uv_work_t req;
+    tag_plan_t *plan;
+    int status;
+    client_t *c; /* NULL: nobody waits (demotion), or the client went away */
+    int reply;
+    char *buf; /* R_BULK: the bytes read */
+    uint64_t len;
+    uint64_t size;    /* R_SIZE */
+    char tier[64];    /* R_TIER */
+} io_job_t;
+
+static tier_set_t tiers;
+static int tiers_open;
+static int inflight;
+
+/* ---- running plans ---- */
+
+static void wake(void *ud, const char *name, size_t len)
+{
+    block_signal_name(name, len);
+}
+
+static void detach_job(void *job)
+{
+    ((io_job_t *)job)->c = NULL;
+}
+
+static void reply_job(io_job_t *j)
+{
+    client_t *c = j->c;
+    if (j->status < 0) {
+        reply_errorf(c, "ERR tier I/O failed: %s", strerror(-j->status));
+        return;
+    }
+    switch (j->reply) {
+    case R_SIZE: reply_int(c, (long long)j->size); break;
+    case R_BULK: reply_bulk(c, j->buf, j->len); break;
+    case R_TIER: reply_bulk_cstr(c, j->tier); break;
+    default: break;
+    }
+}
+
+static void start_pending(void);
+
+static void job_done(io_job_t *j)
+{
+    tag_plan_finish(j->plan, j->status, wake, NULL);
+    if (j->c) {
+        reply_job(j);
+        block_io_done(j->c);
+    }
+    xfree(j->buf);
+    xfree(j);
+    inflight--;
+}
+
+static void work_cb(uv_work_t *req)
+{
+    io_job_t *j = req->data;
+    j->status = tag_plan_run(j->plan);
+}
+
+static void after_cb(uv_work_t *req, int status)
+{
+    io_job_t *j = req->data;
+    if (status < 0 && j->status == 0) j->status = status;
+    job_done(j);
+    start_pending();
+    block_handle_ready();
+}
+
+/* Runs a plan off the loop (inline without a loop); c (may be NULL) waits for the reply. */
+static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
+{
+    j->plan = plan;
+    j->c = c;
+    inflight++;
+    if (!srv.loop) {
+        j->status = tag_plan_run(plan);
+        j->c = NULL; /* reply directly below, the client never blocked */
+        tag_plan_finish(plan, j->status, wake, NULL);
+        if (c) {
+            j->c = c;
+            reply_job(j);
+        }
+        xfree(j->buf);
+        xfree(j);
+        inflight--;
+        start_pending();
+        return;
+    }
+    if (c) block_for_io(c, detach_job, j);
+    j->req.data = j;
+    int rc = uv_queue_work(srv.loop, &j->req, work_cb, after_cb);
+    if (rc < 0) { /* cannot happen with a live loop; finish as failed */
+        j->status = rc;
+        job_done(j);
+    }
+}
+
+static void start_pending(void)
+{
+    for (tag_plan_t *p; (p = tag_pending_pop());) submit(p, NULL, xcalloc(1, sizeof(io_job_t)));
+}
+
+/* ---- setup ---- */
+
+int tag_commands_init(char *err, size_t errlen)
+{
+    tier_spec_t specs[TIER_MAX];
+    int n = srv.cfg.ntiers < TIER_MAX ? srv.cfg.ntiers : TIER_MAX;
+    for (int i = 0; i < n; i++) {
+        const config_tier_t *t = &srv.cfg.tiers[i];
+        specs[i] = (tier_spec_t){t->name, t->kind == CONFIG_TIER_FILE ? TIER_FILE : TIER_RAM,
+                                 (uint64_t)t->capacity, t->path, t->score};
+    }
+    if (tier_set_open(&tiers, specs, n, err, errlen) < 0) return -1;
+    tiers_open = 1;
+    tag_store.tiers = &tiers;
+    tag_store.max_blob_size = (uint64_t)srv.cfg.max_blob_size;
+    return 0;
+}
+
+void tag_commands_deinit(void)
+{
+    if (!tiers_open) return;
+    tier_set_close(&tiers);
+    tiers_open = 0;
+}
+
+/* ---- argument helpers ---- */
+
+static int offset_or_reply(client_t *c, const resp_arg_t *a, const char *what, uint64_t *out)
+{
+    long long v;
+    if (arg_ll_or_reply(c, a, &v, NULL) < 0) return -1;
+    if (v < 0) {
+        reply_errorf(c, "ERR %s is negative", what);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int score_or_reply(client_t *c, const resp_arg_t *a, double *out)
+{
+    if (!str_to_d(a->ptr, a->len, out) || *out < 0 || *out > 1 || isnan(*out)) {
+        reply_error(c, "ERR score is not a number in [0, 1]");
+        return -1;
+    }
+    return 0;
+}
+
+/* The tag at key, or NULL (missing). Replies WRONGTYPE and sets *err for another type. */
+static tag_obj_t *tag_at(client_t *c, const resp_arg_t *key, int *err)
+{
+    kv_t *kv = lookup_type_or_reply(c, key, OBJ_TAG, err);
+    return kv ? (tag_obj_t *)kv->val : NULL;
+}
+
+static void changed(client_t *c, const resp_arg_t *key, const char *event)
+{
+    server_key_changed(c, c->db, key->ptr, key->len, NOTIFY_TAG, event);
+}
+
+/* Deletes the key of a tag left without blobs (a tag exists while it holds one). */
+static void drop_if_empty(client_t *c, const resp_arg_t *key, tag_obj_t *t)
+{
+    if (tag_len(t) > 0) return;
+    db_delete(c->db, key->ptr, key->len);
+    server_key_changed(c, c->db, key->ptr, key->len, NOTIFY_GENERIC, "del");
+}
+
+/* Waits for what storage said (busy blob, room on a tier); the command runs again later. */
+static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int status)
+{
+    char name[64];
+    size_t n = status == TAG_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
+                                  : tag_space_waitname(name);
+    start_pending();
+    block_on_name(c, name, n);
+}
+
+/* Replies the errors every mutating tag operation can give; 1 if it replied. */
+static int status_error(client_t *c, int status)
+{
+    if (status == TAG_OOM) {
+        reply_error(c, "OOM no tier has room for the blob");
+        return 1;
+    }
+    if (status == TAG_TOO_BIG) {
+        reply_error(c, "ERR blob size would exceed max-blob-size");
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- commands ---- */
+
+static void tput_cmd(client_t *c)
+{
+    const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2], *data = &c->argv[4];
+    uint64_t off, size = 0;
+    double score = 1.0;
+    int err, has_score = c->argc == 6;
+    if (c->argc > 6) {
+        reply_syntax_error(c);
+        return;
+    }
+    if (offset_or_reply(c, &c->argv[3], "offset", &off) < 0) return;
+    if (has_score && score_or_reply(c, &c->argv[5], &score) < 0) return;
+    tag_obj_t *t = tag_at(c, key, &err), *fresh = NULL;
+    if (err) return;
+    if (!t) t = fresh = tag_new();
+    tag_plan_t *plan;
+    int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
+                     db_now_ms, &size, &plan);
+    if (rc == TAG_BUSY || rc == TAG_NOSPACE) {
+        if (fresh) obj_free((obj_t *)fresh);
+        wait_for(c, t, blob, rc);
+        return;
+    }
+    if (status_error(c, rc)) {
+        if (fresh) obj_free((obj_t *)fresh);
+        return;
+    }
+    if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
+    changed(c, key, "tput");
+    if (rc == TAG_PENDING) {
+        io_job_t *j = xcalloc(1, sizeof(*j));
+        j->reply = R_SIZE;
+        j->size = size;
+        submit(plan, c, j);
+        return;
+    }
+    reply_int(c, (long long)size);
+}
+
+static void tget_cmd(client_t *c)
+{
+    const resp_arg_t *blob = &c->argv[2];
+    uint64_t off = 0, count = UINT64_MAX;
+    int err;
+    if (c->argc > 5) {
+        reply_syntax_error(c);
+        return;
+    }
+    if (c->argc >= 4 && offset_or_reply(c, &c->argv[3], "offset", &off) < 0) return;
+    if (c->argc == 5 && offset_or_reply(c, &c->argv[4], "count", &count) < 0) return;
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    if (!t) {
+        reply_null(c);
+        return;
+    }
+    char *buf;
+    uint64_t len;
+    tag_plan_t *plan;
+    int rc = tag_get(t, blob->ptr, blob->len, off, count, db_now_ms, &buf, &len, &plan);
+    if (rc == TAG_MISSING) {
+        reply_null(c);
+        return;
+    }
+    if (rc == TAG_BUSY) {
+        wait_for(c, t, blob, rc);
+        return;
+    }
+    if (rc == TAG_OOM) {
+        reply_error(c, "OOM not enough memory to read the blob");
+        return;
+    }
+    if (rc == TAG_PENDING) {
+        io_job_t *j = xcalloc(1, sizeof(*j));
+        j->reply = R_BULK;
+        j->buf = buf;
+        j->len = len;
+        submit(plan, c, j);
+        return;
+    }
+    reply_bulk(c, buf, len);
+    xfree(buf);
+}
+
+static blob_t *blob_at(client_t *c, int *err)
+{
+    tag_obj_t *t = tag_at(c, &c->argv[1], err);
+    return t ? tag_blob(t, c->argv[2].ptr, c->argv[2].len) : NULL;
+}
+
+static void tsize_cmd(client_t *c)
+{
+    int err;
+    blob_t *b = blob_at(c, &err);
+    if (err) return;
+    if (!b) {
+        reply_null(c);
+        return;
+    }
+    blob_info_t info;
+    blob_get_info(b, &info);
+    reply_int(c, (long long)info.size);
+}
+
+static void tscore_cmd(client_t *c)
+{
+    int err;
+    blob_t *b = blob_at(c, &err);
+    if (err) return;
+    if (!b) {
+        reply_null(c);
+        return;
+    }
+    blob_info_t info;
+    blob_get_info(b, &info);
+    reply_double(c, info.score);
+}
+
+static void ttruncate_cmd(client_t *c)
+{
+    const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2];
+    uint64_t size;
+    int err;
+    if (offset_or_reply(c, &c->argv[3], "size", &size) < 0) return;
+    tag_obj_t *t = tag_at(c, key, &err), *fresh = NULL;
+    if (err) return;
+    if (!t) t = fresh = tag_new();
+    tag_plan_t *plan;
+    int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
+    if (rc == TAG_BUSY || rc == TAG_NOSPACE) {
+        if (fresh) obj_free((obj_t *)fresh);
+        wait_for(c, t, blob, rc);
+        return;
+    }
+    if (status_error(c, rc)) {
+        if (fresh) obj_free((obj_t *)fresh);
+        return;
+    }
+    if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
+    changed(c, key, "ttruncate");
+    if (rc == TAG_PENDING) {
+        io_job_t *j = xcalloc(1, sizeof(*j));
+        j->reply = R_SIZE;
+        j->size = size;
+        submit(plan, c, j);
+        return;
+    }
+    reply_int(c, (long long)size);
+}
+
+static void tdel_cmd(client_t *c)
+{
+    int err;
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    long long n = 0;
+    for (int j = 2; t && j < c->argc; j++) n += tag_del(t, c->argv[j].ptr, c->argv[j].len);
+    if (n) {
+        changed(c, &c->argv[1], "tdel");
+        drop_if_empty(c, &c->argv[1], t);
+    }
+    reply_int(c, n);
+}
+
+static void reorg_cmd(client_t *c)
+{
+    const resp_arg_t *blob = &c->argv[2];
+    double score;
+    int err;
+    if (score_or_reply(c, &c->argv[3], &score) < 0) return;
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    if (!t) {
+        reply_null(c);
+        return;
+    }
+    tag_plan_t *plan;
+    int rc = tag_reorg(t, blob->ptr, blob->len, score, &plan);
+    if (rc == TAG_MISSING) {
+        reply_null(c);
+        return;
+    }
+    if (rc == TAG_BUSY) {
+        wait_for(c, t, blob, rc);
+        return;
+    }
+    if (status_error(c, rc)) return;
+    changed(c, &c->argv[1], "reorg");
+    blob_t *b = tag_blob(t, blob->ptr, blob->len);
+    blob_info_t info;
+    blob_get_info(b, &info);
+    if (rc == TAG_PENDING) {
+        /* the tier it lands on: the one the move writes to, known once it finished */
+        io_job_t *j = xcalloc(1, sizeof(*j));
+        j->reply = R_TIER;
+        int target = tier_set_pick(&tiers, score);
+        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tiers.t[target]));
+        submit(plan, c, j);
+        return;
+    }
+    int tier = info.tier >= 0 ? info.tier : tier_set_pick(&tiers, score);
+    reply_bulk_cstr(c, tier_name(tiers.t[tier]));
+}
+
+static void tinfo_cmd(client_t *c)
+{
+    int err;
+    blob_t *b = blob_at(c, &err);
+    if (err) return;
+    if (!b) {
+        reply_null(c);
+        return;
+    }
+    blob_info_t in;
+    blob_get_info(b, &in);
+    int spans = in.ntiers > 1;
+    reply_map(c, 8 + spans);
+    reply_bulk_cstr(c, "size");
+    reply_int(c, (long long)in.size);
+    reply_bulk_cstr(c, "score");
+    reply_double(c, in.score);
+    reply_bulk_cstr(c, "tier");
+    reply_bulk_cstr(c, tier_name(tiers.t[in.tier >= 0 ? in.tier : tier_set_pick(&tiers, in.score)]));
+    reply_bulk_cstr(c, "ctime");
+    reply_int(c, in.ctime);
+    reply_bulk_cstr(c, "mtime");
+    reply_int(c, in.mtime);
+    reply_bulk_cstr(c, "atime");
+    reply_int(c, in.atime);
+    reply_bulk_cstr(c, "reads");
+    reply_int(c, (long long)in.reads);
+    reply_bulk_cstr(c, "writes");
+    reply_int(c, (long long)in.writes);
+    if (spans) {
+        reply_bulk_cstr(c, "tiers");
+        reply_array(c, in.ntiers);
+        for (int i = 0; i < in.ntiers; i++) reply_bulk_cstr(c, tier_name(tiers.t[in.tiers[i]]));
+    }
+}
+
+static void emit_name(void *ud, blob_t *b)
+{
+    size_t len;
+    const char *name = blob_name(b, &len);
+    reply_bulk(ud, name, len);
+}
+
+static void tlist_cmd(client_t *c)
+{
+    int err;
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    if (!t) {
+        reply_array(c, 0);
+        return;
+    }
+    reply_array(c, (long long)tag_len(t));
+    tag_foreach(t, emit_name, c);
+}
+
+static void tlen_cmd(client_t *c)
+{
+    int err;
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    reply_int(c, t ? (long long)tag_len(t) : 0);
+}
+
+struct scan_acc {
+    buf_t names; /* (uint32 length, bytes) records */
+    long long n, visited;
+    rx_t *match;
+};
+
+static void collect_name(void *ud, blob_t *b)
+{
+    struct scan_acc *x = ud;
+    size_t len;
+    const char *name = blob_name(b, &len);
+    x->visited++;
+    if (x->match && !rx_match(x->match, name, len)) return;
+    uint32_t l = (uint32_t)len;
+    buf_append(&x->names, &l, 4);
+    buf_append(&x->names, name, len);
+    x->n++;
+}
+
+static void tscan_cmd(client_t *c)
+{
+    long long count = 10, cursor;
+    rx_t *match = NULL;
+    int err;
+    if (!str_to_ll(c->argv[2].ptr, c->argv[2].len, &cursor) || cursor < 0) {
+        reply_error(c, "ERR invalid cursor");
+        return;
+    }
+    for (int j = 3; j < c->argc; j += 2) {
+        if (j + 1 >= c->argc) {
+            reply_syntax_error(c);
+            return;
+        }
+        if (arg_is(&c->argv[j], "COUNT")) {
+            if (arg_ll_or_reply(c, &c->argv[j + 1], &count, NULL) < 0) return;
+            if (count < 1) {
+                reply_syntax_error(c);
+                return;
+            }
+        } else if (arg_is(&c->argv[j], "MATCH")) {
+            char why[256];
+            match = rx_get(c->argv[j + 1].ptr, c->argv[j + 1].len, why, sizeof(why));
+            if (!match) {
+                reply_errorf(c, "ERR invalid regex: %s", why);
+                return;
+            }
+        } else {
+            reply_syntax_error(c);
+            return;
+        }
+    }
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    reply_array(c, 2);
+    if (!t) {
+        reply_bulk_cstr(c, "0");
+        reply_array(c, 0);
+        return;
+    }
+    /* collect names over dict steps until COUNT were visited, then reply: cursor first */
+    struct scan_acc acc = {{0}, 0, 0, match};
+    buf_init(&acc.names);
+    uint64_t cur = (uint64_t)cursor;
+    long long visited = 0;
+    do {
+        long long before = acc.visited;
+        cur = tag_scan(t, cur, collect_name, &acc);
+        visited += acc.visited - before;
+    } while (cur && visited < count);
+    reply_bulk_ll(c, (long long)cur);
+    reply_array(c, acc.n);
+    for (size_t off = 0; off < acc.names.len;) {
+        uint32_t len;
+        memcpy(&len, acc.names.data + off, 4);
+        reply_bulk(c, acc.names.data + off + 4, len);
+        off += 4 + len;
+    }
+    buf_deinit(&acc.names);
+}
+
+static void tiers_cmd(client_t *c)
+{
+    reply_array(c, tiers.n);
+    for (int i = 0; i < tiers.n; i++) {
+        tier_t *t = tiers.t[i];
+        tier_stats_t *s = tier_stats(t);
+        reply_map(c, 13);
+        reply_bulk_cstr(c, "name");
+        reply_bulk_cstr(c, tier_name(t));
+        reply_bulk_cstr(c, "kind");
+        reply_bulk_cstr(c, tier_kind(t) == TIER_RAM ? "ram" : "file");
+        reply_bulk_cstr(c, "path");
+        reply_bulk_cstr(c, tier_path(t));
+        reply_bulk_cstr(c, "score");
+        reply_double(c, tier_score(t));
+        reply_bulk_cstr(c, "capacity");
+        reply_int(c, (long long)tier_capacity(t));
+        reply_bulk_cstr(c, "used");
+        reply_int(c, (long long)tier_used(t));
+        reply_bulk_cstr(c, "free");
+        reply_int(c, (long long)tier_free(t));
+        reply_bulk_cstr(c, "blobs");
+        reply_int(c, (long long)s->blobs);
+        reply_bulk_cstr(c, "reads");
+        reply_int(c, (long long)s->reads);
+        reply_bulk_cstr(c, "writes");
+        reply_int(c, (long long)s->writes);
+        reply_bulk_cstr(c, "bytes_read");
+        reply_int(c, (long long)s->bytes_read);
+        reply_bulk_cstr(c, "bytes_written");
+        reply_int(c, (long long)s->bytes_written);
+        reply_bulk_cstr(c, "inflight");
+        reply_int(c, inflight);
+    }
+}
+
+int tag_set_tier_delay(const char *name, size_t len, uint64_t us)
+{
+    for (int i = 0; i < tiers.n; i++) {
+        const char *n = tier_name(tiers.t[i]);
+        if (strlen(n) == len && memcmp(n, name, len) == 0) {
+            tier_set_delay(&tiers, i, us);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void tag_info_tiers(buf_t *b)
+{
+    buf_append_str(b, "# Tiers\r\n");
+    for (int i = 0; i < tiers.n; i++) {
+        tier_t *t = tiers.t[i];
+        tier_stats_t *s = tier_stats(t);
+        buf_printf(b,
+                   "tier_%s:kind=%s,score=%.17g,capacity=%llu,used=%llu,free=%llu,blobs=%llu,"
+                   "reads=%llu,writes=%llu,bytes_read=%llu,bytes_written=%llu\r\n",
+                   tier_name(t), tier_kind(t) == TIER_RAM ? "ram" : "file", tier_score(t),
+                   (unsigned long long)tier_capacity(t), (unsigned long long)tier_used(t),
+                   (unsigned long long)tier_free(t), (unsigned long long)s->blobs,
+                   (unsigned long long)s->reads, (unsigned long long)s->writes,
+                   (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written);
+    }
+    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", inflight);
+}
+
+#define W CMD_WRITE
+#define R CMD_READONLY
+#define TAGCMD(n, p, a, f, fk, lk, sum)                                                            \
+    {                                                                                              \
+        .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = lk,             \
+        .key_step = fk ? 1 : 0, .group = "tag", .since = "0.1.0", .summary = sum,                  \
+        .complexity = "O(N) in the bytes moved"                                                    \
+    }
+
+command_t cmds_tag[] = {
+    TAGCMD("tput", tput_cmd, -5, W | CMD_DENYOOM, 1, 1,
+           "Writes bytes into a blob of a tag at an offset, creating both as needed."),
+    TAGCMD("tget", tget_cmd, -3, R, 1, 1, "Reads bytes of a blob from an offset."),
+    TAGCMD("tsize", tsize_cmd, 3, R | CMD_FAST, 1, 1, "Returns the size of a blob."),
+    TAGCMD("ttruncate", ttruncate_cmd, 4, W | CMD_DENYOOM, 1, 1,
+           "Shrinks a blob, or grows it with zero bytes."),
+    TAGCMD("tdel", tdel_cmd, -3, W | CMD_FAST, 1, 1, "Deletes blobs of a tag."),
+    TAGCMD("tscore", tscore_cmd, 3, R | CMD_FAST, 1, 1, "Returns the score of a blob."),
+    TAGCMD("reorg", reorg_cmd, 4, W, 1, 1,
+           "Sets the score of a blob and moves it to the tier placement picks."),
+    TAGCMD("tinfo", tinfo_cmd, 3, R | CMD_FAST, 1, 1, "Returns the metadata of a blob."),
+    TAGCMD("tlist", tlist_cmd, 2, R, 1, 1, "Returns the names of every blob of a tag."),
+    TAGCMD("tscan", tscan_cmd, -3, R, 1, 1, "Incrementally lists the blobs of a tag."),
+    TAGCMD("tlen", tlen_cmd, 2, R | CMD_FAST, 1, 1, "Returns the number of blobs of a tag."),
+    TAGCMD("tiers", tiers_cmd, 1, R | CMD_LOADING | CMD_STALE, 0, 0,
+           "Returns the tiers with their capacity and use."),
+    {NULL},
+};

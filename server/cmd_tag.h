@@ -1,0 +1,21 @@
+/* cmd_tag.h - set-up of the tiered store behind the tag commands (server/cmd_tag.c). */
+#ifndef CTE_SERVER_CMD_TAG_H
+#define CTE_SERVER_CMD_TAG_H
+
+#include "common/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Opens the tiers of srv.cfg (file tiers create their data files under dir). Returns 0, or -1
+ * with a message in err. */
+int tag_commands_init(char *err, size_t errlen);
+/* Closes the tiers (file tiers remove their data files). */
+void tag_commands_deinit(void);
+/* INFO's "# Tiers" section. */
+void tag_info_tiers(buf_t *b);
+/* DEBUG TIER-DELAY: every file-tier read and write of tier `name` sleeps us first. Returns -1
+ * if there is no such tier. */
+int tag_set_tier_delay(const char *name, size_t len, uint64_t us);
+
+#endif

@@ -1,0 +1,918 @@
+/* t_tag.c - tags of blobs on tiers (see t_tag.h).
+ *
+ * Shapes:
+ *  - tag_obj_t: obj_t header, a dict of blobs, and an id that names it in wait names (it
+ *    survives RENAME, which moves the object between keys).
+ *  - blob_t: one allocation with its name; refs counts the tag's reference plus every plan in
+ *    flight, so a deleted blob lives on (detached, tag == NULL) until its last plan finishes.
+ *  - extlist_t: the extents covering [0, size) in order, shared by the blob and by plans that
+ *    read it. It is changed in place only when no plan holds it (refs == 1); a move builds a new
+ *    list and swaps it in. Its extents go back to their tiers when the last reference drops.
+ *  - Per tier, a binary min-heap of the blobs whose first extent is there, by score: demotion
+ *    takes the coldest idle blobs from the top.
+ * Runs on the loop thread, except tag_plan_run. */
+#include "storage/t_tag.h"
+
+#include "common/alloc.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ALLOC_EXTENTS 64
+
+tag_store_t tag_store;
+
+typedef struct extlist {
+    uint32_t refs;
+    uint32_t n, cap;
+    tier_extent_t e[];
+} extlist_t;
+
+struct blob {
+    dict_node_t node; /* node.aux: name length */
+    tag_obj_t *tag;   /* NULL once deleted */
+    extlist_t *data;  /* NULL for an empty blob */
+    uint64_t size;
+    double score;
+    long long ctime, mtime, atime;
+    uint64_t reads, writes;
+    uint32_t refs;
+    uint32_t readers; /* read plans in flight */
+    uint8_t writing;  /* a write plan is in flight */
+    uint8_t moving;   /* a move plan is in flight */
+    int8_t home;      /* tier whose heap holds the blob, -1 for none */
+    uint32_t heap_idx;
+    char name[];
+};
+
+struct tag_obj {
+    obj_t h;
+    dict_t blobs;
+    uint64_t id;
+};
+
+enum { PLAN_READ, PLAN_WRITE, PLAN_MOVE };
+
+enum { SEG_READ, SEG_WRITE, SEG_COPY };
+
+/* One step of a plan, run in order: SEG_READ reads the extent into buf, SEG_WRITE writes buf
+ * (zeros when buf is NULL) to the extent, SEG_COPY copies buf into a RAM extent (a move from a
+ * file tier to RAM, after the reads). */
+typedef struct seg {
+    tier_extent_t e;
+    uint64_t off; /* within the extent */
+    char *buf;
+    uint64_t len;
+    int op;
+} seg_t;
+
+struct tag_plan {
+    struct tag_plan *next; /* in the background queue */
+    int kind;
+    blob_t *blob;     /* a reference */
+    extlist_t *hold;  /* a reference to the extents read (read, move source) */
+    extlist_t *dest;  /* move: the new extents, swapped in on success */
+    seg_t *seg;
+    int n, cap;
+    char *owned; /* bytes owned by the plan (data to write, move staging) */
+};
+
+/* Plans storage started on its own (demotions): the server drains them with tag_pending_pop. */
+static tag_plan_t *pending_head, *pending_tail;
+
+static void pending_push(tag_plan_t *p)
+{
+    p->next = NULL;
+    if (pending_tail) pending_tail->next = p;
+    else pending_head = p;
+    pending_tail = p;
+}
+
+tag_plan_t *tag_pending_pop(void)
+{
+    tag_plan_t *p = pending_head;
+    if (!p) return NULL;
+    pending_head = p->next;
+    if (!pending_head) pending_tail = NULL;
+    p->next = NULL;
+    return p;
+}
+
+/* ---- per-tier heaps of blobs by score ---- */
+
+typedef struct heap {
+    blob_t **v;
+    uint32_t n, cap;
+} heap_t;
+
+static heap_t heaps[TIER_MAX];
+
+static void heap_set(heap_t *h, uint32_t i, blob_t *b)
+{
+    h->v[i] = b;
+    b->heap_idx = i;
+}
+
+static void heap_up(heap_t *h, uint32_t i)
+{
+    blob_t *b = h->v[i];
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (h->v[p]->score <= b->score) break;
+        heap_set(h, i, h->v[p]);
+        i = p;
+    }
+    heap_set(h, i, b);
+}
+
+static void heap_down(heap_t *h, uint32_t i)
+{
+    blob_t *b = h->v[i];
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        double ms = b->score;
+        if (l < h->n && h->v[l]->score < ms) m = l, ms = h->v[l]->score;
+        if (l + 1 < h->n && h->v[l + 1]->score < ms) m = l + 1;
+        if (m == i) break;
+        heap_set(h, i, h->v[m]);
+        i = m;
+    }
+    heap_set(h, i, b);
+}
+
+static void heap_remove(blob_t *b)
+{
+    if (b->home < 0) return;
+    heap_t *h = &heaps[b->home];
+    uint32_t i = b->heap_idx;
+    assert(i < h->n && h->v[i] == b);
+    blob_t *last = h->v[--h->n];
+    if (i < h->n) {
+        heap_set(h, i, last);
+        heap_down(h, i);
+        heap_up(h, last->heap_idx);
+    }
+    b->home = -1;
+}
+
+static void heap_insert(blob_t *b, int tier)
+{
+    heap_t *h = &heaps[tier];
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 64;
+        h->v = xrealloc(h->v, sizeof(blob_t *) * h->cap);
+    }
+    b->home = (int8_t)tier;
+    h->v[h->n] = b;
+    b->heap_idx = h->n++;
+    heap_up(h, b->heap_idx);
+}
+
+/* Puts b in the heap of the tier of its first extent (after extents or score changed). */
+static void rehome(blob_t *b)
+{
+    int tier = b->data && b->data->n ? b->data->e[0].tier : -1;
+    if (tier == b->home) {
+        if (tier >= 0) {
+            heap_down(&heaps[tier], b->heap_idx);
+            heap_up(&heaps[tier], b->heap_idx);
+        }
+        return;
+    }
+    heap_remove(b);
+    if (tier >= 0) heap_insert(b, tier);
+}
+
+/* ---- extent lists ---- */
+
+static extlist_t *extlist_new(uint32_t cap)
+{
+    extlist_t *l = xmalloc(sizeof(*l) + sizeof(tier_extent_t) * cap);
+    l->refs = 1;
+    l->n = 0;
+    l->cap = cap;
+    return l;
+}
+
+static extlist_t *extlist_push(extlist_t *l, const tier_extent_t *e)
+{
+    if (!l) l = extlist_new(4);
+    if (l->n == l->cap) {
+        l->cap *= 2;
+        l = xrealloc(l, sizeof(*l) + sizeof(tier_extent_t) * l->cap);
+    }
+    l->e[l->n++] = *e;
+    return l;
+}
+
+static void extlist_unref(extlist_t *l)
+{
+    if (!l || --l->refs > 0) return;
+    for (uint32_t i = 0; i < l->n; i++) tier_free_extent(tag_store.tiers, &l->e[i]);
+    xfree(l);
+}
+
+static uint64_t extlist_bytes_on(const extlist_t *l, int tier)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; l && i < l->n; i++)
+        if (l->e[i].tier == tier) n += l->e[i].len;
+    return n;
+}
+
+/* ---- blobs ---- */
+
+static const void *blob_key(const dict_node_t *n, size_t *len)
+{
+    *len = n->aux;
+    return ((const blob_t *)n)->name;
+}
+
+static void count_blob_tiers(const blob_t *b, int add);
+static void shrink_to(blob_t *b, uint64_t size);
+
+static void blob_unref(blob_t *b)
+{
+    if (--b->refs > 0) return;
+    extlist_unref(b->data);
+    xfree(b);
+}
+
+/* Detaches b from its tag (already unlinked from the dict) and drops the tag's reference. */
+static void blob_detach(blob_t *b)
+{
+    heap_remove(b);
+    if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, b->tag, b, 1);
+    b->tag = NULL;
+    count_blob_tiers(b, 0);
+    blob_unref(b);
+}
+
+static void blob_free_node(dict_node_t *n, void *ud)
+{
+    blob_detach((blob_t *)n);
+}
+
+static const dict_type_t blob_dict_type = {blob_key, blob_free_node};
+
+static uint64_t next_tag_id;
+
+tag_obj_t *tag_new(void)
+{
+    tag_obj_t *t = xcalloc(1, sizeof(*t));
+    t->h.type = OBJ_TAG;
+    t->h.enc = ENC_HT;
+    t->h.lru = storage_lru_clock;
+    dict_init(&t->blobs, &blob_dict_type);
+    t->id = ++next_tag_id;
+    return t;
+}
+
+uint64_t tag_len(const tag_obj_t *t)
+{
+    return dict_size(&t->blobs);
+}
+
+blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len)
+{
+    return (blob_t *)dict_find(&t->blobs, name, len, dict_hash(name, len));
+}
+
+const char *blob_name(const blob_t *b, size_t *len)
+{
+    *len = b->node.aux;
+    return b->name;
+}
+
+void blob_get_info(const blob_t *b, blob_info_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->size = b->size;
+    out->score = b->score;
+    out->ctime = b->ctime;
+    out->mtime = b->mtime;
+    out->atime = b->atime;
+    out->reads = b->reads;
+    out->writes = b->writes;
+    out->tier = -1;
+    for (uint32_t i = 0; b->data && i < b->data->n; i++) {
+        int t = b->data->e[i].tier, seen = 0;
+        if (out->tier < 0) out->tier = t;
+        for (int k = 0; k < out->ntiers; k++) seen |= out->tiers[k] == t;
+        if (!seen) out->tiers[out->ntiers++] = t;
+    }
+}
+
+/* Tier blob counters around a change of b's extents: call with add = 0 before the change to
+ * remove b's contribution, and with add = 1 after it. */
+static void count_blob_tiers(const blob_t *b, int add)
+{
+    if (!b->data) return;
+    for (int t = 0; t < tag_store.tiers->n; t++) {
+        if (!extlist_bytes_on(b->data, t)) continue;
+        tier_stats_t *s = tier_stats(tag_store.tiers->t[t]);
+        if (add) s->blobs++;
+        else s->blobs--;
+    }
+}
+
+static blob_t *blob_create(tag_obj_t *t, const char *name, size_t len, double score,
+                           long long now)
+{
+    blob_t *b = xcalloc(1, sizeof(*b) + len + 1);
+    memcpy(b->name, name, len);
+    b->node.aux = (uint32_t)len;
+    b->node.hash = dict_hash(name, len);
+    b->tag = t;
+    b->score = score;
+    b->ctime = b->mtime = b->atime = now;
+    b->refs = 1;
+    b->home = -1;
+    dict_insert(&t->blobs, &b->node);
+    return b;
+}
+
+static void blob_delete(tag_obj_t *t, blob_t *b)
+{
+    dict_node_t *n = dict_unlink(&t->blobs, b->name, b->node.aux, b->node.hash);
+    assert(n == &b->node);
+    blob_detach(b);
+}
+
+static int blob_idle(const blob_t *b)
+{
+    return !b->readers && !b->writing && !b->moving;
+}
+
+/* ---- placement ---- */
+
+/* The order in which tiers are tried for a blob of score s: the fastest tier whose score is
+ * <= s, then the slower ones, then the hotter ones from the slowest. Returns the count. */
+static int tier_order(double s, int *order)
+{
+    int n = tag_store.tiers->n, pick = tier_set_pick(tag_store.tiers, s), k = 0;
+    for (int i = pick; i < n; i++) order[k++] = i;
+    for (int i = pick - 1; i >= 0; i--) order[k++] = i;
+    return k;
+}
+
+/* Allocates len bytes by placement order into *l (appending). Returns 0 or TAG_OOM (nothing
+ * allocated). */
+static int place(uint64_t len, double s, extlist_t **l)
+{
+    int order[TIER_MAX], n = tier_order(s, order);
+    tier_extent_t ext[MAX_ALLOC_EXTENTS];
+    if (len == 0) return 0;
+    for (int k = 0; k < n; k++) { /* one tier that holds it all */
+        if (tier_free(tag_store.tiers->t[order[k]]) < len) continue;
+        int got = tier_alloc(tag_store.tiers, order[k], len, ext, MAX_ALLOC_EXTENTS);
+        if (got <= 0) continue;
+        for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
+        return 0;
+    }
+    uint64_t total = 0;
+    for (int k = 0; k < n; k++) total += tier_free(tag_store.tiers->t[order[k]]);
+    if (total < len) return TAG_OOM;
+    /* split across tiers, in placement order */
+    uint32_t first = *l ? (*l)->n : 0;
+    uint64_t left = len;
+    for (int k = 0; k < n && left; k++) {
+        uint64_t take = tier_free(tag_store.tiers->t[order[k]]);
+        if (take > left) take = left;
+        /* file tiers allocate whole blocks: ask for what fits in whole blocks */
+        while (take) {
+            int got = tier_alloc(tag_store.tiers, order[k], take, ext, MAX_ALLOC_EXTENTS);
+            if (got > 0) {
+                for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
+                left -= take;
+                break;
+            }
+            take = take > 4096 ? (take - 1) & ~(uint64_t)4095 : 0;
+        }
+    }
+    if (left == 0) return 0;
+    /* roll back */
+    while (*l && (*l)->n > first) tier_free_extent(tag_store.tiers, &(*l)->e[--(*l)->n]);
+    return TAG_OOM;
+}
+
+static tag_plan_t *plan_new(int kind, blob_t *b)
+{
+    tag_plan_t *p = xcalloc(1, sizeof(*p));
+    p->kind = kind;
+    p->blob = b;
+    b->refs++;
+    return p;
+}
+
+static void plan_add(tag_plan_t *p, const tier_extent_t *e, uint64_t off, char *buf,
+                     uint64_t len, int op)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 8;
+        p->seg = xrealloc(p->seg, sizeof(seg_t) * (size_t)p->cap);
+    }
+    p->seg[p->n++] = (seg_t){*e, off, buf, len, op};
+}
+
+static void plan_free(tag_plan_t *p)
+{
+    xfree(p->seg);
+    xfree(p->owned);
+    xfree(p);
+}
+
+/* Starts moving b to tier dst (all its bytes). Returns TAG_OK when done at once (RAM to RAM),
+ * TAG_PENDING with *plan, or TAG_OOM when dst lacks room. b must be idle. */
+static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
+{
+    extlist_t *nl = NULL;
+    tier_extent_t ext[MAX_ALLOC_EXTENTS];
+    if (!b->data || b->size == 0) return TAG_OK;
+    if (tier_free(tag_store.tiers->t[dst]) < b->size) return TAG_OOM;
+    int got = tier_alloc(tag_store.tiers, dst, b->size, ext, MAX_ALLOC_EXTENTS);
+    if (got <= 0) return TAG_OOM;
+    for (int i = 0; i < got; i++) nl = extlist_push(nl, &ext[i]);
+    tag_plan_t *p = plan_new(PLAN_MOVE, b);
+    p->hold = b->data;
+    b->data->refs++;
+    p->dest = nl;
+    int any_file_src = 0;
+    for (uint32_t i = 0; i < b->data->n; i++)
+        any_file_src |= tier_kind(tag_store.tiers->t[b->data->e[i].tier]) == TIER_FILE;
+    int dst_file = tier_kind(tag_store.tiers->t[dst]) == TIER_FILE;
+    /* Stage file sources through one buffer: reads first, then the writes or copies. */
+    char *stage = NULL;
+    if (any_file_src) {
+        stage = try_malloc(b->size);
+        if (!stage) {
+            extlist_unref(p->hold);
+            p->hold = NULL;
+            extlist_unref(nl);
+            p->dest = NULL;
+            blob_unref(b);
+            plan_free(p);
+            return TAG_OOM;
+        }
+        p->owned = stage;
+        uint64_t pos = 0;
+        for (uint32_t i = 0; i < b->data->n; i++) {
+            const tier_extent_t *e = &b->data->e[i];
+            if (tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE)
+                plan_add(p, e, 0, stage + pos, e->len, SEG_READ);
+            else
+                memcpy(stage + pos, e->at.mem, e->len);
+            pos += e->len;
+        }
+    }
+    /* copy source bytes [pos, pos+len) into destination extents */
+    uint64_t pos = 0;
+    uint32_t si = 0;
+    uint64_t soff = 0;
+    for (uint32_t di = 0; di < nl->n; di++) {
+        tier_extent_t *d = &nl->e[di];
+        uint64_t doff = 0;
+        while (doff < d->len) {
+            const tier_extent_t *s = &b->data->e[si];
+            uint64_t n = s->len - soff < d->len - doff ? s->len - soff : d->len - doff;
+            char *src = stage ? stage + pos : s->at.mem + soff;
+            if (dst_file) plan_add(p, d, doff, src, n, SEG_WRITE);
+            else if (stage) plan_add(p, d, doff, src, n, SEG_COPY);
+            else memcpy(d->at.mem + doff, src, n);
+            doff += n;
+            soff += n;
+            pos += n;
+            if (soff == s->len) {
+                si++;
+                soff = 0;
+            }
+        }
+    }
+    b->moving = 1;
+    *plan = p;
+    if (p->n == 0) { /* RAM to RAM: done */
+        tag_plan_finish(p, 0, NULL, NULL);
+        *plan = NULL;
+        return TAG_OK;
+    }
+    return TAG_PENDING;
+}
+
+/* Makes room on tier t for len bytes by moving idle blobs colder than s one tier down.
+ * Returns the number of moves started (0: nothing can be done). Moves that complete at once
+ * (RAM to RAM) count too. */
+static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max)
+{
+    int started = 0, below = t + 1;
+    if (below >= tag_store.tiers->n) return 0;
+    heap_t *h = &heaps[t];
+    uint64_t freed = 0, need = len > tier_free(tag_store.tiers->t[t])
+                                   ? len - tier_free(tag_store.tiers->t[t])
+                                   : 0;
+    /* look at the coldest few (the top of the heap and its first levels) */
+    for (uint32_t i = 0; i < h->n && i < 31 && freed < need && started < max; i++) {
+        blob_t *b = h->v[i];
+        if (b->score >= s || !blob_idle(b)) continue;
+        uint64_t bytes = extlist_bytes_on(b->data, t);
+        tag_plan_t *p = NULL;
+        int rc = move_blob(b, below, &p);
+        if (rc == TAG_OOM) continue;
+        freed += bytes;
+        if (p) plans[started] = p;
+        else plans[started] = NULL;
+        started++;
+        if (rc == TAG_OK) i = (uint32_t)-1; /* the heap changed: look again from the top */
+    }
+    return started;
+}
+
+/* ---- writes ---- */
+
+/* Appends a plan segment or writes RAM now for data[0..len) at blob offset off. data NULL:
+ * zeros. */
+static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len, tag_plan_t **p)
+{
+    uint64_t pos = 0;
+    for (uint32_t i = 0; i < b->data->n && len; i++) {
+        tier_extent_t *e = &b->data->e[i];
+        if (off >= pos + e->len) {
+            pos += e->len;
+            continue;
+        }
+        uint64_t eoff = off - pos, n = e->len - eoff < len ? e->len - eoff : len;
+        if (tier_kind(tag_store.tiers->t[e->tier]) == TIER_RAM) {
+            if (data) memcpy(e->at.mem + eoff, data, n);
+            else memset(e->at.mem + eoff, 0, n);
+        } else {
+            if (!*p) *p = plan_new(PLAN_WRITE, b);
+            plan_add(*p, e, eoff, (char *)data, n, SEG_WRITE);
+        }
+        tier_count_io(tag_store.tiers, e->tier, 1, n);
+        if (data) data += n;
+        off += n;
+        len -= n;
+        pos += e->len;
+    }
+}
+
+/* Grows b to size bytes (new bytes not yet written). Returns 0, TAG_OOM or TAG_NOSPACE
+ * (moves started, *moves filled). */
+static int grow(blob_t *b, uint64_t size)
+{
+    uint64_t delta = size - b->size;
+    if (!delta) return 0;
+    count_blob_tiers(b, 0);
+    /* extend the last extent in place when it is on the tier placement would choose */
+    if (b->data && b->data->n) {
+        tier_extent_t *last = &b->data->e[b->data->n - 1];
+        int order[TIER_MAX];
+        tier_order(b->score, order);
+        if (last->tier == order[0] && tier_free(tag_store.tiers->t[last->tier]) >= delta &&
+            tier_grow_extent(tag_store.tiers, last, delta) == 0) {
+            b->size = size;
+            count_blob_tiers(b, 1);
+            return 0;
+        }
+    }
+    int rc = place(delta, b->score, &b->data);
+    if (rc == 0) b->size = size;
+    count_blob_tiers(b, 1);
+    return rc;
+}
+
+/* When the preferred tier for score s cannot take len bytes, demotes colder blobs from it.
+ * Returns 1 if moves are in flight and the caller should wait for room (space wait name);
+ * 0 to go on (room was made at once, or nothing can be demoted: placement decides). */
+static int make_room(double s, uint64_t len)
+{
+    int pick = tier_set_pick(tag_store.tiers, s);
+    if (tier_free(tag_store.tiers->t[pick]) >= len) return 0;
+    tag_plan_t *plans[8];
+    int n = demote_for(pick, len, s, plans, 8), pending = 0;
+    for (int i = 0; i < n; i++) {
+        if (!plans[i]) continue;
+        pending = 1;
+        pending_push(plans[i]);
+    }
+    return pending;
+}
+
+int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const char *data,
+            size_t len, int has_score, double score, long long now, uint64_t *size_out,
+            tag_plan_t **plan)
+{
+    *plan = NULL;
+    blob_t *b = tag_blob(t, name, nlen);
+    if (off > UINT64_MAX - len || off + len > tag_store.max_blob_size) return TAG_TOO_BIG;
+    if (b && !blob_idle(b)) return TAG_BUSY;
+    double s = has_score ? score : b ? b->score : 1.0;
+    uint64_t old = b ? b->size : 0, end = off + len > old ? off + len : old;
+    if (end > old && make_room(s, end - old)) return TAG_NOSPACE;
+    int created = 0;
+    if (!b) {
+        b = blob_create(t, name, nlen, s, now);
+        created = 1;
+    }
+    double old_score = b->score;
+    b->score = s;
+    if (end > old && grow(b, end) != 0) {
+        b->score = old_score;
+        if (created) blob_delete(t, b);
+        return TAG_OOM;
+    }
+    tag_plan_t *p = NULL;
+    if (off > old) write_range(b, old, NULL, off - old, &p);
+    if (len) {
+        /* file parts need the bytes after the command returns: copy them once */
+        int needs_copy = 0;
+        for (uint32_t i = 0; i < b->data->n; i++)
+            needs_copy |= tier_kind(tag_store.tiers->t[b->data->e[i].tier]) == TIER_FILE;
+        const char *src = data;
+        char *copy = NULL;
+        if (needs_copy) {
+            copy = try_malloc(len);
+            if (!copy) { /* undo: nothing ran yet */
+                if (p) {
+                    blob_unref(b);
+                    plan_free(p);
+                }
+                b->score = old_score;
+                if (created) blob_delete(t, b);
+                else if (b->size > old) shrink_to(b, old);
+                return TAG_OOM;
+            }
+            memcpy(copy, data, len);
+            src = copy;
+        }
+        write_range(b, off, src, len, &p);
+        if (p) p->owned = copy;
+        else xfree(copy);
+    }
+    b->mtime = now;
+    b->writes++;
+    rehome(b);
+    *size_out = b->size;
+    if (tag_store.on_blob_change && !p) tag_store.on_blob_change(tag_store.ud, t, b, 0);
+    if (!p) return TAG_OK;
+    b->writing = 1;
+    *plan = p;
+    return TAG_PENDING;
+}
+
+/* Frees b's bytes past size (size < b->size). */
+static void shrink_to(blob_t *b, uint64_t size)
+{
+    count_blob_tiers(b, 0);
+    uint64_t pos = 0;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < b->data->n; i++) {
+        tier_extent_t *e = &b->data->e[i];
+        uint64_t elen = e->len;
+        if (pos >= size) {
+            tier_free_extent(tag_store.tiers, e);
+        } else {
+            if (pos + elen > size) tier_shrink_extent(tag_store.tiers, e, size - pos);
+            b->data->e[keep++] = *e;
+        }
+        pos += elen;
+    }
+    b->data->n = keep;
+    b->size = size;
+    count_blob_tiers(b, 1);
+    rehome(b);
+}
+
+int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
+                 tag_plan_t **plan)
+{
+    *plan = NULL;
+    blob_t *b = tag_blob(t, name, nlen);
+    if (!b || size >= b->size) { /* grows with zeros, or creates */
+        uint64_t dummy;
+        return tag_put(t, name, nlen, size, NULL, 0, 0, 0, now, &dummy, plan);
+    }
+    if (!blob_idle(b)) return TAG_BUSY;
+    shrink_to(b, size);
+    b->mtime = now;
+    b->writes++;
+    if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
+    return TAG_OK;
+}
+
+/* ---- reads ---- */
+
+int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+            long long now, char **out, uint64_t *outlen, tag_plan_t **plan)
+{
+    *plan = NULL;
+    *out = NULL;
+    *outlen = 0;
+    blob_t *b = tag_blob(t, name, nlen);
+    if (!b) return TAG_MISSING;
+    if (b->writing) return TAG_BUSY;
+    uint64_t len = off >= b->size ? 0 : b->size - off;
+    if (count < len) len = count;
+    char *buf = try_malloc(len ? len : 1);
+    if (!buf) return TAG_OOM;
+    tag_plan_t *p = NULL;
+    uint64_t pos = 0, done = 0;
+    for (uint32_t i = 0; b->data && i < b->data->n && done < len; i++) {
+        tier_extent_t *e = &b->data->e[i];
+        uint64_t at = off + done;
+        if (at >= pos + e->len) {
+            pos += e->len;
+            continue;
+        }
+        uint64_t eoff = at - pos, n = e->len - eoff < len - done ? e->len - eoff : len - done;
+        if (tier_kind(tag_store.tiers->t[e->tier]) == TIER_RAM) {
+            memcpy(buf + done, e->at.mem + eoff, n);
+        } else {
+            if (!p) p = plan_new(PLAN_READ, b);
+            plan_add(p, e, eoff, buf + done, n, SEG_READ);
+        }
+        tier_count_io(tag_store.tiers, e->tier, 0, n);
+        done += n;
+        pos += e->len;
+    }
+    b->atime = now;
+    b->reads++;
+    *out = buf;
+    *outlen = len;
+    if (!p) return TAG_OK;
+    p->hold = b->data;
+    b->data->refs++;
+    b->readers++;
+    *plan = p;
+    return TAG_PENDING;
+}
+
+/* ---- delete, reorg ---- */
+
+int tag_del(tag_obj_t *t, const char *name, size_t nlen)
+{
+    blob_t *b = tag_blob(t, name, nlen);
+    if (!b) return 0;
+    blob_delete(t, b);
+    return 1;
+}
+
+int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_plan_t **plan)
+{
+    *plan = NULL;
+    blob_t *b = tag_blob(t, name, nlen);
+    if (!b) return TAG_MISSING;
+    if (!blob_idle(b)) return TAG_BUSY;
+    b->score = score;
+    rehome(b);
+    if (!b->data || b->size == 0) return TAG_OK;
+    int order[TIER_MAX], n = tier_order(score, order);
+    /* already entirely on the tier placement picks: nothing to do */
+    if (extlist_bytes_on(b->data, order[0]) == b->size) return TAG_OK;
+    for (int k = 0; k < n; k++) {
+        int target = order[k];
+        if (extlist_bytes_on(b->data, target) == b->size) return TAG_OK;
+        int rc = move_blob(b, target, plan);
+        if (rc != TAG_OOM) return rc;
+    }
+    return TAG_OOM;
+}
+
+/* ---- plans ---- */
+
+int tag_plan_run(tag_plan_t *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        seg_t *s = &p->seg[i];
+        int rc = 0;
+        if (s->op == SEG_READ) rc = tier_pread(tag_store.tiers, &s->e, s->off, s->buf, s->len);
+        else if (s->op == SEG_COPY) memcpy(s->e.at.mem + s->off, s->buf, s->len);
+        else if (s->buf) rc = tier_pwrite(tag_store.tiers, &s->e, s->off, s->buf, s->len);
+        else rc = tier_zero(tag_store.tiers, &s->e, s->off, s->len);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+static void finish_move(tag_plan_t *p, int status)
+{
+    blob_t *b = p->blob;
+    b->moving = 0;
+    if (status < 0 || !b->tag) {
+        extlist_unref(p->dest);
+        return;
+    }
+    count_blob_tiers(b, 0);
+    extlist_t *old = b->data;
+    b->data = p->dest;
+    extlist_unref(old); /* the plan's hold keeps it until below */
+    count_blob_tiers(b, 1);
+    rehome(b);
+}
+
+void tag_plan_finish(tag_plan_t *p, int status,
+                     void (*wake)(void *ud, const char *name, size_t len), void *ud)
+{
+    blob_t *b = p->blob;
+    switch (p->kind) {
+    case PLAN_READ: b->readers--; break;
+    case PLAN_WRITE:
+        b->writing = 0;
+        if (b->tag && tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, b->tag, b, 0);
+        break;
+    case PLAN_MOVE: finish_move(p, status); break;
+    }
+    extlist_unref(p->hold);
+    if (wake) {
+        char name[64];
+        if (b->tag) wake(ud, name, tag_blob_waitname(b->tag, b->name, b->node.aux, name));
+        if (p->kind == PLAN_MOVE) wake(ud, name, tag_space_waitname(name));
+    }
+    blob_unref(b);
+    plan_free(p);
+}
+
+size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf)
+{
+    /* "\xffblob" + tag id + 32-bit hash of the name: collisions only cause a spurious retry */
+    uint32_t h = dict_hash(name, nlen);
+    memcpy(buf, "\xff" "blob", 5);
+    memcpy(buf + 5, &t->id, 8);
+    memcpy(buf + 13, &h, 4);
+    return 17;
+}
+
+size_t tag_space_waitname(char *buf)
+{
+    memcpy(buf, "\xff" "space", 6);
+    return 6;
+}
+
+/* ---- iteration ---- */
+
+struct iter_ctx {
+    tag_blob_fn *fn;
+    void *ud;
+};
+
+static void iter_one(void *ud, dict_node_t *n)
+{
+    struct iter_ctx *x = ud;
+    x->fn(x->ud, (blob_t *)n);
+}
+
+void tag_foreach(tag_obj_t *t, tag_blob_fn *fn, void *ud)
+{
+    dict_iter_t it;
+    dict_iter_init(&it, &t->blobs, 0);
+    for (dict_node_t *n; (n = dict_iter_next(&it));) fn(ud, (blob_t *)n);
+    dict_iter_deinit(&it);
+}
+
+uint64_t tag_scan(tag_obj_t *t, uint64_t cursor, tag_blob_fn *fn, void *ud)
+{
+    struct iter_ctx x = {fn, ud};
+    return dict_scan(&t->blobs, cursor, iter_one, &x);
+}
+
+/* ---- the object type ---- */
+
+static void tag_free_obj(obj_t *o)
+{
+    tag_obj_t *t = (tag_obj_t *)o;
+    dict_clear(&t->blobs, NULL);
+    xfree(t);
+}
+
+static obj_t *tag_dup_obj(const obj_t *o)
+{
+    (void)o;
+    return NULL; /* COPY of a tag is refused by the command (blob bytes may be on files) */
+}
+
+static size_t tag_memory(const obj_t *o)
+{
+    const tag_obj_t *t = (const tag_obj_t *)o;
+    size_t n = alloc_size(t) + dict_buckets_bytes(&t->blobs);
+    dict_iter_t it;
+    dict_iter_init(&it, (dict_t *)&t->blobs, 0);
+    for (dict_node_t *x; (x = dict_iter_next(&it));) {
+        blob_t *b = (blob_t *)x;
+        n += alloc_size(b) + (b->data ? alloc_size(b->data) : 0);
+    }
+    dict_iter_deinit(&it);
+    return n;
+}
+
+static size_t tag_length(const obj_t *o)
+{
+    return tag_len((const tag_obj_t *)o);
+}
+
+static const obj_ops_t tag_ops = {tag_free_obj, tag_dup_obj, tag_memory, tag_length};
+
+__attribute__((constructor)) static void register_tag_type(void)
+{
+    obj_types[OBJ_TAG] = &tag_ops;
+}

@@ -1,0 +1,122 @@
+/* t_tag.h - tags of blobs: the key type "tag" and its blobs, placed on tiers by score.
+ *
+ * A tag is a value (OBJ_TAG) holding named blobs. A blob's bytes are a list of extents on
+ * tiers (tiers/tier.h) that cover [0, size) in order; its metadata (size, score, times,
+ * counters) stays in RAM. Operations run on the loop thread and touch RAM extents directly;
+ * what they need from file extents comes back as a plan of reads and writes that the server
+ * runs on a worker thread (tag_plan_run is thread-safe) and then hands back to
+ * tag_plan_finish on the loop thread.
+ *
+ * Concurrency between in-flight plans and new operations, per blob:
+ *  - a write plan makes the blob busy: every other operation on it answers TAG_BUSY until the
+ *    plan finishes (the caller waits and retries; tag_blob_waitname names what to wait on);
+ *  - read plans may overlap each other; a write arriving while reads are in flight is BUSY;
+ *  - a move (REORG, demotion) copies the bytes to new extents while readers keep reading the
+ *    old ones, then swaps; writes wait for it;
+ *  - deleting a blob (TDEL, DEL, FLUSHALL, expiry) is never BUSY: the extents of a deleted
+ *    blob go back to their tiers when the last plan that uses them finishes.
+ * Placement follows COMMANDS.md section 3: the fastest tier whose score is <= the blob's score
+ * that has room, else the slowest hotter tier that has room, else split across tiers; when the
+ * preferred tier is full, lower-score idle blobs on it are moved one tier down to make room
+ * (the write waits for those moves); only when nothing can make room does a write fail with
+ * TAG_OOM, having changed nothing. */
+#ifndef CTE_STORAGE_T_TAG_H
+#define CTE_STORAGE_T_TAG_H
+
+#include "common/dict.h"
+#include "storage/object.h"
+#include "tiers/tier.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tag_status {
+    TAG_OK = 0,
+    TAG_PENDING = 1,  /* a plan must run before the result is complete */
+    TAG_MISSING = 2,  /* no such blob */
+    TAG_BUSY = 3,     /* wait on tag_blob_waitname(), then retry */
+    TAG_NOSPACE = 4,  /* room is being made (moves started): wait on tag_space_waitname() */
+    TAG_OOM = -1,     /* no tier can hold the bytes: nothing changed */
+    TAG_TOO_BIG = -2, /* past the configured maximum blob size */
+};
+
+typedef struct blob blob_t;
+typedef struct tag_obj tag_obj_t;
+typedef struct tag_plan tag_plan_t;
+
+/* The tier set and limits every tag uses; set once by the server before any tag exists. */
+typedef struct tag_store {
+    tier_set_t *tiers;
+    uint64_t max_blob_size;
+    /* told about blob changes (search index, notifications): may be NULL */
+    void (*on_blob_change)(void *ud, const tag_obj_t *tag, const blob_t *b, int deleted);
+    void *ud;
+} tag_store_t;
+
+extern tag_store_t tag_store;
+
+/* Blob metadata, read-only for callers. */
+typedef struct blob_info {
+    uint64_t size;
+    double score;
+    long long ctime, mtime, atime; /* Unix ms */
+    uint64_t reads, writes;
+    int tier;           /* tier of the first extent, -1 for an empty blob */
+    int ntiers;         /* distinct tiers holding extents */
+    int tiers[TIER_MAX];
+} blob_info_t;
+
+tag_obj_t *tag_new(void);
+uint64_t tag_len(const tag_obj_t *t);
+blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len);
+const char *blob_name(const blob_t *b, size_t *len);
+void blob_get_info(const blob_t *b, blob_info_t *out);
+
+/* TPUT: writes data[0..len) at off, creating the blob (score: has_score ? score : 1.0) and
+ * growing it as needed (a gap reads as zeros). With has_score, sets the score. now is the
+ * modification time. Returns TAG_OK (done), TAG_PENDING (*plan must run; the write is
+ * visible to nobody else until it finishes), TAG_BUSY / TAG_NOSPACE (nothing changed: wait and
+ * retry), TAG_OOM, TAG_TOO_BIG. *size_out is the blob size after the write. data is copied
+ * when the plan needs it. */
+int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const char *data,
+            size_t len, int has_score, double score, long long now, uint64_t *size_out,
+            tag_plan_t **plan);
+/* TGET: reads up to count bytes from off (count UINT64_MAX: to the end) into a new buffer
+ * (*out, *outlen; the caller frees it with xfree after the plan finished). Returns TAG_OK,
+ * TAG_PENDING, TAG_MISSING, TAG_BUSY, TAG_OOM (no memory for the buffer). */
+int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+            long long now, char **out, uint64_t *outlen, tag_plan_t **plan);
+/* TTRUNCATE: sets the size (zeros when growing), creating the blob if missing. */
+int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
+                 tag_plan_t **plan);
+/* TDEL one blob: 1 if it existed. */
+int tag_del(tag_obj_t *t, const char *name, size_t nlen);
+/* REORG: sets the score and moves the blob to the tier placement picks for it. Returns TAG_OK
+ * (no move needed, or moved at once within RAM), TAG_PENDING, TAG_MISSING, TAG_BUSY,
+ * TAG_OOM (no room on any tier: score set, blob left where it was). */
+int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_plan_t **plan);
+
+/* Names a caller waits on (block_on_name) after TAG_BUSY / TAG_NOSPACE. Returns the length
+ * written into buf (>= 32 bytes). */
+size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf);
+size_t tag_space_waitname(char *buf);
+
+/* Runs the plan's file reads and writes. Thread-safe; returns 0 or -errno. */
+int tag_plan_run(tag_plan_t *p);
+/* Back on the loop thread: releases what the plan held and completes its effects (a move
+ * swaps extents). status is what tag_plan_run returned. Fills names of things that became
+ * free for waiters (blob wait name, space) through wake(ud, name, len). Frees the plan. */
+void tag_plan_finish(tag_plan_t *p, int status, void (*wake)(void *ud, const char *name,
+                                                               size_t len),
+                     void *ud);
+
+/* Plans that storage started on its own (demotions that make room): the server runs each
+ * like any other and finishes it with tag_plan_finish. NULL when there are none. */
+tag_plan_t *tag_pending_pop(void);
+
+/* Iteration over blob names (TLIST), and a scan step (TSCAN) with dict cursor semantics. */
+typedef void tag_blob_fn(void *ud, blob_t *b);
+void tag_foreach(tag_obj_t *t, tag_blob_fn *fn, void *ud);
+uint64_t tag_scan(tag_obj_t *t, uint64_t cursor, tag_blob_fn *fn, void *ud);
+
+#endif

@@ -1,0 +1,961 @@
+/* tier.c - tier sets: RAM and file tiers, exact accounting, extents and their I/O (see tier.h).
+ *
+ * RAM tier. An extent is one block from try_malloc of exactly the bytes asked for; `used` is
+ * the sum of those lengths. Live blocks are tracked in a dict keyed by their address (node:
+ * address and length), so tier_set_close can free what is still allocated and a free of an
+ * unknown or mis-sized extent trips an assert. The tracking lives outside the block, so a
+ * power-of-two blob stays in its own jemalloc size class.
+ *
+ * File tier. One data file <path>/<name>.data, truncated at open and sized (sparse) to the
+ * capacity rounded down to whole 4 KiB blocks; tier_capacity() reports that rounded value.
+ * Space is handed out in blocks by a free-extent allocator: every maximal run of free blocks
+ * is one run_t held in two AVL trees,
+ *
+ *   by_off  ordered by start block    neighbours for coalescing, the run after an extent
+ *   by_len  ordered by (nblk, start)  best fit, largest run, the k largest runs
+ *
+ * so each operation costs O(log R) for R free runs and memory is proportional to the
+ * fragmentation, never to the capacity. Invariants (checked by tier__check): runs are
+ * non-empty, inside the file, disjoint and never adjacent (frees coalesce at once); the blocks
+ * in runs sum to nfree; used == (nblocks - nfree) * 4 KiB.
+ *
+ * Allocation of n blocks takes the best fit (smallest run >= n, lowest address on ties) and
+ * carves from its start. When no run is large enough it takes the largest runs whole until
+ * the rest fits one run, then best-fits the rest: the fewest runs possible. Whether that
+ * needs more than `max` runs is decided before anything is taken (sum of the `max` largest
+ * runs), so -ENOSPC and -E2BIG leave the tier untouched. An extent's len is what the caller
+ * asked for; it owns ceil(len / 4 KiB) blocks from its offset, so growing within the last
+ * block costs nothing and shrinking returns only whole trailing blocks. Blocks are not zeroed:
+ * reused ones hold a freed extent's old bytes, and freeing does not punch holes.
+ *
+ * Threads: everything but the I/O functions belongs to the loop thread. tier_pread,
+ * tier_pwrite and tier_zero read only fields fixed at open (kind, fd, size) and the atomic
+ * delay, and use positioned I/O, so worker threads may run them concurrently on any extents
+ * (on distinct bytes). */
+#define _GNU_SOURCE
+#include "tiers/tier.h"
+
+#include "common/alloc.h"
+#include "common/dict.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BLOCK 4096ull
+#define IO_CHUNK (1ull << 30)   /* largest single pread/pwrite */
+#define ZERO_CHUNK (64u * 1024) /* zeros written per pwrite */
+#define PUNCH_MIN (16 * BLOCK)  /* tier_zero punches holes from this size on */
+
+/* ---- AVL tree (intrusive, recursive; height <= 1.44 log2 n, so recursion is shallow) ---- */
+
+typedef struct avl {
+    struct avl *l, *r;
+    int h;
+} avl_t;
+
+typedef int avl_cmp_fn(const avl_t *a, const avl_t *b);
+
+static int height(const avl_t *n)
+{
+    return n ? n->h : 0;
+}
+
+static void fix_height(avl_t *n)
+{
+    int hl = height(n->l), hr = height(n->r);
+    n->h = 1 + (hl > hr ? hl : hr);
+}
+
+static avl_t *rotate_right(avl_t *n)
+{
+    avl_t *l = n->l;
+    n->l = l->r;
+    l->r = n;
+    fix_height(n);
+    fix_height(l);
+    return l;
+}
+
+static avl_t *rotate_left(avl_t *n)
+{
+    avl_t *r = n->r;
+    n->r = r->l;
+    r->l = n;
+    fix_height(n);
+    fix_height(r);
+    return r;
+}
+
+static avl_t *rebalance(avl_t *n)
+{
+    fix_height(n);
+    int bf = height(n->l) - height(n->r);
+    if (bf > 1) {
+        if (height(n->l->l) < height(n->l->r)) n->l = rotate_left(n->l);
+        return rotate_right(n);
+    }
+    if (bf < -1) {
+        if (height(n->r->r) < height(n->r->l)) n->r = rotate_right(n->r);
+        return rotate_left(n);
+    }
+    return n;
+}
+
+/* Inserts n (its key must not be present); returns the new root. */
+static avl_t *avl_insert(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
+{
+    if (!root) {
+        n->l = n->r = NULL;
+        n->h = 1;
+        return n;
+    }
+    int c = cmp(n, root);
+    assert(c != 0);
+    if (c < 0)
+        root->l = avl_insert(root->l, n, cmp);
+    else
+        root->r = avl_insert(root->r, n, cmp);
+    return rebalance(root);
+}
+
+static avl_t *avl_remove_min(avl_t *root, avl_t **min)
+{
+    if (!root->l) {
+        *min = root;
+        return root->r;
+    }
+    root->l = avl_remove_min(root->l, min);
+    return rebalance(root);
+}
+
+/* Removes n, which must be in the tree; returns the new root. */
+static avl_t *avl_remove(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
+{
+    assert(root != NULL);
+    if (root != n) {
+        if (cmp(n, root) < 0)
+            root->l = avl_remove(root->l, n, cmp);
+        else
+            root->r = avl_remove(root->r, n, cmp);
+        return rebalance(root);
+    }
+    if (!n->l) return n->r;
+    if (!n->r) return n->l;
+    avl_t *m;
+    avl_t *r = avl_remove_min(n->r, &m);
+    m->l = n->l;
+    m->r = r;
+    return rebalance(m);
+}
+
+/* ---- file-tier free-extent allocator ---------------------------------------------------- */
+
+typedef struct run {
+    avl_t by_off;
+    avl_t by_len;
+    uint64_t start, nblk; /* blocks [start, start + nblk) are free */
+} run_t;
+
+#define RUN_OFF(p) ((run_t *)((char *)(p)-offsetof(run_t, by_off)))
+#define RUN_LEN(p) ((run_t *)((char *)(p)-offsetof(run_t, by_len)))
+
+typedef struct falloc {
+    avl_t *by_off, *by_len;
+    uint64_t nblocks; /* blocks in the data file */
+    uint64_t nfree;   /* free blocks */
+    uint64_t nruns;   /* free runs */
+} falloc_t;
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_off(const avl_t *a, const avl_t *b)
+{
+    return cmp_u64(RUN_OFF(a)->start, RUN_OFF(b)->start);
+}
+
+static int cmp_len(const avl_t *a, const avl_t *b)
+{
+    const run_t *x = RUN_LEN(a), *y = RUN_LEN(b);
+    int c = cmp_u64(x->nblk, y->nblk);
+    return c ? c : cmp_u64(x->start, y->start);
+}
+
+static void run_add(falloc_t *fa, uint64_t start, uint64_t nblk)
+{
+    run_t *r = xmalloc(sizeof(*r));
+    r->start = start;
+    r->nblk = nblk;
+    fa->by_off = avl_insert(fa->by_off, &r->by_off, cmp_off);
+    fa->by_len = avl_insert(fa->by_len, &r->by_len, cmp_len);
+    fa->nruns++;
+}
+
+static void run_del(falloc_t *fa, run_t *r)
+{
+    fa->by_off = avl_remove(fa->by_off, &r->by_off, cmp_off);
+    fa->by_len = avl_remove(fa->by_len, &r->by_len, cmp_len);
+    fa->nruns--;
+    xfree(r);
+}
+
+/* Changes a run's bounds. The new start must keep the run between its neighbours, so by_off
+ * stays ordered without moving the node; by_len is re-sorted. */
+static void run_set(falloc_t *fa, run_t *r, uint64_t start, uint64_t nblk)
+{
+    fa->by_len = avl_remove(fa->by_len, &r->by_len, cmp_len);
+    r->start = start;
+    r->nblk = nblk;
+    fa->by_len = avl_insert(fa->by_len, &r->by_len, cmp_len);
+}
+
+static void falloc_init(falloc_t *fa, uint64_t nblocks)
+{
+    memset(fa, 0, sizeof(*fa));
+    fa->nblocks = fa->nfree = nblocks;
+    if (nblocks) run_add(fa, 0, nblocks);
+}
+
+static void free_runs(avl_t *n)
+{
+    if (!n) return;
+    free_runs(n->l);
+    free_runs(n->r);
+    xfree(RUN_OFF(n));
+}
+
+static void falloc_deinit(falloc_t *fa)
+{
+    free_runs(fa->by_off);
+    memset(fa, 0, sizeof(*fa));
+}
+
+/* The smallest run of at least nblk blocks (lowest start among equals), or NULL. */
+static run_t *best_fit(const falloc_t *fa, uint64_t nblk)
+{
+    run_t *best = NULL;
+    for (avl_t *n = fa->by_len; n;) {
+        run_t *r = RUN_LEN(n);
+        if (r->nblk >= nblk) {
+            best = r;
+            n = n->l;
+        } else {
+            n = n->r;
+        }
+    }
+    return best;
+}
+
+static run_t *largest(const falloc_t *fa)
+{
+    avl_t *n = fa->by_len;
+    while (n && n->r) n = n->r;
+    return n ? RUN_LEN(n) : NULL;
+}
+
+/* The run that holds block b, or NULL. */
+static run_t *run_holding(const falloc_t *fa, uint64_t b)
+{
+    run_t *floor = NULL;
+    for (avl_t *n = fa->by_off; n;) {
+        run_t *r = RUN_OFF(n);
+        if (r->start <= b) {
+            floor = r;
+            n = n->r;
+        } else {
+            n = n->l;
+        }
+    }
+    return floor && b < floor->start + floor->nblk ? floor : NULL;
+}
+
+/* Adds the largest runs, biggest first, to *sum until *sum >= want or *left runs are used. */
+static void sum_largest(const avl_t *n, int *left, uint64_t *sum, uint64_t want)
+{
+    if (!n || *left == 0 || *sum >= want) return;
+    sum_largest(n->r, left, sum, want);
+    if (*left == 0 || *sum >= want) return;
+    *sum += RUN_LEN(n)->nblk;
+    (*left)--;
+    sum_largest(n->l, left, sum, want);
+}
+
+/* 1 if nblk blocks (<= nfree) can be had in at most max runs. */
+static int fits_in_runs(const falloc_t *fa, uint64_t nblk, int max)
+{
+    if (max < 1) return 0;
+    if (best_fit(fa, nblk)) return 1;
+    uint64_t sum = 0;
+    sum_largest(fa->by_len, &max, &sum, nblk);
+    return sum >= nblk;
+}
+
+/* Takes nblk blocks from the start of r; returns the first block. */
+static uint64_t take(falloc_t *fa, run_t *r, uint64_t nblk)
+{
+    uint64_t start = r->start;
+    assert(nblk > 0 && nblk <= r->nblk);
+    if (nblk == r->nblk)
+        run_del(fa, r);
+    else
+        run_set(fa, r, start + nblk, r->nblk - nblk);
+    fa->nfree -= nblk;
+    return start;
+}
+
+/* Takes blocks [start, start + nblk) out of r, which holds them (splitting r if they lie
+ * inside it: only a zero-length extent grows from the middle of a run). */
+static void take_range(falloc_t *fa, run_t *r, uint64_t start, uint64_t nblk)
+{
+    uint64_t end = start + nblk, r_end = r->start + r->nblk;
+    assert(nblk > 0 && start >= r->start && end <= r_end);
+    if (start == r->start) {
+        take(fa, r, nblk);
+        return;
+    }
+    run_set(fa, r, r->start, start - r->start);
+    if (end < r_end) run_add(fa, end, r_end - end);
+    fa->nfree -= nblk;
+}
+
+/* Returns blocks [start, start + nblk) to the free runs, merging with free neighbours. The
+ * range must be allocated: overlap with a free run (a double free) is an assert. */
+static void release(falloc_t *fa, uint64_t start, uint64_t nblk)
+{
+    run_t *prev = NULL, *next = NULL;
+    assert(nblk > 0 && start + nblk <= fa->nblocks);
+    for (avl_t *n = fa->by_off; n;) {
+        run_t *r = RUN_OFF(n);
+        assert(r->start != start);
+        if (r->start < start) {
+            prev = r;
+            n = n->r;
+        } else {
+            next = r;
+            n = n->l;
+        }
+    }
+    assert(!prev || prev->start + prev->nblk <= start);
+    assert(!next || start + nblk <= next->start);
+    int join_prev = prev && prev->start + prev->nblk == start;
+    int join_next = next && start + nblk == next->start;
+    if (join_prev && join_next) {
+        uint64_t total = prev->nblk + nblk + next->nblk;
+        run_del(fa, next);
+        run_set(fa, prev, prev->start, total);
+    } else if (join_prev) {
+        run_set(fa, prev, prev->start, prev->nblk + nblk);
+    } else if (join_next) {
+        run_set(fa, next, start, next->nblk + nblk);
+    } else {
+        run_add(fa, start, nblk);
+    }
+    fa->nfree += nblk;
+}
+
+static uint64_t blocks_of(uint64_t len)
+{
+    return len / BLOCK + (len % BLOCK != 0);
+}
+
+/* ---- tiers ------------------------------------------------------------------------------ */
+
+typedef struct ram_block {
+    dict_node_t node;
+    char *mem; /* the key: the block's address */
+    uint64_t len;
+} ram_block_t;
+
+struct tier {
+    char *name;
+    char *path; /* directory of a file tier, "" for RAM */
+    char *file; /* <path>/<name>.data, NULL for RAM */
+    int kind;
+    int fd;
+    double score;
+    uint64_t capacity;
+    uint64_t used;
+    tier_stats_t stats;
+    _Atomic uint64_t delay_us;
+    falloc_t fa; /* TIER_FILE */
+    dict_t ram;  /* TIER_RAM: live blocks */
+};
+
+static const void *ram_key(const dict_node_t *n, size_t *len)
+{
+    *len = sizeof(char *);
+    return &((const ram_block_t *)n)->mem;
+}
+
+static void ram_free_node(dict_node_t *n, void *ud)
+{
+    ram_block_t *b = (ram_block_t *)n;
+    xfree(b->mem);
+    xfree(b);
+}
+
+static const dict_type_t ram_type = {ram_key, ram_free_node};
+
+static uint32_t ram_hash(char *mem)
+{
+    return dict_hash(&mem, sizeof(mem));
+}
+
+static void ram_track(tier_t *t, char *mem, uint64_t len)
+{
+    ram_block_t *b = xmalloc(sizeof(*b));
+    b->mem = mem;
+    b->len = len;
+    b->node.hash = ram_hash(mem);
+    dict_insert(&t->ram, &b->node);
+}
+
+static ram_block_t *ram_find(tier_t *t, char *mem)
+{
+    return (ram_block_t *)dict_find(&t->ram, &mem, sizeof(mem), ram_hash(mem));
+}
+
+/* Records that block b now lives at mem (after a realloc moved it). */
+static void ram_moved(tier_t *t, ram_block_t *b, char *mem)
+{
+    if (mem == b->mem) return;
+    dict_node_t *n = dict_unlink(&t->ram, &b->mem, sizeof(b->mem), b->node.hash);
+    assert(n == &b->node);
+    b->mem = mem;
+    b->node.hash = ram_hash(mem);
+    dict_insert(&t->ram, &b->node);
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static tier_t *tier_at(const tier_set_t *set, int i)
+{
+    assert(i >= 0 && i < set->n && set->t[i]);
+    return set->t[i];
+}
+
+static void tier_destroy(tier_t *t)
+{
+    if (!t) return;
+    if (t->kind == TIER_FILE) {
+        if (t->fd >= 0) close(t->fd);
+        if (t->file) unlink(t->file);
+        falloc_deinit(&t->fa);
+    } else {
+        dict_clear(&t->ram, NULL);
+    }
+    xfree(t->name);
+    xfree(t->path);
+    xfree(t->file);
+    xfree(t);
+}
+
+/* mkdir -p: creates dir and its missing parents. */
+static int make_dirs(const char *name, const char *dir, char *err, size_t errlen)
+{
+    char *p = xstrdup(dir);
+    int rc = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0') continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+            rc = -errno;
+            set_err(err, errlen, "tier '%s': cannot create %s: %s", name, p, strerror(errno));
+            break;
+        }
+        *s = c;
+        if (c == '\0') break;
+        while (s[1] == '/') s++;
+    }
+    xfree(p);
+    return rc;
+}
+
+static int open_file(tier_t *t, char *err, size_t errlen)
+{
+    int rc = make_dirs(t->name, t->path, err, errlen);
+    if (rc < 0) return rc;
+    size_t plen = strlen(t->path);
+    const char *sep = plen && t->path[plen - 1] == '/' ? "" : "/";
+    size_t n = plen + strlen(t->name) + 7;
+    t->file = xmalloc(n);
+    snprintf(t->file, n, "%s%s%s.data", t->path, sep, t->name);
+    t->fd = open(t->file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (t->fd < 0) {
+        rc = -errno;
+        set_err(err, errlen, "tier '%s': cannot create %s: %s", t->name, t->file, strerror(errno));
+        xfree(t->file);
+        t->file = NULL; /* not ours: leave it */
+        return rc;
+    }
+    if (ftruncate(t->fd, (off_t)t->capacity) < 0) {
+        rc = -errno;
+        set_err(err, errlen, "tier '%s': cannot size %s to %llu bytes: %s", t->name, t->file,
+                (unsigned long long)t->capacity, strerror(errno));
+        return rc;
+    }
+    falloc_init(&t->fa, t->capacity / BLOCK);
+    return 0;
+}
+
+static int tier_open(tier_t **out, const tier_spec_t *s, double score, char *err, size_t errlen)
+{
+    tier_t *t = xcalloc(1, sizeof(*t));
+    t->name = xstrdup(s->name);
+    t->kind = s->kind;
+    t->fd = -1;
+    t->score = score;
+    atomic_init(&t->delay_us, 0);
+    *out = t;
+    if (s->kind == TIER_RAM) {
+        t->path = xstrdup("");
+        t->capacity = s->capacity;
+        dict_init(&t->ram, &ram_type);
+        return 0;
+    }
+    t->path = xstrdup(s->path);
+    t->capacity = s->capacity / BLOCK * BLOCK;
+    return open_file(t, err, errlen);
+}
+
+static int check_spec(const tier_spec_t *specs, int i, char *err, size_t errlen)
+{
+    const tier_spec_t *s = &specs[i];
+    if (!s->name || !s->name[0] || strchr(s->name, '/')) {
+        set_err(err, errlen, "tier %d: name '%s' must be non-empty and without '/'", i,
+                s->name ? s->name : "");
+    } else if (s->kind != TIER_RAM && s->kind != TIER_FILE) {
+        set_err(err, errlen, "tier '%s': unknown kind %d", s->name, s->kind);
+    } else if (s->kind == TIER_FILE && (!s->path || !s->path[0])) {
+        set_err(err, errlen, "tier '%s': a file tier needs a path", s->name);
+    } else if (!(s->score < 0) && !(s->score <= 1)) {
+        set_err(err, errlen, "tier '%s': score %g is outside [0, 1]", s->name, s->score);
+    } else {
+        for (int j = 0; j < i; j++) {
+            if (strcmp(specs[j].name, s->name) == 0) {
+                set_err(err, errlen, "tier '%s': name used twice", s->name);
+                return -EINVAL;
+            }
+        }
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* Unset scores spread evenly: tier i of n gets 1 - i/(n-1). The last tier gets 0.0 so that
+ * every score places somewhere; a lone tier is the last one. */
+static double spread_score(double score, int i, int n)
+{
+    if (score >= 0) return score;
+    return n == 1 ? 0.0 : 1.0 - (double)i / (n - 1);
+}
+
+int tier_set_open(tier_set_t *set, const tier_spec_t *specs, int n, char *err, size_t errlen)
+{
+    memset(set, 0, sizeof(*set));
+    if (n < 1 || n > TIER_MAX) {
+        set_err(err, errlen, "need 1 to %d tiers, got %d", TIER_MAX, n);
+        return -EINVAL;
+    }
+    for (int i = 0; i < n; i++) {
+        int rc = check_spec(specs, i, err, errlen);
+        if (rc < 0) return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        int rc = tier_open(&set->t[i], &specs[i], spread_score(specs[i].score, i, n), err, errlen);
+        set->n = i + 1;
+        if (rc < 0) {
+            tier_set_close(set);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void tier_set_close(tier_set_t *set)
+{
+    for (int i = 0; i < set->n; i++) tier_destroy(set->t[i]);
+    memset(set, 0, sizeof(*set));
+}
+
+const char *tier_name(const tier_t *t)
+{
+    return t->name;
+}
+
+int tier_kind(const tier_t *t)
+{
+    return t->kind;
+}
+
+const char *tier_path(const tier_t *t)
+{
+    return t->path;
+}
+
+double tier_score(const tier_t *t)
+{
+    return t->score;
+}
+
+uint64_t tier_capacity(const tier_t *t)
+{
+    return t->capacity;
+}
+
+uint64_t tier_used(const tier_t *t)
+{
+    return t->used;
+}
+
+uint64_t tier_free(const tier_t *t)
+{
+    return t->capacity - t->used;
+}
+
+tier_stats_t *tier_stats(tier_t *t)
+{
+    return &t->stats;
+}
+
+int tier_set_pick(const tier_set_t *set, double s)
+{
+    assert(set->n > 0);
+    for (int i = 0; i < set->n; i++)
+        if (set->t[i]->score <= s) return i;
+    return set->n - 1;
+}
+
+/* ---- allocation ------------------------------------------------------------------------- */
+
+static int ram_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max)
+{
+    if (len > t->capacity - t->used) return -ENOSPC;
+    if (max < 1) return -E2BIG;
+    if (len > SIZE_MAX) return -ENOSPC;
+    char *mem = try_malloc((size_t)len);
+    if (!mem) return -ENOSPC;
+    ram_track(t, mem, len);
+    t->used += len;
+    out[0] = (tier_extent_t){.tier = (uint8_t)i, .len = len, .at.mem = mem};
+    return 1;
+}
+
+static int file_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max)
+{
+    falloc_t *fa = &t->fa;
+    uint64_t need = blocks_of(len);
+    if (need > fa->nfree) return -ENOSPC;
+    if (!fits_in_runs(fa, need, max)) return -E2BIG;
+    int k = 0;
+    for (uint64_t rest = need; rest; k++) {
+        assert(k < max);
+        run_t *r = best_fit(fa, rest);
+        uint64_t nblk = r ? rest : (r = largest(fa))->nblk;
+        uint64_t bytes = nblk == rest ? len : nblk * BLOCK;
+        uint64_t start = take(fa, r, nblk);
+        out[k] = (tier_extent_t){.tier = (uint8_t)i, .len = bytes, .at.off = start * BLOCK};
+        len -= bytes;
+        rest -= nblk;
+    }
+    t->used += need * BLOCK;
+    return k;
+}
+
+int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max)
+{
+    tier_t *t = tier_at(set, i);
+    if (len == 0) return 0;
+    return t->kind == TIER_RAM ? ram_alloc(t, i, len, out, max) : file_alloc(t, i, len, out, max);
+}
+
+/* The first block of a file extent, checked against the tier. */
+static uint64_t first_block(const tier_t *t, const tier_extent_t *e)
+{
+    assert(e->at.off % BLOCK == 0);
+    assert(e->at.off / BLOCK + blocks_of(e->len) <= t->fa.nblocks);
+    return e->at.off / BLOCK;
+}
+
+void tier_free_extent(tier_set_t *set, const tier_extent_t *e)
+{
+    tier_t *t = tier_at(set, e->tier);
+    if (t->kind == TIER_FILE) {
+        uint64_t nblk = blocks_of(e->len);
+        if (nblk) release(&t->fa, first_block(t, e), nblk);
+        t->used -= nblk * BLOCK;
+        return;
+    }
+    dict_node_t *n = dict_unlink(&t->ram, &e->at.mem, sizeof(e->at.mem), ram_hash(e->at.mem));
+    ram_block_t *b = (ram_block_t *)n;
+    assert(b != NULL && b->len == e->len);
+    t->used -= b->len;
+    xfree(b->mem);
+    xfree(b);
+    dict_try_shrink(&t->ram);
+}
+
+void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
+{
+    tier_t *t = tier_at(set, e->tier);
+    assert(new_len < e->len);
+    if (t->kind == TIER_FILE) {
+        uint64_t have = blocks_of(e->len), keep = blocks_of(new_len);
+        if (keep < have) release(&t->fa, first_block(t, e) + keep, have - keep);
+        t->used -= (have - keep) * BLOCK;
+        e->len = new_len;
+        return;
+    }
+    ram_block_t *b = ram_find(t, e->at.mem);
+    assert(b != NULL && b->len == e->len);
+    char *mem = try_realloc(b->mem, (size_t)new_len);
+    if (mem) ram_moved(t, b, mem); /* a failed shrink keeps the larger block */
+    t->used -= e->len - new_len;
+    b->len = e->len = new_len;
+    e->at.mem = b->mem;
+}
+
+int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
+{
+    tier_t *t = tier_at(set, e->tier);
+    if (extra == 0) return 0;
+    if (extra > UINT64_MAX - e->len) return -ENOSPC;
+    uint64_t new_len = e->len + extra;
+    if (t->kind == TIER_FILE) {
+        uint64_t have = blocks_of(e->len), need = blocks_of(new_len);
+        if (need > have) {
+            uint64_t from = first_block(t, e) + have;
+            run_t *r = run_holding(&t->fa, from);
+            if (!r || r->start + r->nblk < from + (need - have)) return -ENOSPC;
+            take_range(&t->fa, r, from, need - have);
+            t->used += (need - have) * BLOCK;
+        }
+        e->len = new_len;
+        return 0;
+    }
+    if (extra > t->capacity - t->used || new_len > SIZE_MAX) return -ENOSPC;
+    ram_block_t *b = ram_find(t, e->at.mem);
+    assert(b != NULL && b->len == e->len);
+    char *mem = try_realloc(b->mem, (size_t)new_len);
+    if (!mem) return -ENOSPC;
+    ram_moved(t, b, mem);
+    t->used += extra;
+    b->len = e->len = new_len;
+    e->at.mem = mem;
+    return 0;
+}
+
+/* ---- data access (any thread for file tiers) -------------------------------------------- */
+
+static char zeros[ZERO_CHUNK]; /* never written */
+
+static void io_delay(const tier_t *t)
+{
+    uint64_t us = atomic_load_explicit(&((tier_t *)t)->delay_us, memory_order_relaxed);
+    if (!us) return;
+    struct timespec ts = {.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) continue;
+}
+
+static int pread_all(int fd, char *dst, uint64_t len, uint64_t pos)
+{
+    while (len) {
+        ssize_t n = pread(fd, dst, len > IO_CHUNK ? IO_CHUNK : len, (off_t)pos);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        if (n == 0) return -EIO; /* the file was cut short behind our back */
+        dst += n;
+        pos += (uint64_t)n;
+        len -= (uint64_t)n;
+    }
+    return 0;
+}
+
+static int pwrite_all(int fd, const char *src, uint64_t len, uint64_t pos)
+{
+    while (len) {
+        ssize_t n = pwrite(fd, src, len > IO_CHUNK ? IO_CHUNK : len, (off_t)pos);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        if (n == 0) return -EIO;
+        src += n;
+        pos += (uint64_t)n;
+        len -= (uint64_t)n;
+    }
+    return 0;
+}
+
+/* The tier of e, with [off, off + len) checked against the extent and the extent against the
+ * tier: a violation is a caller bug. */
+static const tier_t *io_tier(const tier_set_t *set, const tier_extent_t *e, uint64_t off,
+                             uint64_t len)
+{
+    const tier_t *t = tier_at(set, e->tier);
+    assert(off <= e->len && len <= e->len - off);
+    assert(t->kind == TIER_RAM || e->at.off + e->len <= t->capacity);
+    return t;
+}
+
+int tier_pread(const tier_set_t *set, const tier_extent_t *e, uint64_t off, void *dst, uint64_t len)
+{
+    const tier_t *t = io_tier(set, e, off, len);
+    if (t->kind == TIER_RAM) {
+        if (len) memcpy(dst, e->at.mem + off, (size_t)len);
+        return 0;
+    }
+    io_delay(t);
+    return pread_all(t->fd, dst, len, e->at.off + off);
+}
+
+int tier_pwrite(const tier_set_t *set, const tier_extent_t *e, uint64_t off, const void *src,
+                uint64_t len)
+{
+    const tier_t *t = io_tier(set, e, off, len);
+    if (t->kind == TIER_RAM) {
+        if (len) memcpy(e->at.mem + off, src, (size_t)len);
+        return 0;
+    }
+    io_delay(t);
+    return pwrite_all(t->fd, src, len, e->at.off + off);
+}
+
+static int write_zeros(int fd, uint64_t pos, uint64_t len)
+{
+    while (len) {
+        uint64_t n = len > ZERO_CHUNK ? ZERO_CHUNK : len;
+        int rc = pwrite_all(fd, zeros, n, pos);
+        if (rc < 0) return rc;
+        pos += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Zeroes file bytes [pos, pos + len): large ranges punch a hole over their whole blocks (the
+ * blocks belong to the extent, so nobody else's bytes are touched) and write the ragged ends;
+ * file systems without hole punching get zeros written. */
+static int file_zero(int fd, uint64_t pos, uint64_t len)
+{
+    uint64_t a = (pos + BLOCK - 1) / BLOCK * BLOCK, b = (pos + len) / BLOCK * BLOCK;
+    if (len < PUNCH_MIN || b < a + PUNCH_MIN ||
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)(b - a)) < 0)
+        return write_zeros(fd, pos, len);
+    int rc = write_zeros(fd, pos, a - pos);
+    return rc < 0 ? rc : write_zeros(fd, b, pos + len - b);
+}
+
+int tier_zero(const tier_set_t *set, const tier_extent_t *e, uint64_t off, uint64_t len)
+{
+    const tier_t *t = io_tier(set, e, off, len);
+    if (t->kind == TIER_RAM) {
+        if (len) memset(e->at.mem + off, 0, (size_t)len);
+        return 0;
+    }
+    io_delay(t);
+    return file_zero(t->fd, e->at.off + off, len);
+}
+
+void tier_count_io(tier_set_t *set, int i, int is_write, uint64_t bytes)
+{
+    tier_stats_t *s = &tier_at(set, i)->stats;
+    if (is_write) {
+        s->writes++;
+        s->bytes_written += bytes;
+    } else {
+        s->reads++;
+        s->bytes_read += bytes;
+    }
+}
+
+void tier_set_delay(tier_set_t *set, int i, uint64_t delay_us)
+{
+    atomic_store_explicit(&tier_at(set, i)->delay_us, delay_us, memory_order_relaxed);
+}
+
+/* ---- consistency check (tests) ---------------------------------------------------------- */
+
+typedef struct walk {
+    uint64_t count, sum, end; /* runs seen, their blocks, end of the previous run */
+    const avl_t *prev;        /* previous node in order */
+    const char *bad;
+} walk_t;
+
+/* Checks AVL heights and balance and that in-order is strictly increasing by cmp; returns the
+ * height. Under by_off it also checks each run's bounds and its distance from the last. */
+static int check_tree(const avl_t *n, avl_cmp_fn *cmp, const falloc_t *fa, walk_t *w)
+{
+    if (!n || w->bad) return 0;
+    int hl = check_tree(n->l, cmp, fa, w);
+    if (w->prev && cmp(w->prev, n) >= 0) w->bad = "tree out of order";
+    w->prev = n;
+    w->count++;
+    if (cmp == cmp_off) {
+        const run_t *r = RUN_OFF(n);
+        if (r->nblk == 0) w->bad = "empty free run";
+        if (r->start + r->nblk > fa->nblocks) w->bad = "free run past the end of the file";
+        if (w->count > 1 && r->start <= w->end) w->bad = "free runs overlap or touch";
+        w->end = r->start + r->nblk;
+        w->sum += r->nblk;
+    }
+    int hr = check_tree(n->r, cmp, fa, w);
+    int h = 1 + (hl > hr ? hl : hr);
+    if (n->h != h) w->bad = "stale AVL height";
+    if (hl - hr > 1 || hr - hl > 1) w->bad = "AVL tree out of balance";
+    return h;
+}
+
+static const char *check_file(const tier_t *t)
+{
+    const falloc_t *fa = &t->fa;
+    walk_t w = {0};
+    check_tree(fa->by_off, cmp_off, fa, &w);
+    if (w.bad) return w.bad;
+    uint64_t count = w.count;
+    if (count != fa->nruns) return "run count differs from the offset tree";
+    if (w.sum != fa->nfree) return "free blocks differ from the sum of the runs";
+    w = (walk_t){0};
+    check_tree(fa->by_len, cmp_len, fa, &w);
+    if (w.bad) return w.bad;
+    if (w.count != count) return "the two trees hold different runs";
+    if (t->capacity != fa->nblocks * BLOCK) return "capacity is not the file's blocks";
+    if (t->used != (fa->nblocks - fa->nfree) * BLOCK) return "used differs from the blocks taken";
+    return NULL;
+}
+
+static const char *check_ram(tier_t *t)
+{
+    uint64_t sum = 0;
+    dict_iter_t it;
+    dict_iter_init(&it, &t->ram, 0);
+    for (dict_node_t *n; (n = dict_iter_next(&it));) sum += ((ram_block_t *)n)->len;
+    dict_iter_deinit(&it);
+    if (sum != t->used) return "used differs from the live blocks";
+    if (t->used > t->capacity) return "used exceeds capacity";
+    return NULL;
+}
+
+/* Module-private (tests): NULL when tier i's bookkeeping is consistent, else what is wrong. */
+const char *tier__check(const tier_set_t *set, int i);
+const char *tier__check(const tier_set_t *set, int i)
+{
+    tier_t *t = tier_at(set, i);
+    return t->kind == TIER_FILE ? check_file(t) : check_ram(t);
+}
