@@ -189,6 +189,9 @@ typedef struct config {
     long long shm_ring_size; /* shm-ring-size */
     /* tiers: */
     long long max_blob_size;               /* max-blob-size */
+    int organizer;                         /* organizer */
+    int organizer_batch;                   /* organizer-batch */
+    int organizer_half_life;               /* organizer-half-life: seconds */
     config_tier_t tiers[CONFIG_MAX_TIERS]; /* tiers[0..ntiers-1], fastest first */
     int ntiers;                            /* >= 1 */
 

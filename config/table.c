@@ -538,6 +538,14 @@ const config__row_t config__rows[] = {
     {"shm-ring-size", T(memory), F(shm_ring_size), .def = "1mb", .min = 4096, .max = 1LL << 30,
      .doc = "Bytes of each request and reply ring of a new shared-memory client."},
     /* tiers: */
+    {"organizer", T(bool), F(organizer), .def = "no",
+     .doc = "Rescore blobs in the background from access recency and frequency and move them "
+            "to the tier their new score picks."},
+    {"organizer-batch", T(int), F(organizer_batch), .def = "100", .min = 1, .max = 100000,
+     .doc = "Blobs the organizer rescores per server tick (hz times a second)."},
+    {"organizer-half-life", T(int), F(organizer_half_life), .def = "600", .min = 1,
+     .max = 100000000,
+     .doc = "Seconds after which the recency half of an idle blob's score halves."},
     {"max-blob-size", T(memory), F(max_blob_size), .def = "4gb", .min = 1, LL_MAX,
      .doc = "Largest blob a tag may hold (TPUT and TTRUNCATE past it are refused)."},
     {"tiers", .type = &type_tiers, F(tiers), .def = "ram:ram:1gb",

@@ -383,6 +383,10 @@ static void copy_cmd(client_t *c)
     }
     long long when = db_get_expire(src, kv);
     obj_t *val = obj_dup(kv->val);
+    if (!val) { /* a tag: its blobs may live on file tiers */
+        reply_error(c, "ERR COPY does not support tags");
+        return;
+    }
     if (val->type == OBJ_STRING) val->flags |= kv->val->flags & STR_FLAGS_ENC; /* as Redis */
     if (old) db_delete_kv(dst, old);
     kv_t *nkv = db_add(dst, newkey->ptr, newkey->len, val);

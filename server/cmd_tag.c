@@ -223,6 +223,29 @@ static int status_error(client_t *c, int status)
     return 0;
 }
 
+/* Ends TPUT and TTRUNCATE after storage answered rc: waits, errors (dropping a tag made for
+ * this write), adds a new tag to the keyspace, and replies the size now or after the plan. */
+static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_plan_t *plan,
+                       uint64_t size, const char *event)
+{
+    const resp_arg_t *key = &c->argv[1];
+    if (rc == TAG_BUSY || rc == TAG_NOSPACE || status_error(c, rc)) {
+        if (rc == TAG_BUSY || rc == TAG_NOSPACE) wait_for(c, t, &c->argv[2], rc);
+        if (fresh) obj_free((obj_t *)fresh);
+        return;
+    }
+    if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
+    changed(c, key, event);
+    if (rc == TAG_PENDING) {
+        io_job_t *j = xcalloc(1, sizeof(*j));
+        j->reply = R_SIZE;
+        j->size = size;
+        submit(plan, c, j);
+        return;
+    }
+    reply_int(c, (long long)size);
+}
+
 /* ---- commands ---- */
 
 static void tput_cmd(client_t *c)
@@ -243,25 +266,7 @@ static void tput_cmd(client_t *c)
     tag_plan_t *plan;
     int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
                      db_now_ms, &size, &plan);
-    if (rc == TAG_BUSY || rc == TAG_NOSPACE) {
-        if (fresh) obj_free((obj_t *)fresh);
-        wait_for(c, t, blob, rc);
-        return;
-    }
-    if (status_error(c, rc)) {
-        if (fresh) obj_free((obj_t *)fresh);
-        return;
-    }
-    if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
-    changed(c, key, "tput");
-    if (rc == TAG_PENDING) {
-        io_job_t *j = xcalloc(1, sizeof(*j));
-        j->reply = R_SIZE;
-        j->size = size;
-        submit(plan, c, j);
-        return;
-    }
-    reply_int(c, (long long)size);
+    write_done(c, t, fresh, rc, plan, size, "tput");
 }
 
 static void tget_cmd(client_t *c)
@@ -354,25 +359,7 @@ static void ttruncate_cmd(client_t *c)
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
     int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
-    if (rc == TAG_BUSY || rc == TAG_NOSPACE) {
-        if (fresh) obj_free((obj_t *)fresh);
-        wait_for(c, t, blob, rc);
-        return;
-    }
-    if (status_error(c, rc)) {
-        if (fresh) obj_free((obj_t *)fresh);
-        return;
-    }
-    if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
-    changed(c, key, "ttruncate");
-    if (rc == TAG_PENDING) {
-        io_job_t *j = xcalloc(1, sizeof(*j));
-        j->reply = R_SIZE;
-        j->size = size;
-        submit(plan, c, j);
-        return;
-    }
-    reply_int(c, (long long)size);
+    write_done(c, t, fresh, rc, plan, size, "ttruncate");
 }
 
 static void tdel_cmd(client_t *c)
@@ -607,6 +594,13 @@ static void tiers_cmd(client_t *c)
         reply_bulk_cstr(c, "inflight");
         reply_int(c, inflight);
     }
+}
+
+void tag_cron(long long now_ms)
+{
+    if (srv.cfg.organizer)
+        tag_organize_step(now_ms, srv.cfg.organizer_batch, (double)srv.cfg.organizer_half_life);
+    start_pending();
 }
 
 int tag_set_tier_delay(const char *name, size_t len, uint64_t us)

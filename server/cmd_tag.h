@@ -12,6 +12,8 @@
 int tag_commands_init(char *err, size_t errlen);
 /* Closes the tiers (file tiers remove their data files). */
 void tag_commands_deinit(void);
+/* Periodic work (server cron): the organizer's step when enabled, and queued moves. */
+void tag_cron(long long now_ms);
 /* INFO's "# Tiers" section. */
 void tag_info_tiers(buf_t *b);
 /* DEBUG TIER-DELAY: every file-tier read and write of tier `name` sleeps us first. Returns -1

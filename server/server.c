@@ -173,6 +173,7 @@ void server_cron(void)
     close_idle_clients(now);
     block_check_timeouts(now);
     introspect_pause_check(now);
+    tag_cron(now);
     sample_ops(now);
 }
 

@@ -79,7 +79,7 @@ const char *str_encoding_name(const str_obj_t *s);
 
 /* ---- any type ---- */
 void obj_free(obj_t *o);
-/* A deep copy (COPY command). */
+/* A deep copy (COPY command), or NULL for a type that cannot be copied (tags). */
 obj_t *obj_dup(const obj_t *o);
 /* Name for TYPE: "string", "hash" ... */
 const char *obj_type_name(int type);

@@ -426,10 +426,15 @@ static lnode_t *node_open(list_t *l, lnode_t *n, uint32_t pos, size_t extra, int
         return n;
     }
     /* An end without room: lay out again when that leaves a useful amount of slack at the
-     * end being pushed at, else grow. A middle gap with room left but on neither side in one
-     * piece: lay out again. */
+     * end being pushed at, else grow; a node that cannot grow any more gets all its slack at
+     * that end (it fills up without further moves). A middle gap with room left but on
+     * neither side in one piece: lay out again. */
     if (need <= n->cap && (!edge || n->cap - need >= need / 8 + 8)) {
         node_relayout(n, place(n->cap, need, pos, n->bytes), pos, extra);
+        return n;
+    }
+    if (need <= n->cap && n->cap >= bound_bytes(l)) {
+        node_relayout(n, pos == 0 ? (uint32_t)(n->cap - need) : 0, pos, extra);
         return n;
     }
     size_t cap = need;

@@ -16,6 +16,7 @@
 #include "common/alloc.h"
 
 #include <assert.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -847,6 +848,45 @@ size_t tag_space_waitname(char *buf)
 {
     memcpy(buf, "\xff" "space", 6);
     return 6;
+}
+
+/* ---- the organizer ---- */
+
+static int org_tier;
+static uint32_t org_idx;
+
+double tag_access_score(uint64_t accesses, long long idle_ms, double half_life_s)
+{
+    double age = idle_ms > 0 ? (double)idle_ms / 1000.0 : 0.0;
+    return 0.5 * exp2(-age / half_life_s) + 0.5 * (double)accesses / ((double)accesses + 10.0);
+}
+
+int tag_organize_step(long long now, int budget, double half_life_s)
+{
+    int moves = 0, n = tag_store.tiers ? tag_store.tiers->n : 0;
+    for (int visited = 0; visited < budget && n > 0; visited++) {
+        heap_t *h = &heaps[org_tier];
+        if (org_idx >= h->n) { /* next tier (an empty pass over every tier ends the step) */
+            org_idx = 0;
+            org_tier = (org_tier + 1) % n;
+            if (org_tier == 0) break;
+            continue;
+        }
+        blob_t *b = h->v[org_idx++];
+        if (!blob_idle(b)) continue;
+        double score = tag_access_score(b->reads + b->writes, now - b->atime, half_life_s);
+        if (b->mtime > b->atime) score = tag_access_score(b->reads + b->writes,
+                                                          now - b->mtime, half_life_s);
+        b->score = score;
+        rehome(b); /* may reorder the heap: the scan may see a blob twice or skip one */
+        int target = tier_set_pick(tag_store.tiers, score);
+        if (extlist_bytes_on(b->data, target) == b->size) continue;
+        tag_plan_t *p = NULL;
+        int rc = move_blob(b, target, &p);
+        if (rc == TAG_PENDING) pending_push(p);
+        if (rc != TAG_OOM) moves++;
+    }
+    return moves;
 }
 
 /* ---- iteration ---- */

@@ -114,6 +114,14 @@ void tag_plan_finish(tag_plan_t *p, int status, void (*wake)(void *ud, const cha
  * like any other and finishes it with tag_plan_finish. NULL when there are none. */
 tag_plan_t *tag_pending_pop(void);
 
+/* The organizer's score of a blob: 0.5 * 2^(-idle/half_life) + 0.5 * n / (n + 10), where idle
+ * is the time since its last access and n its reads and writes. */
+double tag_access_score(uint64_t accesses, long long idle_ms, double half_life_s);
+/* Rescores up to budget blobs (a cursor goes round every tier's blobs across calls) and starts
+ * moves for those whose new score picks another tier: their plans are queued for
+ * tag_pending_pop. Returns the number of moves started. */
+int tag_organize_step(long long now, int budget, double half_life_s);
+
 /* Iteration over blob names (TLIST), and a scan step (TSCAN) with dict cursor semantics. */
 typedef void tag_blob_fn(void *ud, blob_t *b);
 void tag_foreach(tag_obj_t *t, tag_blob_fn *fn, void *ud);

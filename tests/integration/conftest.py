@@ -573,7 +573,7 @@ def _cte_shared():
     shared.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # only the differential test needs it: not kept running after
 def _redis_shared():
     if not os.path.exists(REDIS_SERVER):
         pytest.skip("no redis-server at %s" % REDIS_SERVER)

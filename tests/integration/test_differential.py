@@ -819,6 +819,7 @@ class Run:
         self.sent = Counter()
         self.errors = Counter()  # error replies from Redis, per command (CTE_DIFF_STATS=1)
         self.resyncs = 0
+        self.followups = 0
         self.groups = [g for g in GROUPS if g not in SKIP]
         self.weights = [GROUPS[g] for g in self.groups]
         self.data_groups = [g for g in self.groups if g not in ("multi", "errors")]
@@ -831,10 +832,18 @@ class Run:
 
     # --- bookkeeping -------------------------------------------------------------------
 
-    def record(self, i, pair, args, b1, b2, note=""):
+    def record(self, i, pair, args, b1, b2, note="", follows=None):
+        """Notes a mismatch. One that follows an earlier mismatch in the same batch (before the
+        data set could be copied over) may be its consequence: it is listed after the others
+        and not counted per command."""
         name = args[0].upper() if args else "?"
-        self.per_command[name] += 1
-        self.mismatches.append((i, pair.name, fmt_args(args), fmt_bytes(b1), fmt_bytes(b2), note))
+        if follows is None:
+            self.per_command[name] += 1
+        else:
+            self.followups += 1
+            note = (note + " (may follow from #%d)" % follows).strip()
+        self.mismatches.append((follows is not None, i, pair.name, fmt_args(args),
+                                fmt_bytes(b1), fmt_bytes(b2), note))
 
     def after_mismatch(self):
         """Copies Redis's db 0 to both servers, so that one difference does not cascade."""
@@ -896,23 +905,23 @@ class Run:
         pair.cte.send_raw(data)
         replies1 = [pair.redis.read_reply() for _ in flat]
         replies2 = [pair.cte.read_reply() for _ in flat]
-        ok = True
+        first = None  # the first mismatch of this batch
         for (i, args, role, cmds), (r1, b1), (r2, b2) in zip(flat, replies1, replies2):
             if r1.kind == "-":
                 self.errors[args[0].upper()] += 1
             if role == "one":
                 if not self.same(args, r1, b1, r2, b2):
-                    self.record(i, pair, args, b1, b2)
-                    ok = False
+                    self.record(i, pair, args, b1, b2, follows=first)
+                    first = i if first is None else first
             elif role == "queued":
                 if b1 != b2:
-                    self.record(i, pair, args, b1, b2, "(inside MULTI)")
-                    ok = False
+                    self.record(i, pair, args, b1, b2, "(inside MULTI)", follows=first)
+                    first = i if first is None else first
             elif b1 != b2 and not self.same_exec(cmds, r1, r2):
                 self.record(i, pair, ["MULTI"] + [fmt_args(c) for c in cmds] + args, b1, b2,
-                            "(EXEC of this block)")
-                ok = False
-        return ok
+                            "(EXEC of this block)", follows=first)
+                first = i if first is None else first
+        return first is None
 
     def same_exec(self, cmds, r1, r2):
         if not (r1.kind == r2.kind == "*" and r1.val is not None and r2.val is not None and
@@ -1017,11 +1026,12 @@ def test_differential_against_redis(redis_server, cte_server, capsys):
     if fatal:
         lines.append("FATAL: " + fatal)
     if run.mismatches:
-        lines.append("%d mismatching replies in %d commands (seed %d, %.1f s); per command: %s" %
-                     (len(run.mismatches), N_COMMANDS, seed, took,
+        lines.append("%d mismatching replies in %d commands (seed %d, %.1f s), %d of them "
+                     "after another in the same batch; per command (mismatches/sent): %s" %
+                     (len(run.mismatches), N_COMMANDS, seed, took, run.followups,
                       ", ".join("%s %d/%d" % (c, n, run.sent[c])
                                 for c, n in run.per_command.most_common())))
-        for i, proto, args, b1, b2, note in run.mismatches[:MAX_LISTED]:
+        for _, i, proto, args, b1, b2, note in sorted(run.mismatches)[:MAX_LISTED]:
             lines.append("#%d %s %s %s\n    redis: %s\n    cte:   %s" % (i, proto, args, note,
                                                                        b1, b2))
     if final:

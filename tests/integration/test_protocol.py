@@ -288,11 +288,9 @@ def test_maxclients_refuses_the_next_client(server_factory):
             assert extra.read_until_close(timeout=5) == b"-ERR max number of clients reached\r\n"
         for c in conns:
             assert c.call_raw("PING") == b"+PONG\r\n"
-        conns.pop().close()
+        assert b"rejected_connections:2\r\n" in conns[0].call("INFO", "stats").val
+        conns.pop().close()  # a place frees up (once the server has seen the close)
         assert wait_for(lambda: _can_connect(s))
-        with s.conn() as c:
-            stats = c.call("INFO", "stats").val
-        assert b"rejected_connections:2\r\n" in stats
     finally:
         for c in conns:
             c.close()
@@ -308,39 +306,43 @@ def _can_connect(s):
 
 def test_output_buffer_limit_drops_a_client_that_never_reads(server_factory):
     s = server_factory(["--client-output-buffer-limit", "normal 1mb 512kb 1"])
+    value_len = 100000
     with s.conn() as ok:
-        ok.call("SET", "big", "v" * 100000)
+        ok.call("SET", "big", "v" * value_len)
         greedy = raw_socket(s, rcvbuf=4096)
         greedy.settimeout(5)
         req = encode_command("GET", "big") * 100  # 10 MB of replies per write
-        dropped = False
+        asked = 0
         try:
-            for _ in range(30):  # up to 300 MB asked for, never read
+            for _ in range(10):  # up to 100 MB asked for, never read
                 greedy.sendall(req)
-                if ok.call_raw("PING") != b"+PONG\r\n":
-                    raise AssertionError("bystander not served")
-        except (BrokenPipeError, ConnectionResetError, socket.timeout):
-            dropped = True
-        # the others are served while (and after) the greedy client is dropped
+                asked += 100 * value_len
+                # the others are served meanwhile
+                assert ok.call_raw("PING") == b"+PONG\r\n"
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed by the server already
+        except socket.timeout:
+            pass  # the server stopped reading from it: it must close it now
         assert ok.call_raw("GET", "big")[:10] == b"$100000\r\nv"
-        if not dropped:
-            greedy.settimeout(10)
-            got = 0
-            try:
-                while True:
-                    chunk = greedy.recv(1 << 20)
-                    if not chunk:
-                        break
-                    got += len(chunk)
-                    if got > 300 * 100000 * 30:
-                        break
-            except ConnectionResetError:
-                pass
-            # it got far less than it asked for: the server closed it
-            assert got < 30 * 100 * 100000, got
+        # the greedy client gets what was in flight, then EOF (or a reset): far less than asked
+        got, closed = 0, False
+        greedy.settimeout(10)
+        try:
+            while got <= asked:
+                chunk = greedy.recv(1 << 20)
+                if not chunk:
+                    closed = True
+                    break
+                got += len(chunk)
+        except ConnectionResetError:
+            closed = True
+        except socket.timeout:
+            pass
         greedy.close()
-        clients = ok.call("CLIENT", "LIST").val
-        assert clients.count(b"\n") == 1, clients
+        assert closed, "the client that never read was not disconnected (%d bytes of %d)" % (
+            got, asked)
+        assert got < asked // 2, (got, asked)
+        assert wait_for(lambda: ok.call("CLIENT", "LIST").val.count(b"\n") == 1)
     assert_healthy(s)
 
 

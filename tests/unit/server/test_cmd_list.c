@@ -454,8 +454,8 @@ Test(cmd_list, lmove_of_long_elements_between_and_within_lists)
     char want[400];
     int n = snprintf(want, sizeof(want), "$300\r\n%s\r\n", v);
     expect_n("LMOVE l l left right", want, (size_t)n);
-    expect_n("LMOVE l m right left", "$1\r\na\r\n", 7);
     expect_n("LMOVE l m right left", want, (size_t)n);
+    expect_n("LMOVE l m right left", "$1\r\na\r\n", 7);
     EXPECT("LRANGE l 0 -1", "*1\r\n$1\r\nb\r\n");
 }
 
@@ -673,7 +673,7 @@ Test(cmd_list, many_elements_span_nodes)
     EXPECT("LINSERT l after element-0000000000000 mid", ":3001\r\n");
     EXPECT("LINDEX l 1501", "$3\r\nmid\r\n");
     EXPECT("LTRIM l 1000 -1000", "+OK\r\n");
-    EXPECT("LLEN l", ":1001\r\n");
+    EXPECT("LLEN l", ":1002\r\n");
     EXPECT("LINDEX l 501", "$3\r\nmid\r\n");
     cr_assert_eq(list_verify(list_of(find("l")->val)), 0);
 }

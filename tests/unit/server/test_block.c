@@ -1,0 +1,168 @@
+/* Tests for blocking commands (server/block.c, cmd_blist.c, BZPOP* in cmd_zset.c) and CLIENT
+ * PAUSE, through socketless clients. */
+#include "common/buf.h"
+#include "common/util.h"
+#include "server/block.h"
+#include "server/client.h"
+#include "server/server.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static client_t *a, *b, *p;
+
+static void setup(void)
+{
+    config_init(&srv.cfg);
+    server_init();
+    a = client_new(NULL, NULL, -1);
+    b = client_new(NULL, NULL, -1);
+    p = client_new(NULL, NULL, -1);
+}
+
+static void teardown(void)
+{
+    server_deinit();
+    config_deinit(&srv.cfg);
+}
+
+TestSuite(block, .init = setup, .fini = teardown);
+
+/* Sends an inline command from c; returns what c received since the last call. */
+static const char *run(client_t *c, const char *line)
+{
+    static char out[4096];
+    client_feed(c, line, strlen(line));
+    client_feed(c, "\r\n", 2);
+    size_t n = c->out.len < sizeof(out) - 1 ? c->out.len : sizeof(out) - 1;
+    memcpy(out, c->out.data ? c->out.data : "", n);
+    out[n] = '\0';
+    buf_clear(&c->out);
+    return out;
+}
+
+static const char *pending(client_t *c)
+{
+    return run(c, "");
+}
+
+Test(block, blpop_serves_at_once_when_a_list_has_elements)
+{
+    run(p, "RPUSH l2 x");
+    cr_assert_str_eq(run(a, "BLPOP l1 l2 0"), "*2\r\n$2\r\nl2\r\n$1\r\nx\r\n");
+    cr_assert_str_eq(run(a, "EXISTS l2"), ":0\r\n");
+}
+
+Test(block, a_push_wakes_the_oldest_waiter_first)
+{
+    cr_assert_str_eq(run(a, "BLPOP q 0"), "");
+    cr_assert_str_eq(run(b, "BRPOP q 0"), "");
+    cr_assert(a->flags & CLIENT_BLOCKED);
+    cr_assert_str_eq(run(p, "RPUSH q 1"), ":1\r\n");
+    cr_assert_str_eq(pending(a), "*2\r\n$1\r\nq\r\n$1\r\n1\r\n");
+    cr_assert_str_eq(pending(b), "");
+    cr_assert(b->flags & CLIENT_BLOCKED);
+    run(p, "RPUSH q 2 3");
+    cr_assert_str_eq(pending(b), "*2\r\n$1\r\nq\r\n$1\r\n3\r\n");
+    cr_assert_str_eq(run(p, "LRANGE q 0 -1"), "*1\r\n$1\r\n2\r\n");
+}
+
+Test(block, commands_sent_while_blocked_run_after_the_wake_up)
+{
+    run(a, "BLPOP q 0");
+    client_feed(a, "PING\r\n", 6);
+    cr_assert_str_eq(pending(a), "");
+    run(p, "LPUSH q v");
+    cr_assert_str_eq(pending(a), "*2\r\n$1\r\nq\r\n$1\r\nv\r\n+PONG\r\n");
+}
+
+Test(block, pushes_inside_exec_wake_waiters_after_the_transaction)
+{
+    run(a, "BLPOP q 0");
+    run(p, "MULTI");
+    run(p, "RPUSH q a");
+    run(p, "RPUSH q b");
+    cr_assert_str_eq(run(p, "EXEC"), "*2\r\n:1\r\n:2\r\n");
+    cr_assert_str_eq(pending(a), "*2\r\n$1\r\nq\r\n$1\r\na\r\n");
+}
+
+Test(block, blmove_moves_when_woken)
+{
+    cr_assert_str_eq(run(a, "BLMOVE src dst LEFT RIGHT 0"), "");
+    run(p, "RPUSH src e");
+    cr_assert_str_eq(pending(a), "$1\r\ne\r\n");
+    cr_assert_str_eq(run(p, "LRANGE dst 0 -1"), "*1\r\n$1\r\ne\r\n");
+}
+
+Test(block, timeouts_reply_null)
+{
+    run(a, "BLPOP q 0.05");
+    run(b, "BRPOPLPUSH s d 0.05");
+    block_check_timeouts(time_ms() + 1000);
+    cr_assert_str_eq(pending(a), "*-1\r\n");
+    cr_assert_str_eq(pending(b), "$-1\r\n");
+    cr_assert_not(a->flags & CLIENT_BLOCKED);
+}
+
+Test(block, bad_timeouts_are_errors)
+{
+    cr_assert_str_eq(run(a, "BLPOP q -1"), "-ERR timeout is negative\r\n");
+    cr_assert_str_eq(run(a, "BLPOP q x"), "-ERR timeout is not a float or out of range\r\n");
+}
+
+Test(block, inside_multi_blocking_commands_answer_at_once)
+{
+    run(a, "MULTI");
+    run(a, "BLPOP q 0");
+    run(a, "BZPOPMIN z 0");
+    cr_assert_str_eq(run(a, "EXEC"), "*2\r\n*-1\r\n*-1\r\n");
+}
+
+Test(block, client_unblock_ends_the_wait)
+{
+    char cmd[64];
+    run(a, "BLPOP q 0");
+    snprintf(cmd, sizeof(cmd), "CLIENT UNBLOCK %llu", (unsigned long long)a->id);
+    cr_assert_str_eq(run(p, cmd), ":1\r\n");
+    cr_assert_str_eq(pending(a), "*-1\r\n");
+    run(b, "BLPOP q 0");
+    snprintf(cmd, sizeof(cmd), "CLIENT UNBLOCK %llu ERROR", (unsigned long long)b->id);
+    cr_assert_str_eq(run(p, cmd), ":1\r\n");
+    cr_assert_str_eq(pending(b), "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+    cr_assert_str_eq(run(p, cmd), ":0\r\n");
+}
+
+Test(block, a_wrong_type_on_a_waited_key_wakes_with_an_error)
+{
+    run(a, "BLPOP k 0");
+    run(p, "SET k v");
+    cr_assert_str_eq(pending(a), "-WRONGTYPE Operation against a key holding the wrong kind of "
+                                 "value\r\n");
+}
+
+Test(block, bzpopmin_waits_for_a_zadd)
+{
+    cr_assert_str_eq(run(a, "BZPOPMIN z1 z2 0"), "");
+    run(p, "ZADD z2 2 b 1 a");
+    cr_assert_str_eq(pending(a), "*3\r\n$2\r\nz2\r\n$1\r\na\r\n$1\r\n1\r\n");
+}
+
+Test(block, swapdb_serves_waiters_of_the_swapped_database)
+{
+    run(a, "BLPOP q 0");
+    run(p, "SELECT 1");
+    run(p, "RPUSH q x");
+    cr_assert_str_eq(pending(a), "");
+    run(p, "SWAPDB 0 1");
+    cr_assert_str_eq(pending(a), "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+}
+
+Test(block, client_pause_write_holds_writes_until_unpause)
+{
+    cr_assert_str_eq(run(p, "CLIENT PAUSE 100000 WRITE"), "+OK\r\n");
+    cr_assert_str_eq(run(a, "SET k v"), "");
+    cr_assert_str_eq(run(b, "GET k"), "$-1\r\n");
+    cr_assert_str_eq(run(p, "CLIENT UNPAUSE"), "+OK\r\n");
+    cr_assert_str_eq(pending(a), "+OK\r\n");
+    cr_assert_str_eq(run(b, "GET k"), "$1\r\nv\r\n");
+}
