@@ -7,6 +7,7 @@
 #include "server/server.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 static client_t *a, *b, *p;
