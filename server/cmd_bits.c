@@ -32,26 +32,7 @@
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "    \
     "i64 is."
 
-/* ---- lookups (as server/cmd_string.c) ---- */
-
-/* A read lookup: counts a keyspace hit or miss, as Redis's lookupKeyRead. */
-static inline kv_t *lookup_read(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (kv)
-        srv.stat.keyspace_hits++;
-    else
-        srv.stat.keyspace_misses++;
-    return kv;
-}
-
-/* A write lookup (no stats). While expiry is paused an expired key still counts as present. */
-static inline kv_t *lookup_write(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (!kv && db_expire_paused) kv = db_find(c->db, key->ptr, key->len);
-    return kv;
-}
+/* ---- lookups: lookup_read/lookup_write of server/reply.h ---- */
 
 static inline str_obj_t *as_str(kv_t *kv)
 {

@@ -13,7 +13,7 @@
 /* 1 if the key holds a non-empty list, 0 if it does not exist, -1 after WRONGTYPE. */
 static int list_at(client_t *c, const resp_arg_t *key, kv_t **kv)
 {
-    *kv = list_lookup_write(c, key);
+    *kv = lookup_write(c, key);
     if (!*kv) return 0;
     if ((*kv)->val->type != OBJ_LIST) {
         reply_wrongtype(c);

@@ -40,35 +40,6 @@ static inline hash_t *as_hash(kv_t *kv)
     return (hash_t *)(void *)kv->val;
 }
 
-/* A read lookup: counts a hit or a miss, as Redis's lookupKeyRead. NULL and *err set when the
- * key holds another type (WRONGTYPE replied). */
-static kv_t *lookup_read(client_t *c, const resp_arg_t *key, int *err)
-{
-    kv_t *kv = lookup_type_or_reply(c, key, OBJ_HASH, err);
-    if (kv || *err) {
-        srv.stat.keyspace_hits++;
-    } else {
-        srv.stat.keyspace_misses++;
-        notify_keyspace_event(NOTIFY_KEY_MISS, "keymiss", key->ptr, key->len, c->db->id);
-    }
-    return kv;
-}
-
-/* A write lookup (no stats). While expiry is paused (loading) an expired key still counts as
- * present, so a following db_add never meets the key it would duplicate. */
-static kv_t *lookup_write(client_t *c, const resp_arg_t *key, int *err)
-{
-    kv_t *kv = lookup_type_or_reply(c, key, OBJ_HASH, err);
-    if (kv || *err || !db_expire_paused) return kv;
-    kv = db_find(c->db, key->ptr, key->len);
-    if (kv && kv->val->type != OBJ_HASH) {
-        reply_wrongtype(c);
-        *err = 1;
-        return NULL;
-    }
-    return kv;
-}
-
 /* The hash to write into: the key's, or a new empty one when kv is NULL. */
 static inline hash_t *hash_for_write(kv_t *kv)
 {
@@ -109,7 +80,7 @@ static void hset_generic(client_t *c, int is_hmset)
     for (int i = 2; i < c->argc; i += 2)
         if (field_len_or_reply(c, &c->argv[i])) return;
     int err;
-    kv_t *kv = lookup_write(c, &c->argv[1], &err);
+    kv_t *kv = lookup_write_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     hash_t *h = hash_for_write(kv);
     size_t maxlen = 0, sumlen = 0, npairs = (size_t)(c->argc - 2) / 2;
@@ -147,7 +118,7 @@ static void hsetnx_cmd(client_t *c)
     const resp_arg_t *f = &c->argv[2], *v = &c->argv[3];
     if (field_len_or_reply(c, f)) return;
     int err;
-    kv_t *kv = lookup_write(c, &c->argv[1], &err);
+    kv_t *kv = lookup_write_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     if (kv && hash_get(as_hash(kv), f->ptr, f->len, NULL, NULL)) {
         reply_int(c, 0);
@@ -166,7 +137,7 @@ static void hsetnx_cmd(client_t *c)
 static void hget_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     const char *v;
     size_t vlen;
@@ -179,7 +150,7 @@ static void hget_cmd(client_t *c)
 static void hmget_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     reply_array(c, c->argc - 2);
     for (int i = 2; i < c->argc; i++) {
@@ -195,7 +166,7 @@ static void hmget_cmd(client_t *c)
 static void hlen_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     reply_int(c, kv ? (long long)hash_len(as_hash(kv)) : 0);
 }
@@ -203,7 +174,7 @@ static void hlen_cmd(client_t *c)
 static void hstrlen_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     size_t vlen = 0;
     if (kv && !hash_get(as_hash(kv), c->argv[2].ptr, c->argv[2].len, NULL, &vlen)) vlen = 0;
@@ -213,7 +184,7 @@ static void hstrlen_cmd(client_t *c)
 static void hexists_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     reply_int(c, kv && hash_get(as_hash(kv), c->argv[2].ptr, c->argv[2].len, NULL, NULL));
 }
@@ -225,7 +196,7 @@ enum { WANT_KEYS = 1, WANT_VALUES = 2 };
 static void getall_generic(client_t *c, int want)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     int both = want == (WANT_KEYS | WANT_VALUES);
     size_t n = kv ? hash_len(as_hash(kv)) : 0;
@@ -263,7 +234,7 @@ static void hvals_cmd(client_t *c)
 static void hdel_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_write(c, &c->argv[1], &err);
+    kv_t *kv = lookup_write_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     if (!kv) {
         reply_int(c, 0);
@@ -299,7 +270,7 @@ static void hincrby_cmd(client_t *c)
     if (arg_ll_or_reply(c, &c->argv[3], &incr, NULL)) return;
     if (field_len_or_reply(c, f)) return;
     int err;
-    kv_t *kv = lookup_write(c, &c->argv[1], &err);
+    kv_t *kv = lookup_write_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     const char *v;
     size_t vlen;
@@ -333,7 +304,7 @@ static void hincrbyfloat_cmd(client_t *c)
     }
     if (field_len_or_reply(c, f)) return;
     int err;
-    kv_t *kv = lookup_write(c, &c->argv[1], &err);
+    kv_t *kv = lookup_write_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     const char *v;
     size_t vlen;
@@ -370,7 +341,7 @@ static void reply_entry(client_t *c, const hash_entry_t *e, int withvalues)
 static void hrandfield_count(client_t *c, long long l, int withvalues)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     if (!kv) {
         reply_array(c, 0);
@@ -439,7 +410,7 @@ static void hrandfield_cmd(client_t *c)
         return;
     }
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     if (!kv) {
         reply_null(c);
@@ -503,7 +474,7 @@ static void hscan_cmd(client_t *c)
     uint64_t cursor;
     if (cursor_or_reply(c, &c->argv[2], &cursor)) return;
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
     if (!kv) {
         reply_array(c, 2);

@@ -48,14 +48,6 @@ static inline void count_lookup(const kv_t *kv)
         srv.stat.keyspace_misses++;
 }
 
-/* Redis's lookupKeyRead: stats, access clock updated, an expired key deleted. */
-static kv_t *lookup_read(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    count_lookup(kv);
-    return kv;
-}
-
 /* lookupKeyReadWithFlags(LOOKUP_NOTOUCH): stats, an expired key deleted, access clock kept. */
 static kv_t *lookup_notouch(client_t *c, db_t *db, const void *key, size_t len)
 {
@@ -65,15 +57,6 @@ static kv_t *lookup_notouch(client_t *c, db_t *db, const void *key, size_t len)
         kv = NULL;
     }
     count_lookup(kv);
-    return kv;
-}
-
-/* lookupKeyWrite: no stats. While expiry is paused (loading) an expired key still counts as
- * present, so that a following db_add never duplicates it. */
-static kv_t *lookup_write(db_t *db, const void *key, size_t len)
-{
-    kv_t *kv = db_lookup(db, key, len);
-    if (!kv && db_expire_paused) kv = db_find(db, key, len);
     return kv;
 }
 
@@ -105,7 +88,7 @@ static void del_cmd(client_t *c)
 {
     long long n = 0;
     for (int j = 1; j < c->argc; j++) {
-        kv_t *kv = lookup_write(c->db, c->argv[j].ptr, c->argv[j].len);
+        kv_t *kv = lookup_write_db(c->db, c->argv[j].ptr, c->argv[j].len);
         if (!kv) continue;
         db_delete_kv(c->db, kv);
         changed(c, c->db, &c->argv[j], "del");
@@ -287,7 +270,7 @@ static void scan_cmd(client_t *c)
 static void rename_generic(client_t *c, int nx)
 {
     const resp_arg_t *src = &c->argv[1], *dst = &c->argv[2];
-    kv_t *kv = lookup_write(c->db, src->ptr, src->len);
+    kv_t *kv = lookup_write_db(c->db, src->ptr, src->len);
     if (!kv) {
         reply_error(c, ERR_NO_KEY);
         return;
@@ -299,7 +282,7 @@ static void rename_generic(client_t *c, int nx)
             reply_ok(c);
         return;
     }
-    kv_t *old = lookup_write(c->db, dst->ptr, dst->len);
+    kv_t *old = lookup_write_db(c->db, dst->ptr, dst->len);
     if (old) {
         if (nx) {
             reply_int(c, 0);
@@ -338,8 +321,8 @@ static void move_cmd(client_t *c)
         reply_error(c, ERR_SAME_OBJECT);
         return;
     }
-    kv_t *kv = lookup_write(src, key->ptr, key->len);
-    if (!kv || lookup_write(dst, key->ptr, key->len)) {
+    kv_t *kv = lookup_write_db(src, key->ptr, key->len);
+    if (!kv || lookup_write_db(dst, key->ptr, key->len)) {
         reply_int(c, 0);
         return;
     }
@@ -376,7 +359,7 @@ static void copy_cmd(client_t *c)
         reply_int(c, 0);
         return;
     }
-    kv_t *old = lookup_write(dst, newkey->ptr, newkey->len);
+    kv_t *old = lookup_write_db(dst, newkey->ptr, newkey->len);
     if (old && !replace) {
         reply_int(c, 0);
         return;
@@ -460,7 +443,7 @@ static void expire_generic(client_t *c, long long basetime, int seconds)
     }
     if (when > LLONG_MAX - basetime) goto bad_time;
     when += basetime;
-    kv_t *kv = lookup_write(c->db, key->ptr, key->len);
+    kv_t *kv = lookup_write_db(c->db, key->ptr, key->len);
     if (!kv || !expire_allowed(flags, db_get_expire(c->db, kv), when)) {
         reply_int(c, 0);
         return;
@@ -538,7 +521,7 @@ static void pexpiretime_cmd(client_t *c)
 
 static void persist_cmd(client_t *c)
 {
-    kv_t *kv = lookup_write(c->db, c->argv[1].ptr, c->argv[1].len);
+    kv_t *kv = lookup_write_db(c->db, c->argv[1].ptr, c->argv[1].len);
     if (kv && db_remove_expire(c->db, kv)) {
         changed(c, c->db, &c->argv[1], "persist");
         reply_int(c, 1);

@@ -31,23 +31,6 @@
 
 /* ---- lookups and events ---- */
 
-static kv_t *lookup_read(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (kv)
-        srv.stat.keyspace_hits++;
-    else
-        srv.stat.keyspace_misses++;
-    return kv;
-}
-
-kv_t *list_lookup_write(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (!kv && db_expire_paused) kv = db_find(c->db, key->ptr, key->len);
-    return kv;
-}
-
 /* 1 (WRONGTYPE replied) if kv exists with another type. */
 static inline int wrongtype(client_t *c, const kv_t *kv)
 {
@@ -122,7 +105,7 @@ static void push_generic(client_t *c, int where, int xx)
     const resp_arg_t *key = &c->argv[1];
     for (int j = 2; j < c->argc; j++)
         if (too_large_or_reply(c, &c->argv[j])) return;
-    kv_t *kv = list_lookup_write(c, key);
+    kv_t *kv = lookup_write(c, key);
     if (wrongtype(c, kv)) return;
     if (!kv && xx) {
         reply_int(c, 0);
@@ -199,7 +182,7 @@ static void pop_generic(client_t *c, int where)
     }
     if (hascount && arg_range_or_reply(c, &c->argv[2], 0, LLONG_MAX, &count, ERR_NOT_POSITIVE))
         return;
-    kv_t *kv = list_lookup_write(c, &c->argv[1]);
+    kv_t *kv = lookup_write(c, &c->argv[1]);
     if (!kv) {
         if (hascount)
             reply_null_array(c);
@@ -358,7 +341,7 @@ static void lpos_cmd(client_t *c)
 
 static void lset_cmd(client_t *c)
 {
-    kv_t *kv = list_lookup_write(c, &c->argv[1]);
+    kv_t *kv = lookup_write(c, &c->argv[1]);
     if (!kv) {
         reply_error(c, ERR_NO_KEY);
         return;
@@ -382,7 +365,7 @@ static void lrem_cmd(client_t *c)
 {
     long long count;
     if (arg_ll_or_reply(c, &c->argv[2], &count, NULL)) return;
-    kv_t *kv = list_lookup_write(c, &c->argv[1]);
+    kv_t *kv = lookup_write(c, &c->argv[1]);
     if (!kv) {
         reply_int(c, 0);
         return;
@@ -402,7 +385,7 @@ static void ltrim_cmd(client_t *c)
     if (arg_ll_or_reply(c, &c->argv[2], &start, NULL) ||
         arg_ll_or_reply(c, &c->argv[3], &end, NULL))
         return;
-    kv_t *kv = list_lookup_write(c, &c->argv[1]);
+    kv_t *kv = lookup_write(c, &c->argv[1]);
     if (!kv) {
         reply_ok(c);
         return;
@@ -440,7 +423,7 @@ static void linsert_cmd(client_t *c)
         return;
     }
     if (too_large_or_reply(c, &c->argv[4])) return;
-    kv_t *kv = list_lookup_write(c, &c->argv[1]);
+    kv_t *kv = lookup_write(c, &c->argv[1]);
     if (!kv) {
         reply_int(c, 0);
         return;
@@ -479,7 +462,7 @@ static int move_push(client_t *c, kv_t *dst, const resp_arg_t *dstkey, int where
 int list_move_and_reply(client_t *c, kv_t *src, const resp_arg_t *srckey, const resp_arg_t *dstkey,
                         int wherefrom, int whereto)
 {
-    kv_t *dst = list_lookup_write(c, dstkey);
+    kv_t *dst = lookup_write(c, dstkey);
     if (wrongtype(c, dst)) return -1;
     list_t *sl = as_list(src);
     list_entry_t e;
@@ -512,7 +495,7 @@ int list_move_and_reply(client_t *c, kv_t *src, const resp_arg_t *srckey, const 
 
 static void lmove_generic(client_t *c, int wherefrom, int whereto)
 {
-    kv_t *src = list_lookup_write(c, &c->argv[1]);
+    kv_t *src = lookup_write(c, &c->argv[1]);
     if (!src) {
         reply_null(c);
         return;
@@ -568,7 +551,7 @@ int list_mpop_serve(client_t *c, const resp_arg_t *keys, long long numkeys, int 
                     long long count)
 {
     for (long long j = 0; j < numkeys; j++) {
-        kv_t *kv = list_lookup_write(c, &keys[j]);
+        kv_t *kv = lookup_write(c, &keys[j]);
         if (!kv) continue;
         if (wrongtype(c, kv)) return -1;
         list_pop_and_reply(c, kv, &keys[j], where, count, 1);

@@ -14,10 +14,6 @@
  * replied. */
 int list_where_or_reply(client_t *c, const resp_arg_t *a, int *where);
 
-/* Redis's lookupKeyWrite: the entry for key or NULL, no hit/miss counted (while expiry is
- * paused an expired key still counts as present). The caller checks the type. */
-kv_t *list_lookup_write(client_t *c, const resp_arg_t *key);
-
 /* Pops from kv, which must hold a non-empty list, at where, and replies:
  *   count < 0   one element as a bulk string (LPOP key; BLPOP with with_key)
  *   count >= 1  an array of up to count elements, in pop order (LPOP key count, LMPOP)

@@ -48,42 +48,6 @@ static inline set_t *as_set(kv_t *kv)
     return (set_t *)(void *)kv->val;
 }
 
-/* A read lookup: counts a hit or a miss, as Redis's lookupKeyRead. NULL and *err set when the
- * key holds another type (WRONGTYPE replied). */
-static kv_t *lookup_read(client_t *c, const resp_arg_t *key, int *err)
-{
-    kv_t *kv = lookup_type_or_reply(c, key, OBJ_SET, err);
-    if (kv || *err) {
-        srv.stat.keyspace_hits++;
-    } else {
-        srv.stat.keyspace_misses++;
-        notify_keyspace_event(NOTIFY_KEY_MISS, "keymiss", key->ptr, key->len, c->db->id);
-    }
-    return kv;
-}
-
-/* A write lookup of any type (no stats). While expiry is paused (loading) an expired key still
- * counts as present, so a following db_add never meets the key it would duplicate. */
-static kv_t *lookup_any(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (!kv && db_expire_paused) kv = db_find(c->db, key->ptr, key->len);
-    return kv;
-}
-
-/* A write lookup that replies WRONGTYPE (and sets *err) for another type. */
-static kv_t *lookup_write(client_t *c, const resp_arg_t *key, int *err)
-{
-    kv_t *kv = lookup_any(c, key);
-    *err = 0;
-    if (kv && kv->val->type != OBJ_SET) {
-        reply_wrongtype(c);
-        *err = 1;
-        return NULL;
-    }
-    return kv;
-}
-
 static void changed(client_t *c, const resp_arg_t *key, const char *event)
 {
     server_key_changed(c, c->db, key->ptr, key->len, NOTIFY_SET, event);
@@ -133,7 +97,7 @@ static void sadd_cmd(client_t *c)
     const resp_arg_t *key = &c->argv[1];
     long long added = 0, dirty = srv.dirty;
     int err;
-    kv_t *kv = lookup_write(c, key, &err);
+    kv_t *kv = lookup_write_type(c, key, OBJ_SET, &err);
     if (err) return;
     if (!kv) {
         set_t *s = set_new_for(c->argv[2].ptr, c->argv[2].len);
@@ -151,7 +115,7 @@ static void srem_cmd(client_t *c)
     const resp_arg_t *key = &c->argv[1];
     long long removed = 0, dirty = srv.dirty;
     int err, key_removed = 0;
-    kv_t *kv = lookup_write(c, key, &err);
+    kv_t *kv = lookup_write_type(c, key, OBJ_SET, &err);
     if (err) return;
     if (!kv) {
         reply_int(c, 0);
@@ -178,7 +142,7 @@ static void srem_cmd(client_t *c)
 static void smove_cmd(client_t *c)
 {
     const resp_arg_t *src = &c->argv[1], *dst = &c->argv[2], *m = &c->argv[3];
-    kv_t *skv = lookup_any(c, src), *dkv = lookup_any(c, dst);
+    kv_t *skv = lookup_write(c, src), *dkv = lookup_write(c, dst);
     long long dirty = srv.dirty;
     if (!skv) {
         reply_int(c, 0);
@@ -217,7 +181,7 @@ static void smove_cmd(client_t *c)
 static void sismember_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     reply_int(c, kv && set_contains(as_set(kv), c->argv[2].ptr, c->argv[2].len));
 }
@@ -225,7 +189,7 @@ static void sismember_cmd(client_t *c)
 static void smismember_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     reply_array(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++)
@@ -235,7 +199,7 @@ static void smismember_cmd(client_t *c)
 static void scard_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     reply_int(c, kv ? (long long)set_length(as_set(kv)) : 0);
 }
@@ -243,7 +207,7 @@ static void scard_cmd(client_t *c)
 static void smembers_cmd(client_t *c)
 {
     int err;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     if (!kv) {
         reply_set(c, 0);
@@ -267,7 +231,7 @@ static int read_sources(client_t *c, const resp_arg_t *keys, long long n, src_t 
 {
     for (long long j = 0; j < n; j++) {
         int err;
-        kv_t *kv = lookup_read(c, &keys[j], &err);
+        kv_t *kv = lookup_read_type(c, &keys[j], OBJ_SET, &err);
         if (err) return -1;
         src[j].s = kv ? as_set(kv) : NULL;
         src[j].idx = (size_t)j;
@@ -566,7 +530,7 @@ static void spop_count(client_t *c)
     long long count, dirty = srv.dirty;
     int err;
     if (arg_range_or_reply(c, &c->argv[2], 0, LLONG_MAX, &count, ERR_NOT_POSITIVE) < 0) return;
-    kv_t *kv = lookup_write(c, key, &err);
+    kv_t *kv = lookup_write_type(c, key, OBJ_SET, &err);
     if (err) return;
     if (!kv || count == 0) {
         reply_set(c, 0);
@@ -600,7 +564,7 @@ static void spop_cmd(client_t *c)
         reply_syntax_error(c);
         return;
     }
-    kv_t *kv = lookup_write(c, key, &err);
+    kv_t *kv = lookup_write_type(c, key, OBJ_SET, &err);
     if (err) return;
     if (!kv) {
         reply_null(c);
@@ -666,7 +630,7 @@ static void srandmember_count(client_t *c)
     }
     int uniq = l >= 0;
     unsigned long long count = (unsigned long long)(l >= 0 ? l : -l);
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     if (!kv || count == 0) {
         reply_array(c, 0);
@@ -701,7 +665,7 @@ static void srandmember_cmd(client_t *c)
         reply_syntax_error(c);
         return;
     }
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     if (!kv) {
         reply_null(c);
@@ -810,7 +774,7 @@ static void sscan_cmd(client_t *c)
     const resp_arg_t *pat = NULL;
     int err;
     if (cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
-    kv_t *kv = lookup_read(c, &c->argv[1], &err);
+    kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_SET, &err);
     if (err) return;
     if (!kv) {
         reply_proto(c, "*2\r\n$1\r\n0\r\n*0\r\n", 15);

@@ -51,26 +51,6 @@ static inline long long now_ms(void)
     return db_now_ms ? db_now_ms : time_ms();
 }
 
-/* A read lookup: counts a keyspace hit or miss, as Redis's lookupKeyRead. */
-static inline kv_t *lookup_read(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (kv)
-        srv.stat.keyspace_hits++;
-    else
-        srv.stat.keyspace_misses++;
-    return kv;
-}
-
-/* A write lookup (no stats). While expiry is paused (loading) an expired key still counts as
- * present, as in Redis, so a following db_add never meets the key it would duplicate. */
-static inline kv_t *lookup_write(client_t *c, const resp_arg_t *key)
-{
-    kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-    if (!kv && db_expire_paused) kv = db_find(c->db, key->ptr, key->len);
-    return kv;
-}
-
 static inline str_obj_t *as_str(kv_t *kv)
 {
     return (str_obj_t *)kv->val;

@@ -47,18 +47,14 @@
  * WRONGTYPE sent). Counts a hit or a miss. */
 static zset_t *zset_read(client_t *c, const resp_arg_t *key, int *err)
 {
-    kv_t *kv = lookup_type_or_reply(c, key, OBJ_ZSET, err);
-    if (kv || *err)
-        srv.stat.keyspace_hits++;
-    else
-        srv.stat.keyspace_misses++;
+    kv_t *kv = lookup_read_type(c, key, OBJ_ZSET, err);
     return kv ? (zset_t *)kv->val : NULL;
 }
 
 /* lookupKeyWrite + checkType: no statistics. */
 static kv_t *zset_write(client_t *c, const resp_arg_t *key, int *err)
 {
-    return lookup_type_or_reply(c, key, OBJ_ZSET, err);
+    return lookup_write_type(c, key, OBJ_ZSET, err);
 }
 
 static void changed(client_t *c, const resp_arg_t *key, const char *event)

@@ -7,6 +7,7 @@
 
 #include "common/util.h"
 #include "server/command.h"
+#include "server/pubsub.h"
 #include "server/server.h"
 
 #include <stdarg.h>
@@ -197,9 +198,27 @@ int arg_is(const resp_arg_t *a, const char *lit)
     return str_eq_nocase(a->ptr, a->len, lit);
 }
 
-kv_t *lookup_type_or_reply(client_t *c, const resp_arg_t *key, int type, int *err)
+kv_t *lookup_read(client_t *c, const resp_arg_t *key)
 {
     kv_t *kv = db_lookup(c->db, key->ptr, key->len);
+    if (kv) {
+        srv.stat.keyspace_hits++;
+    } else {
+        srv.stat.keyspace_misses++;
+        notify_keyspace_event(NOTIFY_KEY_MISS, "keymiss", key->ptr, key->len, c->db->id);
+    }
+    return kv;
+}
+
+kv_t *lookup_write_db(db_t *db, const void *key, size_t len)
+{
+    kv_t *kv = db_lookup(db, key, len);
+    if (!kv && db_expire_paused) kv = db_find(db, key, len);
+    return kv;
+}
+
+static kv_t *check_type(client_t *c, kv_t *kv, int type, int *err)
+{
     *err = 0;
     if (kv && kv->val->type != type) {
         reply_wrongtype(c);
@@ -207,4 +226,19 @@ kv_t *lookup_type_or_reply(client_t *c, const resp_arg_t *key, int type, int *er
         return NULL;
     }
     return kv;
+}
+
+kv_t *lookup_read_type(client_t *c, const resp_arg_t *key, int type, int *err)
+{
+    return check_type(c, lookup_read(c, key), type, err);
+}
+
+kv_t *lookup_write_type(client_t *c, const resp_arg_t *key, int type, int *err)
+{
+    return check_type(c, lookup_write(c, key), type, err);
+}
+
+kv_t *lookup_type_or_reply(client_t *c, const resp_arg_t *key, int type, int *err)
+{
+    return lookup_write_type(c, key, type, err);
 }

@@ -57,8 +57,21 @@ int arg_range_or_reply(client_t *c, const resp_arg_t *a, long long min, long lon
 /* 1 if a equals lit, ignoring case. */
 int arg_is(const resp_arg_t *a, const char *lit);
 
-/* The value of key if it exists with type, else NULL; replies WRONGTYPE and sets *err when
- * it exists with another type. */
+/* Key lookups as Redis's lookupKeyRead and lookupKeyWrite. Both delete an expired key they
+ * meet. A read counts a keyspace hit or miss (and sends the "keymiss" event); a write counts
+ * nothing and, while expiry is paused (loading), still finds an expired key so that a
+ * following db_add never duplicates it. */
+kv_t *lookup_read(client_t *c, const resp_arg_t *key);
+kv_t *lookup_write_db(db_t *db, const void *key, size_t len);
+static inline kv_t *lookup_write(client_t *c, const resp_arg_t *key)
+{
+    return lookup_write_db(c->db, key->ptr, key->len);
+}
+/* The same with a type check: NULL when the key is absent (*err 0) or holds another type
+ * (*err 1, WRONGTYPE replied). */
+kv_t *lookup_read_type(client_t *c, const resp_arg_t *key, int type, int *err);
+kv_t *lookup_write_type(client_t *c, const resp_arg_t *key, int type, int *err);
+/* Older name of lookup_write_type. */
 kv_t *lookup_type_or_reply(client_t *c, const resp_arg_t *key, int type, int *err);
 
 #endif

@@ -15,7 +15,8 @@
  * Elements handed out (set_elem_t) are views: into the set for a hashtable, into the
  * set_elem_t itself for an intset (its integer formatted in buf). They stay valid until the
  * set changes or the set_elem_t is filled again; a set_elem_t must not be copied by value.
- * Nothing here fails except by aborting on out-of-memory. Loop thread. */
+ * Nothing here fails except by aborting on out-of-memory; a hashtable member must be shorter
+ * than 4 GiB (asserted, as in t_zset). Loop thread. */
 #ifndef CTE_STORAGE_T_SET_H
 #define CTE_STORAGE_T_SET_H
 
