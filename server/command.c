@@ -45,7 +45,8 @@ static int table_ready;
 static command_t *const groups[] = {cmds_connection, cmds_server, cmds_keys, cmds_string,
                                     cmds_hash,       cmds_zset,   cmds_list, cmds_set,
                                     cmds_multi,      cmds_pubsub, cmds_introspect,
-                                    cmds_bits,       cmds_tag,    cmds_blist};
+                                    cmds_bits,       cmds_tag,    cmds_blist,
+                                    cmds_sort};
 
 static void name_sub(command_t *parent)
 {
