@@ -494,7 +494,7 @@ const config__row_t config__rows[] = {
      .doc = "Background cycles help rehash the keyspace's hash tables."},
     {"notify-keyspace-events", .type = &type_notify, F(notify_keyspace_events), .def = "",
      .doc = "Keyspace notifications to publish, as Redis's letters (empty: none)."},
-    {"hash-max-listpack-entries", T(int), F(hash_max_listpack_entries), .def = "128", LL_MAX,
+    {"hash-max-listpack-entries", T(int), F(hash_max_listpack_entries), .def = "512", LL_MAX,
      .alias = "hash-max-ziplist-entries",
      .doc = "Hashes of at most this many fields use the compact encoding."},
     {"hash-max-listpack-value", T(int), F(hash_max_listpack_value), .def = "64", LL_MAX,

@@ -109,6 +109,9 @@ int client_process_input(client_t *c)
 {
     size_t pos = 0;
     int rc = 0;
+    if (c->flags & CLIENT_IN_INPUT) return 0; /* woken from inside its own command: the outer
+                                                 loop goes on by itself */
+    c->flags |= CLIENT_IN_INPUT;
     while (pos < c->qbuf.len &&
            !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         size_t used = 0;
@@ -129,6 +132,7 @@ int client_process_input(client_t *c)
         c->argc = 0;
         c->argv = NULL;
     }
+    c->flags &= ~(uint32_t)CLIENT_IN_INPUT;
     if (pos == c->qbuf.len) buf_clear(&c->qbuf);
     else if (pos) buf_consume(&c->qbuf, pos);
     if (c->qbuf.len > (size_t)srv.cfg.client_query_buffer_limit) {

@@ -45,6 +45,7 @@ enum client_flag {
     CLIENT_MONITOR = 1 << 14,
     CLIENT_FAKE = 1 << 15, /* AOF loading: no replies kept */
     CLIENT_IN_CALL = 1 << 16,
+    CLIENT_IN_INPUT = 1 << 17, /* client_process_input is running for this client */
 };
 
 typedef struct client {

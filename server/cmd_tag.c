@@ -205,8 +205,8 @@ static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int stat
     char name[64];
     size_t n = status == TAG_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
                                   : tag_space_waitname(name);
+    block_on_name(c, name, n); /* before the moves start: inline ones signal at once */
     start_pending();
-    block_on_name(c, name, n);
 }
 
 /* Replies the errors every mutating tag operation can give; 1 if it replied. */
@@ -244,6 +244,7 @@ static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_
         return;
     }
     reply_int(c, (long long)size);
+    start_pending(); /* a TPUT with a new score may have queued a move */
 }
 
 /* ---- commands ---- */
@@ -286,10 +287,9 @@ static void tget_cmd(client_t *c)
         reply_null(c);
         return;
     }
-    char *buf;
     uint64_t len;
-    tag_plan_t *plan;
-    int rc = tag_get(t, blob->ptr, blob->len, off, count, db_now_ms, &buf, &len, &plan);
+    int io, muted;
+    int rc = tag_read_prepare(t, blob->ptr, blob->len, off, count, &len, &io);
     if (rc == TAG_MISSING) {
         reply_null(c);
         return;
@@ -298,20 +298,29 @@ static void tget_cmd(client_t *c)
         wait_for(c, t, blob, rc);
         return;
     }
-    if (rc == TAG_OOM) {
+    tag_plan_t *plan;
+    if (!io) { /* RAM only: read straight into the reply */
+        char *dst = reply_bulk_begin(c, len, &muted), *tmp = NULL;
+        if (!dst && muted) dst = tmp = try_malloc(len ? len : 1);
+        if (!dst) {
+            reply_error(c, "OOM not enough memory to read the blob");
+            return;
+        }
+        tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, dst, &plan);
+        xfree(tmp);
+        return;
+    }
+    char *buf = try_malloc(len ? len : 1);
+    if (!buf) {
         reply_error(c, "OOM not enough memory to read the blob");
         return;
     }
-    if (rc == TAG_PENDING) {
-        io_job_t *j = xcalloc(1, sizeof(*j));
-        j->reply = R_BULK;
-        j->buf = buf;
-        j->len = len;
-        submit(plan, c, j);
-        return;
-    }
-    reply_bulk(c, buf, len);
-    xfree(buf);
+    tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan);
+    io_job_t *j = xcalloc(1, sizeof(*j));
+    j->reply = R_BULK;
+    j->buf = buf;
+    j->len = len;
+    submit(plan, c, j);
 }
 
 static blob_t *blob_at(client_t *c, int *err)
@@ -407,8 +416,7 @@ static void reorg_cmd(client_t *c)
         /* the tier it lands on: the one the move writes to, known once it finished */
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_TIER;
-        int target = tier_set_pick(&tiers, score);
-        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tiers.t[target]));
+        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tiers.t[tag_plan_dest_tier(plan)]));
         submit(plan, c, j);
         return;
     }

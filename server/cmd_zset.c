@@ -27,6 +27,7 @@
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "storage/t_set.h"
 #include "storage/t_zset.h"
 
 #include <ctype.h>
@@ -1041,7 +1042,31 @@ enum { AGG_SUM, AGG_MIN, AGG_MAX };
 typedef struct src {
     const zset_t *z; /* NULL for a missing key */
     double weight;
+    zset_t *owned; /* a plain set's members with score 1, built for this command */
 } src_t;
+
+/* A plain set as a sorted set whose members all score 1 (Redis accepts sets as inputs of the
+ * ZUNION family). */
+static zset_t *zset_of_set(const set_t *set)
+{
+    zset_t *z = zset_new();
+    set_iter_t it;
+    set_elem_t e;
+    set_iter_init(&it, set);
+    while (set_iter_next(&it, &e)) {
+        int out;
+        zset_add(z, e.p, e.len, 1.0, 0, &out, NULL);
+    }
+    set_iter_deinit(&it);
+    return z;
+}
+
+static void free_sources(src_t *src, long long n)
+{
+    for (long long i = 0; i < n; i++)
+        if (src[i].owned) zset_free(src[i].owned);
+    xfree(src);
+}
 
 static size_t src_len(const src_t *s)
 {
@@ -1247,21 +1272,20 @@ static src_t *setop_sources(client_t *c, int numidx, long long *n)
         reply_syntax_error(c);
         return NULL;
     }
-    src_t *src = xmalloc((size_t)*n * sizeof(*src));
+    src_t *src = xcalloc((size_t)*n, sizeof(*src));
     for (long long i = 0; i < *n; i++) {
         const resp_arg_t *key = &c->argv[numidx + 1 + i];
-        kv_t *kv = db_lookup(c->db, key->ptr, key->len);
-        if (kv)
-            srv.stat.keyspace_hits++;
-        else
-            srv.stat.keyspace_misses++;
-        if (kv && kv->val->type != OBJ_ZSET) {
-            xfree(src);
+        kv_t *kv = lookup_read(c, key);
+        src[i].weight = 1.0;
+        if (kv && kv->val->type == OBJ_SET) {
+            src[i].z = src[i].owned = zset_of_set((const set_t *)(const void *)kv->val);
+        } else if (kv && kv->val->type != OBJ_ZSET) {
+            free_sources(src, i);
             reply_wrongtype(c);
             return NULL;
+        } else {
+            src[i].z = kv ? (const zset_t *)kv->val : NULL;
         }
-        src[i].z = kv ? (const zset_t *)kv->val : NULL;
-        src[i].weight = 1.0;
     }
     return src;
 }
@@ -1275,13 +1299,13 @@ static void setop_generic(client_t *c, const resp_arg_t *dst, int numidx, int op
     src_t *src = setop_sources(c, numidx, &n);
     if (!src) return;
     if (parse_setop_opts(c, numidx + 1 + (int)n, src, n, op, dst != NULL, card_only, &o) < 0) {
-        xfree(src);
+        free_sources(src, n);
         return;
     }
     if (op != OP_DIFF) sort_by_len(src, n);
     if (card_only) {
         reply_int(c, (long long)op_inter(src, n, o.agg, NULL, o.limit));
-        xfree(src);
+        free_sources(src, n);
         return;
     }
     entries_t res = {0};
@@ -1301,7 +1325,7 @@ static void setop_generic(client_t *c, const resp_arg_t *dst, int numidx, int op
     }
     if (op == OP_UNION) dict_clear(&acc, NULL);
     xfree(res.v);
-    xfree(src);
+    free_sources(src, n);
 }
 
 static void zunion_cmd(client_t *c)

@@ -155,8 +155,7 @@ static void conn_flush(conn_t *conn)
         }
         srv.stat.net_output_bytes += (uint64_t)n;
         if ((size_t)n == c->out.len) {
-            buf_clear(&c->out);
-            if (c->out.cap > 64 * 1024) buf_deinit(&c->out);
+            buf_clear(&c->out); /* capacity kept: server_cron frees idle clients' buffers */
         } else {
             /* the socket is full: hand the rest to libuv, keep appending to a fresh out */
             buf_t rest = c->out;
@@ -194,7 +193,7 @@ static void on_written(uv_write_t *req, int status)
     }
     srv.stat.net_output_bytes += conn->inflight.len;
     buf_clear(&conn->inflight);
-    if (conn->inflight.cap > 64 * 1024) buf_deinit(&conn->inflight);
+    if (conn->inflight.cap > 1024 * 1024) buf_deinit(&conn->inflight);
     conn_flush(conn);
 }
 
@@ -254,7 +253,6 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         return;
     }
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) uv_read_stop(&conn->h.stream);
-    if (c->qbuf.len == 0 && c->qbuf.cap > 256 * 1024) buf_deinit(&c->qbuf);
 }
 
 static int is_loopback(const struct sockaddr_storage *ss)

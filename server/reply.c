@@ -84,6 +84,22 @@ void reply_bulk_ll(client_t *c, long long v)
     reply_bulk(c, buf, ll_to_str(buf, v));
 }
 
+char *reply_bulk_begin(client_t *c, size_t len, int *mute)
+{
+    *mute = muted(c);
+    if (*mute) return NULL;
+    char hdr[32];
+    int n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", len);
+    buf_t *b = out(c);
+    if (buf_try_reserve(b, (size_t)n + len + 2) < 0) return NULL;
+    memcpy(b->data + b->len, hdr, (size_t)n);
+    char *p = b->data + b->len + n;
+    memcpy(p + len, "\r\n", 2);
+    b->len += (size_t)n + len + 2;
+    b->data[b->len] = '\0';
+    return p;
+}
+
 void reply_null(client_t *c)
 {
     if (muted(c)) return;

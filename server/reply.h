@@ -29,6 +29,10 @@ void reply_int(client_t *c, long long v);
 void reply_bulk(client_t *c, const void *p, size_t len);
 void reply_bulk_cstr(client_t *c, const char *s); /* NULL -> null reply */
 void reply_bulk_ll(client_t *c, long long v);     /* integer as a bulk string */
+/* A bulk string of len bytes that the caller writes in place: returns where to write them
+ * (valid until the next reply), or NULL when the client gets no replies (CLIENT REPLY OFF) or
+ * memory is short (then nothing was appended; the caller replies an error). */
+char *reply_bulk_begin(client_t *c, size_t len, int *muted);
 void reply_null(client_t *c);                     /* "$-1" / "_" */
 void reply_null_array(client_t *c);               /* "*-1" / "_" */
 void reply_array(client_t *c, long long n);

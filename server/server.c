@@ -145,6 +145,17 @@ void server_key_changed(client_t *c, db_t *db, const char *key, size_t len, int 
 
 static void sample_ops(long long now);
 
+/* Frees the buffers of clients idle for 2 s (as Redis's clientsCronResizeQueryBuffer): a
+ * busy client keeps them so large values do not pay for a fresh allocation each time. */
+static void shrink_idle_buffers(long long now)
+{
+    for (client_t *c = srv.clients; c; c = c->next) {
+        if (now - c->last_cmd_ms < 2000) continue;
+        if (c->qbuf.len == 0 && c->qbuf.cap > 32 * 1024) buf_deinit(&c->qbuf);
+        if (c->out.len == 0 && c->out.cap > 32 * 1024) buf_deinit(&c->out);
+    }
+}
+
 static void close_idle_clients(long long now)
 {
     if (srv.cfg.timeout <= 0) return;
@@ -171,6 +182,7 @@ void server_cron(void)
         if (srv.cfg.activerehashing) db_rehash(&srv.db[i], 1);
     }
     close_idle_clients(now);
+    shrink_idle_buffers(now);
     block_check_timeouts(now);
     introspect_pause_check(now);
     tag_cron(now);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 storage_params_t storage_params = {
-    .hash_max_listpack_entries = 128,
+    .hash_max_listpack_entries = 512,
     .hash_max_listpack_value = 64,
     .zset_max_listpack_entries = 128,
     .zset_max_listpack_value = 64,

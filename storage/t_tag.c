@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <math.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ struct blob {
     uint32_t readers; /* read plans in flight */
     uint8_t writing;  /* a write plan is in flight */
     uint8_t moving;   /* a move plan is in flight */
+    uint8_t retarget; /* TPUT set a score: move to its tier once the write is done */
+    uint64_t tag_id;  /* the tag's id, still known after the blob was deleted (wait names) */
     int8_t home;      /* tier whose heap holds the blob, -1 for none */
     uint32_t heap_idx;
     char name[];
@@ -327,6 +330,7 @@ static blob_t *blob_create(tag_obj_t *t, const char *name, size_t len, double sc
     b->node.aux = (uint32_t)len;
     b->node.hash = dict_hash(name, len);
     b->tag = t;
+    b->tag_id = t->id;
     b->score = score;
     b->ctime = b->mtime = b->atime = now;
     b->refs = 1;
@@ -501,32 +505,47 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
     return TAG_PENDING;
 }
 
-/* Makes room on tier t for len bytes by moving idle blobs colder than s one tier down.
- * Returns the number of moves started (0: nothing can be done). Moves that complete at once
- * (RAM to RAM) count too. */
+static int by_score(const void *x, const void *y)
+{
+    double a = (*(blob_t *const *)x)->score, b = (*(blob_t *const *)y)->score;
+    return a < b ? -1 : a > b;
+}
+
+/* Makes room on tier t for len bytes by moving idle blobs colder than s one tier down, the
+ * coldest first (taken among the coldest of the heap: its first five levels). Returns the
+ * number of moves started; moves that complete at once (RAM to RAM) count too, with a NULL
+ * plan. */
 static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max)
 {
     int started = 0, below = t + 1;
     if (below >= tag_store.tiers->n) return 0;
     heap_t *h = &heaps[t];
-    uint64_t freed = 0, need = len > tier_free(tag_store.tiers->t[t])
-                                   ? len - tier_free(tag_store.tiers->t[t])
-                                   : 0;
-    /* look at the coldest few (the top of the heap and its first levels) */
-    for (uint32_t i = 0; i < h->n && i < 31 && freed < need && started < max; i++) {
-        blob_t *b = h->v[i];
-        if (b->score >= s || !blob_idle(b)) continue;
-        uint64_t bytes = extlist_bytes_on(b->data, t);
+    blob_t *cand[31];
+    int nc = 0;
+    for (uint32_t i = 0; i < h->n && i < 31; i++)
+        if (h->v[i]->score < s && blob_idle(h->v[i])) cand[nc++] = h->v[i];
+    qsort(cand, (size_t)nc, sizeof(cand[0]), by_score);
+    uint64_t have = tier_free(tag_store.tiers->t[t]), freed = 0;
+    for (int i = 0; i < nc && have + freed < len && started < max; i++) {
+        uint64_t bytes = extlist_bytes_on(cand[i]->data, t);
         tag_plan_t *p = NULL;
-        int rc = move_blob(b, below, &p);
-        if (rc == TAG_OOM) continue;
+        if (move_blob(cand[i], below, &p) == TAG_OOM) continue;
         freed += bytes;
-        if (p) plans[started] = p;
-        else plans[started] = NULL;
-        started++;
-        if (rc == TAG_OK) i = (uint32_t)-1; /* the heap changed: look again from the top */
+        plans[started++] = p;
     }
     return started;
+}
+
+/* Moves b to the tier its score picks when it is not all there (TPUT with a score), in the
+ * background: the plan goes to the pending queue. */
+static void retarget(blob_t *b)
+{
+    b->retarget = 0;
+    if (!blob_idle(b) || !b->data || !b->size || !b->tag) return;
+    int target = tier_set_pick(tag_store.tiers, b->score);
+    if (extlist_bytes_on(b->data, target) == b->size) return;
+    tag_plan_t *p = NULL;
+    if (move_blob(b, target, &p) == TAG_PENDING) pending_push(p);
 }
 
 /* ---- writes ---- */
@@ -560,23 +579,22 @@ static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len,
 
 /* Grows b to size bytes (new bytes not yet written). Returns 0, TAG_OOM or TAG_NOSPACE
  * (moves started, *moves filled). */
+/* Grows b's last extent in place to hold size bytes (slack in its last file block, the free
+ * blocks right after it, or a RAM realloc). 0 on success, -1 if it cannot. */
+static int grow_in_place(blob_t *b, uint64_t size)
+{
+    if (!b->data || !b->data->n) return -1;
+    tier_extent_t *last = &b->data->e[b->data->n - 1];
+    if (tier_grow_extent(tag_store.tiers, last, size - b->size) < 0) return -1;
+    b->size = size;
+    return 0;
+}
+
 static int grow(blob_t *b, uint64_t size)
 {
     uint64_t delta = size - b->size;
     if (!delta) return 0;
     count_blob_tiers(b, 0);
-    /* extend the last extent in place when it is on the tier placement would choose */
-    if (b->data && b->data->n) {
-        tier_extent_t *last = &b->data->e[b->data->n - 1];
-        int order[TIER_MAX];
-        tier_order(b->score, order);
-        if (last->tier == order[0] && tier_free(tag_store.tiers->t[last->tier]) >= delta &&
-            tier_grow_extent(tag_store.tiers, last, delta) == 0) {
-            b->size = size;
-            count_blob_tiers(b, 1);
-            return 0;
-        }
-    }
     int rc = place(delta, b->score, &b->data);
     if (rc == 0) b->size = size;
     count_blob_tiers(b, 1);
@@ -600,17 +618,23 @@ static int make_room(double s, uint64_t len)
     return pending;
 }
 
-int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const char *data,
-            size_t len, int has_score, double score, long long now, uint64_t *size_out,
-            tag_plan_t **plan)
+/* Writes data[0..len) at off and grows the blob to at least min_size (zeros). */
+static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
+                      const char *data, size_t len, uint64_t min_size, int has_score,
+                      double score, long long now, uint64_t *size_out, tag_plan_t **plan)
 {
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
-    if (off > UINT64_MAX - len || off + len > tag_store.max_blob_size) return TAG_TOO_BIG;
+    if (off > UINT64_MAX - len || off + len > tag_store.max_blob_size ||
+        min_size > tag_store.max_blob_size)
+        return TAG_TOO_BIG;
     if (b && !blob_idle(b)) return TAG_BUSY;
     double s = has_score ? score : b ? b->score : 1.0;
     uint64_t old = b ? b->size : 0, end = off + len > old ? off + len : old;
-    if (end > old && make_room(s, end - old)) return TAG_NOSPACE;
+    if (min_size > end) end = min_size;
+    /* growth that fits where the blob ends needs no placement (nor room made elsewhere) */
+    int grown = b && end > old && grow_in_place(b, end) == 0;
+    if (end > old && !grown && make_room(s, end - old)) return TAG_NOSPACE;
     int created = 0;
     if (!b) {
         b = blob_create(t, name, nlen, s, now);
@@ -618,13 +642,14 @@ int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const cha
     }
     double old_score = b->score;
     b->score = s;
-    if (end > old && grow(b, end) != 0) {
+    if (end > old && !grown && grow(b, end) != 0) {
         b->score = old_score;
         if (created) blob_delete(t, b);
         return TAG_OOM;
     }
     tag_plan_t *p = NULL;
-    if (off > old) write_range(b, old, NULL, off - old, &p);
+    uint64_t gap_end = len ? off : end; /* zeros from the old end up to the data, or to end */
+    if (gap_end > old) write_range(b, old, NULL, gap_end - old, &p);
     if (len) {
         /* file parts need the bytes after the command returns: copy them once */
         int needs_copy = 0;
@@ -655,8 +680,12 @@ int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const cha
     b->writes++;
     rehome(b);
     *size_out = b->size;
-    if (tag_store.on_blob_change && !p) tag_store.on_blob_change(tag_store.ud, t, b, 0);
-    if (!p) return TAG_OK;
+    if (has_score && !created) b->retarget = 1;
+    if (!p) {
+        if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
+        if (b->retarget) retarget(b);
+        return TAG_OK;
+    }
     b->writing = 1;
     *plan = p;
     return TAG_PENDING;
@@ -685,6 +714,15 @@ static void shrink_to(blob_t *b, uint64_t size)
     rehome(b);
 }
 
+int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const char *data,
+            size_t len, int has_score, double score, long long now, uint64_t *size_out,
+            tag_plan_t **plan)
+{
+    /* an empty data creates the blob if it is missing and writes nothing (no growth) */
+    if (len == 0) off = 0;
+    return write_blob(t, name, nlen, off, data, len, 0, has_score, score, now, size_out, plan);
+}
+
 int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
                  tag_plan_t **plan)
 {
@@ -692,7 +730,7 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
     blob_t *b = tag_blob(t, name, nlen);
     if (!b || size >= b->size) { /* grows with zeros, or creates */
         uint64_t dummy;
-        return tag_put(t, name, nlen, size, NULL, 0, 0, 0, now, &dummy, plan);
+        return write_blob(t, name, nlen, 0, NULL, 0, size, 0, 0, now, &dummy, plan);
     }
     if (!blob_idle(b)) return TAG_BUSY;
     shrink_to(b, size);
@@ -704,19 +742,33 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
 
 /* ---- reads ---- */
 
-int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
-            long long now, char **out, uint64_t *outlen, tag_plan_t **plan)
+int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
+                     uint64_t count, uint64_t *len, int *needs_io)
 {
-    *plan = NULL;
-    *out = NULL;
-    *outlen = 0;
     blob_t *b = tag_blob(t, name, nlen);
+    *len = 0;
+    *needs_io = 0;
     if (!b) return TAG_MISSING;
     if (b->writing) return TAG_BUSY;
-    uint64_t len = off >= b->size ? 0 : b->size - off;
-    if (count < len) len = count;
-    char *buf = try_malloc(len ? len : 1);
-    if (!buf) return TAG_OOM;
+    uint64_t n = off >= b->size ? 0 : b->size - off;
+    if (count < n) n = count;
+    *len = n;
+    uint64_t pos = 0;
+    for (uint32_t i = 0; b->data && i < b->data->n && pos < off + n; i++) {
+        const tier_extent_t *e = &b->data->e[i];
+        if (pos + e->len > off && tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE)
+            *needs_io = 1;
+        pos += e->len;
+    }
+    return TAG_OK;
+}
+
+int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
+                  long long now, char *dst, tag_plan_t **plan)
+{
+    *plan = NULL;
+    blob_t *b = tag_blob(t, name, nlen);
+    assert(b && !b->writing && off + len <= (off >= b->size ? off : b->size));
     tag_plan_t *p = NULL;
     uint64_t pos = 0, done = 0;
     for (uint32_t i = 0; b->data && i < b->data->n && done < len; i++) {
@@ -728,10 +780,10 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
         }
         uint64_t eoff = at - pos, n = e->len - eoff < len - done ? e->len - eoff : len - done;
         if (tier_kind(tag_store.tiers->t[e->tier]) == TIER_RAM) {
-            memcpy(buf + done, e->at.mem + eoff, n);
+            memcpy(dst + done, e->at.mem + eoff, n);
         } else {
             if (!p) p = plan_new(PLAN_READ, b);
-            plan_add(p, e, eoff, buf + done, n, SEG_READ);
+            plan_add(p, e, eoff, dst + done, n, SEG_READ);
         }
         tier_count_io(tag_store.tiers, e->tier, 0, n);
         done += n;
@@ -739,14 +791,29 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
     }
     b->atime = now;
     b->reads++;
-    *out = buf;
-    *outlen = len;
     if (!p) return TAG_OK;
     p->hold = b->data;
     b->data->refs++;
     b->readers++;
     *plan = p;
     return TAG_PENDING;
+}
+
+int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+            long long now, char **out, uint64_t *outlen, tag_plan_t **plan)
+{
+    uint64_t len;
+    int io;
+    *plan = NULL;
+    *out = NULL;
+    *outlen = 0;
+    int rc = tag_read_prepare(t, name, nlen, off, count, &len, &io);
+    if (rc != TAG_OK) return rc;
+    char *buf = try_malloc(len ? len : 1);
+    if (!buf) return TAG_OOM;
+    *out = buf;
+    *outlen = len;
+    return tag_read_into(t, name, nlen, off, len, now, buf, plan);
 }
 
 /* ---- delete, reorg ---- */
@@ -782,6 +849,11 @@ int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_pla
 
 /* ---- plans ---- */
 
+int tag_plan_dest_tier(const tag_plan_t *p)
+{
+    return p->dest && p->dest->n ? p->dest->e[0].tier : -1;
+}
+
 int tag_plan_run(tag_plan_t *p)
 {
     for (int i = 0; i < p->n; i++) {
@@ -812,6 +884,8 @@ static void finish_move(tag_plan_t *p, int status)
     rehome(b);
 }
 
+static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf);
+
 void tag_plan_finish(tag_plan_t *p, int status,
                      void (*wake)(void *ud, const char *name, size_t len), void *ud)
 {
@@ -821,27 +895,33 @@ void tag_plan_finish(tag_plan_t *p, int status,
     case PLAN_WRITE:
         b->writing = 0;
         if (b->tag && tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, b->tag, b, 0);
+        if (b->retarget) retarget(b);
         break;
     case PLAN_MOVE: finish_move(p, status); break;
     }
     extlist_unref(p->hold);
     if (wake) {
         char name[64];
-        if (b->tag) wake(ud, name, tag_blob_waitname(b->tag, b->name, b->node.aux, name));
+        wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
         if (p->kind == PLAN_MOVE) wake(ud, name, tag_space_waitname(name));
     }
     blob_unref(b);
     plan_free(p);
 }
 
-size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf)
+/* "\xffblob" + tag id + 32-bit hash of the name: collisions only cause a spurious retry */
+static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf)
 {
-    /* "\xffblob" + tag id + 32-bit hash of the name: collisions only cause a spurious retry */
     uint32_t h = dict_hash(name, nlen);
     memcpy(buf, "\xff" "blob", 5);
-    memcpy(buf + 5, &t->id, 8);
+    memcpy(buf + 5, &tag_id, 8);
     memcpy(buf + 13, &h, 4);
     return 17;
+}
+
+size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf)
+{
+    return blob_waitname(t->id, name, nlen, buf);
 }
 
 size_t tag_space_waitname(char *buf)

@@ -86,6 +86,15 @@ int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const cha
  * TAG_PENDING, TAG_MISSING, TAG_BUSY, TAG_OOM (no memory for the buffer). */
 int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
             long long now, char **out, uint64_t *outlen, tag_plan_t **plan);
+/* TGET in two steps, so the caller can read straight into its reply: tag_read_prepare gives
+ * the length a read of count bytes from off returns (TAG_OK, TAG_MISSING, TAG_BUSY) and
+ * whether file extents are involved; tag_read_into then reads that many bytes into dst (RAM
+ * now, files through *plan: TAG_OK or TAG_PENDING). Nothing may change the blob between the
+ * two calls. */
+int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
+                     uint64_t count, uint64_t *len, int *needs_io);
+int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
+                  long long now, char *dst, tag_plan_t **plan);
 /* TTRUNCATE: sets the size (zeros when growing), creating the blob if missing. */
 int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
                  tag_plan_t **plan);
@@ -101,6 +110,8 @@ int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_pla
 size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf);
 size_t tag_space_waitname(char *buf);
 
+/* The tier a move plan writes to (REORG's reply), -1 for other plans. */
+int tag_plan_dest_tier(const tag_plan_t *p);
 /* Runs the plan's file reads and writes. Thread-safe; returns 0 or -errno. */
 int tag_plan_run(tag_plan_t *p);
 /* Back on the loop thread: releases what the plan held and completes its effects (a move

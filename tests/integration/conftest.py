@@ -155,7 +155,8 @@ def parse_reply(buf, pos):
             b, pos = parse_reply(buf, pos)
             items.append((a, b))
         return R(kind, items), pos
-    raise ProtocolViolation("unknown reply type byte %r in %r" % (kind, bytes(buf[pos - 2 - len(line) - 1:end + 2])))
+    raise ProtocolViolation("unknown reply type byte %r in %r" %
+                            (kind, bytes(buf[pos - 2 - len(line) - 1:end + 2])))
 
 
 def to_py(r):
@@ -295,6 +296,16 @@ def free_port():
 _ALL_SERVERS = []
 
 
+def _die_with_parent():
+    """In the server child before exec: SIGTERM when the test process dies, however it dies
+    (prctl PR_SET_PDEATHSIG), so that a killed pytest leaves no server behind."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except Exception:  # not Linux, no ctypes: the session-finish hook still stops servers
+        pass
+
+
 class ServerStartError(RuntimeError):
     pass
 
@@ -366,7 +377,7 @@ class Server:
             with open(self.logpath, "wb") as log:
                 self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, cwd=self.tmpdir,
-                                             env=self.env)
+                                             env=self.env, preexec_fn=_die_with_parent)
             self.started_at = time.time()
             _ALL_SERVERS.append(self)
             ok, why = self._wait_ready()
@@ -401,7 +412,8 @@ class Server:
                             for line in info.val.split(b"\r\n"):
                                 if line.startswith(b"process_id:"):
                                     if int(line.split(b":")[1]) != self.proc.pid:
-                                        return False, "another process answers on port %d" % self.port
+                                        return False, ("another process answers on port %d" %
+                                                       self.port)
                     return True, ""
             except (OSError, ConnectionError, ProtocolViolation, ValueError):
                 time.sleep(0.02)

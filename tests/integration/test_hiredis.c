@@ -7,8 +7,8 @@
  * build/cte-server) on a free loopback port with its own temp dir and Unix socket, waits for
  * PING, and stops it with SIGTERM, requiring exit status 0. The server child gets
  * PR_SET_PDEATHSIG, so that it dies with the test process even if the test crashes; its log is
- * copied to stderr when it does not stop cleanly. Run with --jobs 1 (ctest does): one server at
- * a time. */
+ * copied to stderr when it does not stop cleanly, and its temp dir removed with all it holds.
+ * Run with --jobs 1 (ctest does): one server at a time. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <hiredis/adapters/libuv.h>
@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -162,14 +163,19 @@ static int stop_server(void)
     return -1;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Removes the server's temp dir with everything in it (log, socket, the file tier's data). */
 static void remove_dir(void)
 {
-    char rdb[96];
-    snprintf(rdb, sizeof rdb, "%s/dump.rdb", S.dir); /* when CTE_SERVER is a redis-server */
-    unlink(rdb);
-    unlink(S.log);
-    unlink(S.sock);
-    rmdir(S.dir); /* fails if the server left more behind: then it stays for a look */
+    if (S.dir[0] && nftw(S.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "could not remove %s: %s\n", S.dir, strerror(errno));
 }
 
 static void setup(void)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import (CTE_KIND, CTE_SERVER, R, RespConn, STOP_TIMEOUT, encode_command,
+from conftest import (CTE_KIND, CTE_SERVER, RespConn, STOP_TIMEOUT, encode_command,
                       free_port)
 
 
@@ -369,7 +369,8 @@ def test_idle_clients_are_closed_after_timeout(server_factory):
         assert idle.is_closed_by_peer(timeout=3)
         assert busy.call_raw("PING") == b"+PONG\r\n"
         assert busy.call_raw("PUBLISH", "ch", "still-here") == b":1\r\n"
-        assert subscriber.read_reply()[1] == b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$10\r\nstill-here\r\n"
+        assert subscriber.read_reply()[1] == \
+            b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$10\r\nstill-here\r\n"
     with s.conn() as c:
         assert c.call_raw("CONFIG", "GET", "timeout") == b"*2\r\n$7\r\ntimeout\r\n$1\r\n1\r\n"
 
@@ -408,7 +409,8 @@ def test_sigterm_stops_the_server_cleanly(server_factory):
         assert c.read_until_close(timeout=STOP_TIMEOUT) == b""
     assert s.wait_exit() == 0
     assert not os.path.exists(s.unixsocket)
-    assert "ready to exit" in s.log_text().lower()  # Redis: "Redis is now ready to exit, bye bye..."
+    # as Redis logs "Redis is now ready to exit, bye bye..."
+    assert "ready to exit" in s.log_text().lower()
 
 
 def test_sigint_stops_the_server_cleanly(server_factory):

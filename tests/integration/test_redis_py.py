@@ -316,7 +316,8 @@ def test_hash_encoding_and_random_fields(r):
         assert f == "f" + v
     all_fields = dict(r.hscan_iter("big", count=17))
     assert all_fields == {"f%d" % i: str(i) for i in range(600)}
-    assert sorted(dict(r.hscan_iter("big", match="f1?")).keys()) == ["f%d" % i for i in range(10, 20)]
+    assert sorted(dict(r.hscan_iter("big", match="f1?")).keys()) == \
+        ["f%d" % i for i in range(10, 20)]
     r.hset("long", "f", "x" * 65)
     assert r.object("encoding", "long") == "hashtable"
 

@@ -115,7 +115,7 @@ Test(config, defaults_come_from_the_table)
     cr_assert_eq(cfg.slowlog_max_len, 128);
     cr_assert_eq(cfg.latency_monitor_threshold, 0);
     cr_assert_eq(cfg.notify_keyspace_events, 0);
-    cr_assert_eq(cfg.hash_max_listpack_entries, 128);
+    cr_assert_eq(cfg.hash_max_listpack_entries, 512); /* Debian redis 7.0.15 default */
     cr_assert_eq(cfg.hash_max_listpack_value, 64);
     cr_assert_eq(cfg.zset_max_listpack_entries, 128);
     cr_assert_eq(cfg.zset_max_listpack_value, 64);
@@ -494,7 +494,7 @@ Test(config, set_many_refuses_a_key_named_twice)
     cr_assert_eq(config_set_many(&cfg, 2, names, values, err, sizeof err), -1);
     cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument "
                           "'hash-max-ziplist-entries') - duplicate parameter");
-    cr_assert_eq(cfg.hash_max_listpack_entries, 128);
+    cr_assert_eq(cfg.hash_max_listpack_entries, 512); /* Debian redis 7.0.15 default */
 }
 
 typedef struct seen {

@@ -658,6 +658,10 @@ Test(cmd_bits, bitop_targets_and_errors)
     EXPECT("SET t x EX 100", "+OK\r\n");
     EXPECT("BITOP OR t a", ":3\r\n");
     EXPECT("TTL t", ":-1\r\n");
+    /* more sources than the stack array holds */
+    EXPECT("SET b \\x01", "+OK\r\n");
+    EXPECT("BITOP XOR d a a a a a a a a a a a a a a a a a a a b", ":3\r\n");
+    EXPECT("GET d", "$3\r\n\xf1\x0f\xaa\r\n");
 }
 
 Test(cmd_bits, bitop_long_strings_of_unequal_length)
@@ -710,6 +714,12 @@ Test(cmd_bits, bitfield_get_set_incrby)
     EXPECT("BITFIELD k GET u8 #0 SET u8 #1 200 GET u8 #1 GET u4 #3",
            "*4\r\n:0\r\n:0\r\n:200\r\n:8\r\n");
     EXPECT("GET k", "$2\r\n\x00\xc8\r\n");
+    /* more operations than the stack array holds */
+    EXPECT("BITFIELD k GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 "
+           "GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 GET u8 8 "
+           "INCRBY u8 8 1",
+           "*18\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n"
+           ":200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:200\r\n:201\r\n");
 }
 
 Test(cmd_bits, bitfield_set_values_and_overflow_limits)

@@ -156,6 +156,7 @@ Test(hash, value_rewrites_across_varint_sizes_hashtable)
 
 Test(hash, converts_after_more_than_max_entries)
 {
+    storage_params.hash_max_listpack_entries = 128;
     hash_t *h = hash_new();
     fill(&h, 128, 10);
     cr_assert_eq(h->h.enc, ENC_LISTPACK);
@@ -252,6 +253,7 @@ Test(hash, prepare_converts_on_long_arguments_only)
 
 Test(hash, hashtable_never_converts_back)
 {
+    storage_params.hash_max_listpack_entries = 128;
     hash_t *h = hash_new();
     fill(&h, 200, 5);
     cr_assert_eq(h->h.enc, ENC_HT);
