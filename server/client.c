@@ -32,6 +32,7 @@ client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
     c->ctime_ms = c->last_cmd_ms = time_ms();
     buf_init(&c->qbuf);
     buf_init(&c->out);
+    c->rbuf = &c->out;
     resp_parser_init(&c->parser);
     c->parser.max_bulk = (size_t)srv.cfg.proto_max_bulk_len;
     if (!srv.cfg.requirepass || !srv.cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
@@ -65,6 +66,7 @@ void client_free(client_t *c)
     else srv.clients = c->next;
     if (c->next) c->next->prev = c->prev;
     srv.nclients--;
+    client_reply_drop(c);
     buf_deinit(&c->qbuf);
     buf_deinit(&c->out);
     resp_parser_deinit(&c->parser);
@@ -146,6 +148,79 @@ int client_feed(client_t *c, const void *p, size_t len)
 {
     buf_append(&c->qbuf, p, len);
     return client_process_input(c);
+}
+
+/* A reserved place for a late reply, or for the replies queued behind one. */
+typedef struct reply_seg {
+    struct reply_seg *next;
+    int done; /* its reply is complete: it may move to c->out once it is at the head */
+    buf_t b;
+    void (*detach)(void *job); /* the operation that will fill a late reply */
+    void *job;
+} reply_seg_t;
+
+static reply_seg_t *seg_push(client_t *c, int done)
+{
+    reply_seg_t *s = xcalloc(1, sizeof(*s));
+    buf_init(&s->b);
+    s->done = done;
+    if (c->seg_tail) c->seg_tail->next = s;
+    else c->seg_head = s;
+    c->seg_tail = s;
+    c->nsegs++;
+    return s;
+}
+
+struct reply_seg *client_reply_later(client_t *c, void (*detach)(void *job), void *job)
+{
+    reply_seg_t *late = seg_push(c, 0);
+    late->detach = detach;
+    late->job = job;
+    /* what later commands reply goes behind it */
+    c->rbuf = &seg_push(c, 1)->b;
+    return late;
+}
+
+void client_reply_fill(client_t *c, struct reply_seg *seg, int begin)
+{
+    static buf_t *saved;
+    if (begin) {
+        saved = c->rbuf;
+        c->rbuf = &seg->b;
+        return;
+    }
+    c->rbuf = saved;
+    seg->done = 1;
+    while (c->seg_head && c->seg_head->done) {
+        reply_seg_t *h = c->seg_head;
+        /* the last segment is where replies go now: move it only once nothing waits before */
+        if (h == c->seg_tail && c->rbuf == &h->b) {
+            if (h->b.len) buf_append(&c->out, h->b.data, h->b.len);
+            c->rbuf = &c->out;
+        } else if (h->b.len) {
+            buf_append(&c->out, h->b.data, h->b.len);
+        }
+        c->seg_head = h->next;
+        if (!c->seg_head) c->seg_tail = NULL;
+        c->nsegs--;
+        buf_deinit(&h->b);
+        xfree(h);
+    }
+    client_want_write(c);
+}
+
+void client_reply_drop(client_t *c)
+{
+    while (c->seg_head) {
+        reply_seg_t *h = c->seg_head;
+        c->seg_head = h->next;
+        if (!h->done && h->detach) h->detach(h->job);
+        buf_deinit(&h->b);
+        xfree(h);
+    }
+    c->seg_tail = NULL;
+    c->nsegs = 0;
+    c->rbuf = &c->out;
 }
 
 static const char *flag_letters(const client_t *c, char *buf)

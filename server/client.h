@@ -68,6 +68,9 @@ typedef struct client {
 
     /* output */
     buf_t out;
+    buf_t *rbuf; /* where replies go: &out, or the newest late-reply segment (below) */
+    struct reply_seg *seg_head, *seg_tail; /* replies in order behind a reply still to come */
+    int nsegs;
     uint64_t out_soft_since_ms; /* when the soft output limit was first passed, 0 if not */
 
     /* transport */
@@ -104,6 +107,17 @@ int client_feed(client_t *c, const void *p, size_t len);
 void client_want_write(client_t *c);
 /* Selects database id (0 <= id < databases). Returns 0, or -1 if out of range. */
 int client_select(client_t *c, int id);
+/* Late replies: a command whose reply comes later (file-tier I/O) reserves its place, and
+ * the replies of the commands after it queue behind that place, so the client can go on
+ * sending commands while the I/O runs and replies still leave in request order.
+ * client_reply_later returns the place; client_reply_fill(c, seg, 1) directs replies into
+ * it, client_reply_fill(c, seg, 0) closes it and moves every finished place at the head into
+ * c->out. client_reply_drop frees the places of a client going away, calling detach(job) for
+ * each late reply still to come so the operation forgets the client. */
+struct reply_seg *client_reply_later(client_t *c, void (*detach)(void *job), void *job);
+void client_reply_fill(client_t *c, struct reply_seg *seg, int begin);
+void client_reply_drop(client_t *c);
+
 /* Formats one line of CLIENT LIST / CLIENT INFO into out. */
 void client_info_line(client_t *c, buf_t *out);
 

@@ -25,11 +25,17 @@
 
 enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
 
+/* Late replies a client may have pending before it stops reading more commands. */
+#define MAX_LATE_REPLIES 64
+
 typedef struct io_job {
     uv_work_t req;
     tag_plan_t *plan;
     int status;
     client_t *c; /* NULL: nobody waits (demotion), or the client went away */
+    struct reply_seg *seg; /* where the reply goes (the client's late-reply place) */
+    int blocked;           /* the client also stopped reading until this job is done */
+    int muted;             /* CLIENT REPLY OFF/SKIP was in force for the command */
     int reply;
     char *buf; /* R_BULK: the bytes read */
     uint64_t len;
@@ -74,8 +80,14 @@ static void job_done(io_job_t *j)
 {
     tag_plan_finish(j->plan, j->status, wake, NULL);
     if (j->c) {
-        reply_job(j);
-        block_io_done(j->c);
+        /* the reply follows the CLIENT REPLY mode of its own command, not today's */
+        uint32_t mute = CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP, saved = j->c->flags & mute;
+        j->c->flags &= ~mute;
+        client_reply_fill(j->c, j->seg, 1);
+        if (!j->muted) reply_job(j);
+        client_reply_fill(j->c, j->seg, 0);
+        j->c->flags |= saved;
+        if (j->blocked) block_io_done(j->c);
     }
     xfree(j->buf);
     xfree(j);
@@ -103,7 +115,9 @@ static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
     j->plan = plan;
     j->c = c;
     inflight++;
-    if (!srv.loop) {
+    /* Without a loop (unit tests), and inside EXEC, where the transaction's replies must stay
+     * in order and nothing may interleave, the plan runs here on the loop thread. */
+    if (!srv.loop || (c && (c->flags & CLIENT_MULTI))) {
         j->status = tag_plan_run(plan);
         j->c = NULL; /* reply directly below, the client never blocked */
         tag_plan_finish(plan, j->status, wake, NULL);
@@ -117,7 +131,15 @@ static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
         start_pending();
         return;
     }
-    if (c) block_for_io(c, detach_job, j);
+    if (c) {
+        /* the client goes on with its next commands; their replies queue behind this one */
+        j->muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+        j->seg = client_reply_later(c, detach_job, j);
+        if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
+            j->blocked = 1; /* enough in flight: stop reading until this one is done */
+            block_for_io(c, NULL, j);
+        }
+    }
     j->req.data = j;
     int rc = uv_queue_work(srv.loop, &j->req, work_cb, after_cb);
     if (rc < 0) { /* cannot happen with a live loop; finish as failed */
@@ -199,9 +221,17 @@ static void drop_if_empty(client_t *c, const resp_arg_t *key, tag_obj_t *t)
     server_key_changed(c, c->db, key->ptr, key->len, NOTIFY_GENERIC, "del");
 }
 
-/* Waits for what storage said (busy blob, room on a tier); the command runs again later. */
+/* Waits for what storage said (busy blob, room on a tier); the command runs again later.
+ * Inside EXEC nothing can wait: the command fails with an error instead. */
 static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int status)
 {
+    if (c->flags & CLIENT_MULTI) {
+        start_pending();
+        reply_error(c, status == TAG_BUSY
+                           ? "BUSY the blob has I/O in flight: retry outside MULTI"
+                           : "BUSY room is being made on the tiers: retry outside MULTI");
+        return;
+    }
     char name[64];
     size_t n = status == TAG_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
                                   : tag_space_waitname(name);
@@ -315,7 +345,11 @@ static void tget_cmd(client_t *c)
         reply_error(c, "OOM not enough memory to read the blob");
         return;
     }
-    tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan);
+    if (tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan) == TAG_OK) {
+        reply_bulk(c, buf, len);
+        xfree(buf);
+        return;
+    }
     io_job_t *j = xcalloc(1, sizeof(*j));
     j->reply = R_BULK;
     j->buf = buf;
@@ -641,13 +675,36 @@ void tag_info_tiers(buf_t *b)
     buf_printf(b, "tier_io_inflight:%d\r\n\r\n", inflight);
 }
 
+/* EXEC's question for queued tag commands (command.h): the blob's wait name while it is busy
+ * for this command. */
+static size_t busy_waitname(client_t *c, int argc, const resp_arg_t *argv, int for_write,
+                            char *name)
+{
+    kv_t *kv = db_lookup(c->db, argv[1].ptr, argv[1].len);
+    if (argc < 3 || !kv || kv->val->type != OBJ_TAG) return 0;
+    tag_obj_t *t = (tag_obj_t *)kv->val;
+    if (!tag_blob_busy(t, argv[2].ptr, argv[2].len, for_write)) return 0;
+    return tag_blob_waitname(t, argv[2].ptr, argv[2].len, name);
+}
+
+static size_t write_waitname(client_t *c, int argc, const resp_arg_t *argv, char *name)
+{
+    return busy_waitname(c, argc, argv, 1, name);
+}
+
+static size_t read_waitname(client_t *c, int argc, const resp_arg_t *argv, char *name)
+{
+    return busy_waitname(c, argc, argv, 0, name);
+}
+
 #define W CMD_WRITE
 #define R CMD_READONLY
 #define TAGCMD(n, p, a, f, fk, lk, sum)                                                            \
     {                                                                                              \
         .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = lk,             \
         .key_step = fk ? 1 : 0, .group = "tag", .since = "0.1.0", .summary = sum,                  \
-        .complexity = "O(N) in the bytes moved"                                                    \
+        .complexity = "O(N) in the bytes moved",                                                   \
+        .waitname = (f) & CMD_WRITE ? write_waitname : read_waitname                               \
     }
 
 command_t cmds_tag[] = {

@@ -35,6 +35,11 @@ typedef void cmd_proc_t(client_t *c);
 /* For CMD_MOVABLE_KEYS: writes the argv indexes of keys into pos (up to max), returns count. */
 typedef int cmd_getkeys_t(int argc, const resp_arg_t *argv, int *pos, int max);
 
+/* For commands that may have to wait on something that is not a key (a blob with I/O in
+ * flight): the wait name the command would wait on now, written to name (64 bytes), or 0.
+ * EXEC asks before it starts, so that a transaction waits as a whole instead of failing. */
+typedef size_t cmd_waitname_t(client_t *c, int argc, const resp_arg_t *argv, char *name);
+
 typedef struct command {
     const char *name; /* lower case */
     cmd_proc_t *proc;
@@ -48,6 +53,7 @@ typedef struct command {
     const char *acl; /* ACL categories besides the group's, e.g. "@fast" — informative */
     const struct command *subcommands; /* NULL-name terminated, or NULL */
     cmd_getkeys_t *getkeys;
+    cmd_waitname_t *waitname;
     /* filled at start-up */
     struct command *parent;
     char fullname[48];

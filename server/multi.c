@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/dict.h"
 #include "server/clientmap.h"
+#include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -267,8 +268,19 @@ static void exec_cmd(client_t *c)
         unwatch_all(c);
         return;
     }
-    unwatch_all(c);
+    /* a queued command that would have to wait (a blob with I/O in flight): the whole
+     * transaction waits, and EXEC runs again once that is over */
     struct tx_state *tx = c->tx;
+    for (int i = 0; i < tx->nq; i++) {
+        char name[64];
+        size_t n;
+        if (tx->q[i].cmd->waitname &&
+            (n = tx->q[i].cmd->waitname(c, tx->q[i].argc, tx->q[i].argv, name))) {
+            block_on_name(c, name, n);
+            return;
+        }
+    }
+    unwatch_all(c);
     const command_t *exec = c->cmd;
     int argc = c->argc;
     resp_arg_t *argv = c->argv;

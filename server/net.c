@@ -180,7 +180,10 @@ static void conn_flush(conn_t *conn)
             return;
         }
     }
-    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) conn_close(c);
+    /* QUIT closes once every reply left, late ones (file-tier I/O) included */
+    if ((c->flags & CLIENT_CLOSE_ASAP) ||
+        ((c->flags & CLIENT_CLOSE_AFTER_REPLY) && !c->seg_head))
+        conn_close(c);
 }
 
 static void on_written(uv_write_t *req, int status)

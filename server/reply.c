@@ -22,7 +22,7 @@ static inline int muted(client_t *c)
 static inline buf_t *out(client_t *c)
 {
     if (!(c->flags & CLIENT_PENDING_WRITE)) client_want_write(c);
-    return &c->out;
+    return c->rbuf;
 }
 
 void reply_proto(client_t *c, const char *p, size_t len)
@@ -157,7 +157,7 @@ size_t reply_defer(client_t *c)
 void reply_defer_finish(client_t *c, size_t handle, char kind, long long n)
 {
     if (handle == (size_t)-1 || muted(c)) return;
-    resp_w_agg_finish(&c->out, handle, c->resp, kind, n);
+    resp_w_agg_finish(c->rbuf, handle, c->resp, kind, n);
 }
 
 void reply_arity_error(client_t *c)

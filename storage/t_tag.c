@@ -26,6 +26,9 @@
 
 tag_store_t tag_store;
 
+/* An extent entry that no longer owns its space (a move handed it to the new list). */
+#define TIER_NONE 255
+
 typedef struct extlist {
     uint32_t refs;
     uint32_t n, cap;
@@ -75,12 +78,16 @@ typedef struct seg {
 struct tag_plan {
     struct tag_plan *next; /* in the background queue */
     int kind;
+    int demote_from;       /* a demotion: the tier it makes room on (-1 otherwise) */
+    uint64_t demote_bytes; /* the bytes it frees there */
     blob_t *blob;     /* a reference */
     extlist_t *hold;  /* a reference to the extents read (read, move source) */
     extlist_t *dest;  /* move: the new extents, swapped in on success */
     seg_t *seg;
     int n, cap;
     char *owned; /* bytes owned by the plan (data to write, move staging) */
+    uint32_t *reuse; /* move: pairs (index in hold, index in dest) of extents both share */
+    uint32_t nreuse;
 };
 
 /* Plans storage started on its own (demotions): the server drains them with tag_pending_pop. */
@@ -214,7 +221,8 @@ static extlist_t *extlist_push(extlist_t *l, const tier_extent_t *e)
 static void extlist_unref(extlist_t *l)
 {
     if (!l || --l->refs > 0) return;
-    for (uint32_t i = 0; i < l->n; i++) tier_free_extent(tag_store.tiers, &l->e[i]);
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->e[i].tier != TIER_NONE) tier_free_extent(tag_store.tiers, &l->e[i]);
     xfree(l);
 }
 
@@ -403,10 +411,15 @@ static int place(uint64_t len, double s, extlist_t **l)
     return TAG_OOM;
 }
 
+/* Bytes that demotions in flight will free, per tier: writes waiting for room count on them
+ * before starting more demotions. */
+static uint64_t demoting[TIER_MAX];
+
 static tag_plan_t *plan_new(int kind, blob_t *b)
 {
     tag_plan_t *p = xcalloc(1, sizeof(*p));
     p->kind = kind;
+    p->demote_from = -1;
     p->blob = b;
     b->refs++;
     return p;
@@ -424,77 +437,74 @@ static void plan_add(tag_plan_t *p, const tier_extent_t *e, uint64_t off, char *
 
 static void plan_free(tag_plan_t *p)
 {
+    xfree(p->reuse);
     xfree(p->seg);
     xfree(p->owned);
     xfree(p);
 }
 
-/* Starts moving b to tier dst (all its bytes). Returns TAG_OK when done at once (RAM to RAM),
- * TAG_PENDING with *plan, or TAG_OOM when dst lacks room. b must be idle. */
+/* Starts moving b to tier dst: extents already there stay where they are (the new list
+ * shares them), the others are copied to new extents on dst. Returns TAG_OK when done at once
+ * (nothing to copy, or RAM to RAM), TAG_PENDING with *plan, or TAG_OOM when dst lacks room for
+ * the bytes that must move. b must be idle. */
+static void finish_move(tag_plan_t *p, int status);
+
 static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
 {
-    extlist_t *nl = NULL;
-    tier_extent_t ext[MAX_ALLOC_EXTENTS];
-    if (!b->data || b->size == 0) return TAG_OK;
-    if (tier_free(tag_store.tiers->t[dst]) < b->size) return TAG_OOM;
-    int got = tier_alloc(tag_store.tiers, dst, b->size, ext, MAX_ALLOC_EXTENTS);
-    if (got <= 0) return TAG_OOM;
-    for (int i = 0; i < got; i++) nl = extlist_push(nl, &ext[i]);
-    tag_plan_t *p = plan_new(PLAN_MOVE, b);
-    p->hold = b->data;
-    b->data->refs++;
-    p->dest = nl;
-    int any_file_src = 0;
-    for (uint32_t i = 0; i < b->data->n; i++)
-        any_file_src |= tier_kind(tag_store.tiers->t[b->data->e[i].tier]) == TIER_FILE;
-    int dst_file = tier_kind(tag_store.tiers->t[dst]) == TIER_FILE;
-    /* Stage file sources through one buffer: reads first, then the writes or copies. */
+    extlist_t *old = b->data;
+    if (!old || b->size == 0) return TAG_OK;
+    uint64_t need = b->size - extlist_bytes_on(old, dst), staged = 0;
+    if (need == 0) return TAG_OK;
+    if (tier_free(tag_store.tiers->t[dst]) < need) return TAG_OOM;
+    for (uint32_t i = 0; i < old->n; i++)
+        if (old->e[i].tier != dst && tier_kind(tag_store.tiers->t[old->e[i].tier]) == TIER_FILE)
+            staged += old->e[i].len;
     char *stage = NULL;
-    if (any_file_src) {
-        stage = try_malloc(b->size);
-        if (!stage) {
-            extlist_unref(p->hold);
-            p->hold = NULL;
-            extlist_unref(nl);
-            p->dest = NULL;
+    if (staged && !(stage = try_malloc(staged))) return TAG_OOM;
+    tag_plan_t *p = plan_new(PLAN_MOVE, b);
+    p->owned = stage;
+    p->reuse = xmalloc(sizeof(uint32_t) * 2 * old->n);
+    extlist_t *nl = extlist_new(old->n + 4);
+    int dst_file = tier_kind(tag_store.tiers->t[dst]) == TIER_FILE;
+    uint64_t spos = 0;
+    for (uint32_t i = 0; i < old->n; i++) {
+        const tier_extent_t *e = &old->e[i];
+        if (e->tier == dst) { /* stays: shared by both lists until the swap */
+            p->reuse[2 * p->nreuse] = i;
+            p->reuse[2 * p->nreuse + 1] = nl->n;
+            p->nreuse++;
+            nl = extlist_push(nl, e);
+            continue;
+        }
+        tier_extent_t ext[MAX_ALLOC_EXTENTS];
+        int got = tier_alloc(tag_store.tiers, dst, e->len, ext, MAX_ALLOC_EXTENTS);
+        if (got <= 0) {
+            p->dest = nl;
+            finish_move(p, -ENOSPC); /* frees what was allocated, keeps the shared extents */
             blob_unref(b);
             plan_free(p);
             return TAG_OOM;
         }
-        p->owned = stage;
-        uint64_t pos = 0;
-        for (uint32_t i = 0; i < b->data->n; i++) {
-            const tier_extent_t *e = &b->data->e[i];
-            if (tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE)
-                plan_add(p, e, 0, stage + pos, e->len, SEG_READ);
-            else
-                memcpy(stage + pos, e->at.mem, e->len);
-            pos += e->len;
+        int src_file = tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE;
+        char *src = e->at.mem;
+        if (src_file) { /* read first, then copy from the staging buffer */
+            plan_add(p, e, 0, stage + spos, e->len, SEG_READ);
+            src = stage + spos;
+            spos += e->len;
+        }
+        uint64_t off = 0;
+        for (int k = 0; k < got; k++) {
+            tier_extent_t *d = &ext[k];
+            if (dst_file) plan_add(p, d, 0, src + off, d->len, SEG_WRITE);
+            else if (src_file) plan_add(p, d, 0, src + off, d->len, SEG_COPY);
+            else memcpy(d->at.mem, src + off, d->len);
+            off += d->len;
+            nl = extlist_push(nl, d);
         }
     }
-    /* copy source bytes [pos, pos+len) into destination extents */
-    uint64_t pos = 0;
-    uint32_t si = 0;
-    uint64_t soff = 0;
-    for (uint32_t di = 0; di < nl->n; di++) {
-        tier_extent_t *d = &nl->e[di];
-        uint64_t doff = 0;
-        while (doff < d->len) {
-            const tier_extent_t *s = &b->data->e[si];
-            uint64_t n = s->len - soff < d->len - doff ? s->len - soff : d->len - doff;
-            char *src = stage ? stage + pos : s->at.mem + soff;
-            if (dst_file) plan_add(p, d, doff, src, n, SEG_WRITE);
-            else if (stage) plan_add(p, d, doff, src, n, SEG_COPY);
-            else memcpy(d->at.mem + doff, src, n);
-            doff += n;
-            soff += n;
-            pos += n;
-            if (soff == s->len) {
-                si++;
-                soff = 0;
-            }
-        }
-    }
+    p->hold = old;
+    old->refs++;
+    p->dest = nl;
     b->moving = 1;
     *plan = p;
     if (p->n == 0) { /* RAM to RAM: done */
@@ -531,6 +541,11 @@ static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max
         tag_plan_t *p = NULL;
         if (move_blob(cand[i], below, &p) == TAG_OOM) continue;
         freed += bytes;
+        if (p) {
+            p->demote_from = t;
+            p->demote_bytes = bytes;
+            demoting[t] += bytes;
+        }
         plans[started++] = p;
     }
     return started;
@@ -607,9 +622,12 @@ static int grow(blob_t *b, uint64_t size)
 static int make_room(double s, uint64_t len)
 {
     int pick = tier_set_pick(tag_store.tiers, s);
-    if (tier_free(tag_store.tiers->t[pick]) >= len) return 0;
+    uint64_t free = tier_free(tag_store.tiers->t[pick]);
+    if (free >= len) return 0;
+    /* demotions already in flight will free enough: wait for them rather than start more */
+    if (demoting[pick] && free + demoting[pick] >= len) return 1;
     tag_plan_t *plans[8];
-    int n = demote_for(pick, len, s, plans, 8), pending = 0;
+    int n = demote_for(pick, len - demoting[pick], s, plans, 8), pending = 0;
     for (int i = 0; i < n; i++) {
         if (!plans[i]) continue;
         pending = 1;
@@ -754,7 +772,7 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     if (count < n) n = count;
     *len = n;
     uint64_t pos = 0;
-    for (uint32_t i = 0; b->data && i < b->data->n && pos < off + n; i++) {
+    for (uint32_t i = 0; b->data && n && i < b->data->n && pos < off + n; i++) {
         const tier_extent_t *e = &b->data->e[i];
         if (pos + e->len > off && tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE)
             *needs_io = 1;
@@ -872,13 +890,19 @@ static void finish_move(tag_plan_t *p, int status)
 {
     blob_t *b = p->blob;
     b->moving = 0;
-    if (status < 0 || !b->tag) {
+    if (p->demote_from >= 0) demoting[p->demote_from] -= p->demote_bytes;
+    if (status < 0 || !b->tag) { /* the shared extents stay with the blob's own list */
+        for (uint32_t i = 0; i < p->nreuse; i++) p->dest->e[p->reuse[2 * i + 1]].tier = TIER_NONE;
         extlist_unref(p->dest);
+        p->dest = NULL;
         return;
     }
     count_blob_tiers(b, 0);
     extlist_t *old = b->data;
+    /* the shared extents now belong to the new list */
+    for (uint32_t i = 0; i < p->nreuse; i++) old->e[p->reuse[2 * i]].tier = TIER_NONE;
     b->data = p->dest;
+    p->dest = NULL;
     extlist_unref(old); /* the plan's hold keeps it until below */
     count_blob_tiers(b, 1);
     rehome(b);
@@ -922,6 +946,13 @@ static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char
 size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf)
 {
     return blob_waitname(t->id, name, nlen, buf);
+}
+
+int tag_blob_busy(tag_obj_t *t, const char *name, size_t nlen, int for_write)
+{
+    blob_t *b = tag_blob(t, name, nlen);
+    if (!b) return 0;
+    return for_write ? !blob_idle(b) : b->writing;
 }
 
 size_t tag_space_waitname(char *buf)

@@ -105,6 +105,9 @@ int tag_del(tag_obj_t *t, const char *name, size_t nlen);
  * TAG_OOM (no room on any tier: score set, blob left where it was). */
 int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_plan_t **plan);
 
+/* 1 if an operation on the blob would answer TAG_BUSY now (for_write: TPUT, TTRUNCATE, REORG;
+ * else TGET). */
+int tag_blob_busy(tag_obj_t *t, const char *name, size_t nlen, int for_write);
 /* Names a caller waits on (block_on_name) after TAG_BUSY / TAG_NOSPACE. Returns the length
  * written into buf (>= 32 bytes). */
 size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf);

@@ -18,3 +18,10 @@ fi
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
   systemctl stop redis-server || true
 fi
+# Node.js and npm, for the ioredis compatibility test (tests/integration/node). Checked by
+# command, not package: a nodesource nodejs provides npm itself and conflicts with Debian's.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+fi

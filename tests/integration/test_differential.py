@@ -21,7 +21,16 @@ What is not compared byte for byte, and why (see normalize() and Run.run_special
   - DBSIZE: preceded by a whole SCAN on both servers, which reclaims keys whose time is up
     (SET ... EXAT in the past) the same way on both;
   - lex commands only touch sorted sets whose scores are all equal (LEX_KEYS): on mixed
-    scores Redis's own answer depends on its skiplist's random levels.
+    scores Redis's own answer depends on its skiplist's random levels;
+  - SORT and SORT_RO run alone (never inside MULTI), each after a "ZADD <missing key> XX 0 m"
+    sent to Redis only: Redis 7.0's SORT tests errno after strtod() without clearing it first,
+    so an ERANGE left by any earlier command (ZADD 1e400, a SORT over 1e400) fails a later
+    numeric SORT until something clears errno; string2d() in that ZADD does. Where Redis
+    leaves the order undefined (a set with BY nosort and no STORE comes in hash order; ALPHA
+    with BY leaves elements with equal BY values in qsort's order, which for sets and sorted
+    sets starts from hash order, and with LIMIT comes from Redis's own partial quicksort) the
+    reply is compared as a multiset of its per-element groups, or with LIMIT (which then picks
+    an undefined slice) by its length; a stored result is copied from Redis to both servers.
 After the stream the whole data set of db 0 and db 1 is compared too.
 
 Running the file with CTE_SERVER=/usr/bin/redis-server compares Redis with Redis: it must pass,
@@ -92,6 +101,15 @@ INDEXES = ["0", "1", "2", "-1", "-2", "3", "10", "-10", "abc", "100", "-100",
            "9223372036854775807"]
 PATTERNS = ["*", "s*", "h?", "[sz]*", "*1", "z[0-2]", "[^s]*", "\\*", "nokey", "S*", "l[1-3]",
             "*[", "h*0"]
+# SORT: the elements the other groups put in lists, sets and sorted sets, which name the weight
+# keys (w_<element>, wh_<element>) that gen_sort writes; BY and GET patterns.
+SORT_ELEMENTS = sorted(set(VALUES[:12] + SET_MEMBERS + MEMBERS[:8]))
+SORT_WEIGHTS = ["1", "2", "3", "10", "-1", "0.5", "1e3", "0", "-0", "5", "a", "b", "abc", "",
+                " 5", "inf", "1e400", "nan", "0x10"]
+SORT_BY = ["w_*", "w_*", "w_*", "wh_*->f", "wh_*->g", "s*", "h*->f1", "nosort", "nosort", "*",
+           "#", "w_*->f", "h*", "nosuch_*", "wh_*->"]
+SORT_GET = ["#", "#", "w_*", "wh_*->f", "wh_*->g", "s*", "h*->f0", "nostar", "*", "l*",
+            "wh_*"]
 
 
 class Gen:
@@ -585,6 +603,45 @@ class Gen:
             return args
         return ["OBJECT", "ENCODING", k()]
 
+    # --- sort --------------------------------------------------------------------------
+
+    def gen_sort(self):
+        """SORT and SORT_RO over lists, sets and sorted sets (now and then any key), with BY
+        and GET patterns that name the weight keys this group writes (w_<element> strings,
+        wh_<element> hashes) or the other groups' keys (s<n> strings, h<n> hashes)."""
+        x = self.r.random()
+        if x < 0.12:
+            e = self.pick(SORT_ELEMENTS)
+            if self.chance(0.6):
+                return ["SET", "w_" + e, self.pick(SORT_WEIGHTS)]
+            return ["HSET", "wh_" + e, self.pick(["f", "g"]), self.pick(SORT_WEIGHTS)]
+        if x < 0.14:
+            return [self.pick(["SORT", "SORT_RO", "sort"])]
+        name = self.pick(["SORT", "SORT", "SORT", "SORT_RO"])
+        key = self.key(self.pick([LIST_KEYS, SET_KEYS, ZSET_KEYS]))
+        opts = []
+        if self.chance(0.45):
+            opts.append(["BY", self.pick(SORT_BY)])
+        if self.chance(0.3):
+            opts.append(["LIMIT", self.pick(["0", "1", "2", "-1", "5", "-5", "100", "abc",
+                                             "9223372036854775807"]),
+                         self.pick(["0", "1", "2", "3", "-1", "-2", "10", "abc"])])
+        for _ in range(self.pick([0, 0, 0, 1, 1, 2, 3])):
+            opts.append(["GET", self.pick(SORT_GET)])
+        if self.chance(0.35):
+            opts.append([self.pick(["ASC", "DESC", "desc"])])
+        if self.chance(0.5):
+            opts.append([self.pick(["ALPHA", "alpha"])])
+        if self.chance(0.3) and (name == "SORT" or self.chance(0.1)):
+            opts.append(["STORE", self.pick(LIST_KEYS) if self.chance(0.8)
+                         else self.pick(ALL_KEYS)])
+        if self.chance(0.05):  # a word Redis does not know, or an option missing arguments
+            opts.append(self.pick([["BOGUS"], ["LIMIT", "1"], ["BY"], ["GET"], ["STORE"]]))
+        if self.chance(0.05):
+            opts.append(["BY", self.pick(SORT_BY)])  # a second BY: the last one wins
+        self.r.shuffle(opts)
+        return [name, key] + [w for o in opts for w in o]
+
     # --- errors: wrong arity, unknown commands ---------------------------------------
 
     WRONG_ARITY = {  # group -> commands with a wrong number of arguments
@@ -630,12 +687,14 @@ GROUPS = {
     "sets": 12,
     "multi": 4,
     "errors": 2,
+    "sort": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
 # Replies compared by shape only, and commands never put inside MULTI for that reason.
 SHAPE_ONLY = {"SRANDMEMBER", "SPOP", "HRANDFIELD", "ZRANDMEMBER", "RANDOMKEY"}
 SCANS = {"SCAN", "HSCAN", "SSCAN", "ZSCAN"}
+SORTS = {"SORT", "SORT_RO"}
 TTL_LIKE = {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}
 UNORDERED = {"KEYS", "SMEMBERS", "SINTER", "SUNION", "SDIFF", "HKEYS", "HVALS"}
 UNORDERED_PAIRS = {"HGETALL"}
@@ -678,6 +737,53 @@ def normalize(name, r):
             pairs = sorted(zip(r.val[::2], r.val[1::2]), key=lambda p: _sort_key(p[0]))
             return R("*", [x for p in pairs for x in p])
     return None
+
+
+def sort_order_undefined(args, ktype):
+    """(undefined, group, store destination) for a SORT: whether Redis leaves the order of the
+    reply undefined (see the module's doc): False, "order", or "slice" when a LIMIT also
+    leaves undefined which elements come back; how many replies each element gives (the GETs,
+    or 1); the STORE destination (bytes) or None. Parses the options as Redis does."""
+    by, dontsort, alpha, limit, store, nget = None, False, False, False, None, 0
+    words = [a.encode() if isinstance(a, str) else a for a in args]
+    j = 2
+    while j < len(words):
+        w, left = words[j].lower(), len(words) - j - 1
+        if w == b"alpha":
+            alpha = True
+        elif w == b"limit" and left >= 2:
+            limit = True
+            j += 2
+        elif w == b"store" and left >= 1 and words[0].lower() == b"sort":
+            store = words[j + 1]
+            j += 1
+        elif w == b"by" and left >= 1:
+            by = words[j + 1]
+            dontsort = dontsort or b"*" not in by
+            j += 1
+        elif w == b"get" and left >= 1:
+            nget += 1
+            j += 1
+        j += 1
+    if ktype == b"set" and dontsort and store is not None:
+        dontsort, alpha, by = False, True, None  # Redis sorts it ALPHA: a defined order
+    if ktype == b"set" and dontsort:
+        undefined = True
+    else:
+        undefined = not dontsort and alpha and by is not None and \
+            (ktype in (b"set", b"zset") or limit)
+    if undefined:
+        undefined = "slice" if limit else "order"
+    return undefined, max(nget, 1), store
+
+
+def sort_groups(r, group):
+    """A SORT reply as a sorted list of its per-element groups, or None if not an array."""
+    if r.kind != "*" or r.val is None or len(r.val) % group:
+        return None
+    chunks = [b"".join(encode_reply(x) for x in r.val[k:k + group])
+              for k in range(0, len(r.val), group)]
+    return sorted(chunks)
 
 
 # ---------------------------------------------------------------------------------------
@@ -898,7 +1004,7 @@ class Run:
         while len(cmds) < target:
             grp = self.rng.choice(self.data_groups) if self.data_groups else "errors"
             args = getattr(self.gen, "gen_" + grp)()
-            if args[0].upper() in SHAPE_ONLY | SCANS | {"DBSIZE"}:
+            if args[0].upper() in SHAPE_ONLY | SCANS | SORTS | {"DBSIZE"}:
                 continue  # their replies cannot be compared inside EXEC's array
             cmds.append(args)
         if self.rng.random() < 0.05 or not self.data_groups:
@@ -908,7 +1014,7 @@ class Run:
 
     @staticmethod
     def special(item):
-        return item[0] == "one" and item[1][0].upper() in SCANS | {"SPOP", "DBSIZE"}
+        return item[0] == "one" and item[1][0].upper() in SCANS | SORTS | {"SPOP", "DBSIZE"}
 
     # --- running -----------------------------------------------------------------------
 
@@ -979,6 +1085,8 @@ class Run:
             if not ok:
                 self.record(i, pair, args, b1, b2)
             return ok
+        if name in SORTS:
+            return self.run_sort(i, pair, args)
         r1, b1, r2, b2 = pair.both(args)  # SPOP
         ok = self.same(args, r1, b1, r2, b2)
         if not ok:
@@ -987,6 +1095,33 @@ class Run:
             key = args[1].encode() if isinstance(args[1], str) else args[1]
             rewrite_db0([self.admin_redis, self.admin_cte], read_db0(self.admin_redis, [key]),
                         keys=[key])
+        return ok
+
+    def run_sort(self, i, pair, args):
+        """SORT alone: Redis's errno cleared first, replies whose order Redis leaves undefined
+        compared as multisets of their groups (see the module's doc)."""
+        self.admin_redis.call("ZADD", "__sort_errno_reset", "XX", "0", "m")
+        key = args[1] if len(args) > 1 else None
+        ktype = None
+        if key is not None:
+            ktype = self.admin_redis.call("TYPE", key).val
+            self.admin_cte.call("TYPE", key)  # the same lookup (and lazy expiry) on both
+        r1, b1, r2, b2 = pair.both(args)
+        undefined, group, dst = sort_order_undefined(args, ktype)
+        if not undefined or b1 == b2:
+            ok, note = b1 == b2, ""
+        elif undefined == "slice":
+            ok = r1.kind == r2.kind == "*" and len(r1.val or []) == len(r2.val or [])
+            note = "(undefined slice: compared by length)"
+        else:
+            g1 = sort_groups(r1, group)
+            ok, note = g1 is not None and g1 == sort_groups(r2, group), \
+                "(undefined order: compared as a multiset)"
+        if not ok:
+            self.record(i, pair, args, b1, b2, note)
+        if undefined and dst is not None and r1.kind == ":":
+            rewrite_db0([self.admin_redis, self.admin_cte], read_db0(self.admin_redis, [dst]),
+                        keys=[dst])
         return ok
 
     def go(self, n):

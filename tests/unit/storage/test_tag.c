@@ -111,8 +111,8 @@ static int put(tag_obj_t *t, const char *name, uint64_t off, const char *data, s
     uint64_t sz = 0;
     for (int tries = 0; tries < 50; tries++) {
         tag_plan_t *p = NULL;
-        int rc = tag_put(t, name, strlen(name), off, data, len, has_score, score, 1000 + tries,
-                         &sz, &p);
+        int rc =
+            tag_put(t, name, strlen(name), off, data, len, has_score, score, 1000 + tries, &sz, &p);
         if (rc == TAG_NOSPACE) {
             cr_assert_null(p);
             int n = drain_pending();
@@ -344,8 +344,7 @@ Test(tag_store, truncate_shrinks_grows_with_zeros_and_creates)
         cr_assert_eq(len, 7000);
         cr_assert(memcmp(buf, data, 5000) == 0);
         for (int i = 5000; i < 7000; i++)
-            cr_assert_eq(buf[i], 0, "%s: byte %d after shrink+grow is %d, not 0", name, i,
-                         buf[i]);
+            cr_assert_eq(buf[i], 0, "%s: byte %d after shrink+grow is %d, not 0", name, i, buf[i]);
         xfree(buf);
         cr_assert_eq(truncate_to(t, name, 0), TAG_OK);
         cr_assert_eq(info_of(t, name).size, 0);
@@ -444,8 +443,8 @@ static void model_check_accounting(tag_obj_t *t, mblob_t *m, int step, int exact
         cr_assert_leq(u, hi[i], "step %d: tier %s used %llu > %llu (leak?)", step,
                       tier_name(set.t[i]), (unsigned long long)u, (unsigned long long)hi[i]);
         cr_assert_eq(tier_stats(set.t[i])->blobs, nblobs[i],
-                     "step %d: tier %s counts %llu blobs, %llu touch it", step,
-                     tier_name(set.t[i]), (unsigned long long)tier_stats(set.t[i])->blobs,
+                     "step %d: tier %s counts %llu blobs, %llu touch it", step, tier_name(set.t[i]),
+                     (unsigned long long)tier_stats(set.t[i])->blobs,
                      (unsigned long long)nblobs[i]);
         const char *why = tier__check(&set, i);
         cr_assert_null(why, "step %d: tier %s: %s", step, tier_name(set.t[i]), why ? why : "");
@@ -585,9 +584,8 @@ static void run_model(int steps, uint64_t maxlen, int exact_total, unsigned seed
                     if (tier_used(set.t[pick]) + mb->size <= tier_capacity(set.t[pick]) / 2 &&
                         in.ntiers == 1)
                         cr_assert_eq(in.tier, pick,
-                                     "step %d: REORG %g left %s on %s with room on %s", step,
-                                     score, bname[i], tier_name(set.t[in.tier]),
-                                     tier_name(set.t[pick]));
+                                     "step %d: REORG %g left %s on %s with room on %s", step, score,
+                                     bname[i], tier_name(set.t[in.tier]), tier_name(set.t[pick]));
                 }
                 moves++;
             }
@@ -656,7 +654,7 @@ enum { F_READ, F_WRITE, F_MOVE };
 typedef struct flight {
     tag_plan_t *p;
     int kind, blob, gen;
-    char *buf;       /* F_READ: the buffer being filled */
+    char *buf; /* F_READ: the buffer being filled */
     uint64_t len;
     uint8_t *expect; /* F_READ: the model's bytes when the read was issued */
 } flight_t;
@@ -752,8 +750,8 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
                 cr_assert_gt(drain_pending(), 0, "step %d: NOSPACE without a demotion", step);
             }
             if (wbusy) {
-                cr_assert_eq(rc, TAG_BUSY, "step %d: TPUT %s with w%d r%d m%d in flight: %d",
-                             step, nm, mb->writing, mb->readers, mb->moving, rc);
+                cr_assert_eq(rc, TAG_BUSY, "step %d: TPUT %s with w%d r%d m%d in flight: %d", step,
+                             nm, mb->writing, mb->readers, mb->moving, rc);
                 busy++;
             } else if (rc != TAG_OOM) {
                 cr_assert(rc == TAG_OK || rc == TAG_PENDING, "step %d: TPUT: %d", step, rc);
@@ -775,7 +773,8 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
             }
         } else if (op < 70) { /* TGET */
             uint64_t off = (uint64_t)(rand() % (int)(mb->size + 16));
-            uint64_t count = rand() % 3 == 0 ? UINT64_MAX : (uint64_t)(rand() % (int)(mb->size + 16));
+            uint64_t count =
+                rand() % 3 == 0 ? UINT64_MAX : (uint64_t)(rand() % (int)(mb->size + 16));
             char *buf = NULL;
             uint64_t len = 0;
             int rc = tag_get(t, nm, 2, off, count, step, &buf, &len, &p);
@@ -785,8 +784,8 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
                 cr_assert_eq(rc, TAG_BUSY, "step %d: TGET during a write: %d", step, rc);
                 busy++;
             } else {
-                cr_assert(rc == TAG_OK || rc == TAG_PENDING, "step %d: TGET %s (r%d m%d): %d",
-                          step, nm, mb->readers, mb->moving, rc);
+                cr_assert(rc == TAG_OK || rc == TAG_PENDING, "step %d: TGET %s (r%d m%d): %d", step,
+                          nm, mb->readers, mb->moving, rc);
                 uint64_t want = off >= mb->size ? 0 : mb->size - off;
                 if (count < want) want = count;
                 cr_assert_eq(len, want, "step %d", step);
@@ -846,8 +845,8 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
                 cr_assert_eq(rc, TAG_BUSY, "step %d: REORG %s busy: %d", step, nm, rc);
                 busy++;
             } else {
-                cr_assert(rc == TAG_OK || rc == TAG_OOM || rc == TAG_PENDING, "step %d: %d",
-                          step, rc);
+                cr_assert(rc == TAG_OK || rc == TAG_OOM || rc == TAG_PENDING, "step %d: %d", step,
+                          rc);
                 if (rc == TAG_PENDING) {
                     fl[nf++] = (flight_t){p, F_MOVE, i, mb->gen, NULL, 0, NULL};
                     mb->moving++;
@@ -868,8 +867,7 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
                 blob_info_t in;
                 blob_get_info(b, &in);
                 cr_assert_eq(in.size, m[k].size, "step %d: %s size %llu, model %llu", step,
-                             bname[k], (unsigned long long)in.size,
-                             (unsigned long long)m[k].size);
+                             bname[k], (unsigned long long)in.size, (unsigned long long)m[k].size);
             }
         }
         if (nf == 0) { /* at rest: exact bounds */
@@ -890,8 +888,8 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
         model_read(t, mm, k, 0, UINT64_MAX, steps);
     }
     model_check_accounting(t, mm, steps, 0);
-    cr_log_info("in-flight model: %d pending plans, %d BUSY answers, %d done at once", pend,
-                busy, ok);
+    cr_log_info("in-flight model: %d pending plans, %d BUSY answers, %d done at once", pend, busy,
+                ok);
     cr_assert_gt(pend, steps / 20);
     cr_assert_gt(busy, steps / 50);
     for (int k = 0; k < NB; k++) free(m[k].data);
@@ -930,14 +928,17 @@ Test(tag_place, score_picks_the_fastest_tier_at_or_below_it)
     tag_obj_t *t = tag_new();
     char d[4096];
     fill(d, sizeof(d), 2);
-    struct { const char *name; double score; const char *tier; } cases[] = {
+    struct {
+        const char *name;
+        double score;
+        const char *tier;
+    } cases[] = {
         {"s1", 1.0, "fast"}, {"s07", 0.7, "fast"}, {"s069", 0.69, "mid"},
         {"s03", 0.3, "mid"}, {"s01", 0.1, "slow"}, {"s0", 0.0, "slow"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cr_assert_eq(put(t, cases[i].name, 0, d, sizeof(d), 1, cases[i].score, NULL), TAG_OK);
-        cr_assert_str_eq(tier_of(t, cases[i].name), cases[i].tier, "score %g",
-                         cases[i].score);
+        cr_assert_str_eq(tier_of(t, cases[i].name), cases[i].tier, "score %g", cases[i].score);
     }
     /* no score: 1.0 */
     cr_assert_eq(put_s(t, "plain", 0, "x"), TAG_OK);
@@ -1149,6 +1150,35 @@ Test(tag_place, tput_with_a_new_score_moves_the_blob)
     obj_free((obj_t *)t);
 }
 
+Test(tag_place, tput_with_a_score_moves_a_file_blob_once_its_write_is_done)
+{
+    open_tiers(ramdisk, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    char d[6000];
+    fill(d, sizeof(d), 21);
+    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 0.0, NULL), TAG_OK);
+    cr_assert_str_eq(tier_of(t, "b"), "disk");
+    tag_plan_t *p;
+    uint64_t size;
+    cr_assert_eq(tag_put(t, S("b"), 10, S("HOT"), 1, 1.0, 5, &size, &p), TAG_PENDING);
+    cr_assert_null(tag_pending_pop(), "the move must wait for the write");
+    cr_assert_eq(info_of(t, "b").score, 1.0);
+    run_plan(p);
+    tag_plan_t *mv = tag_pending_pop();
+    cr_assert_not_null(mv, "no move was queued after the write of a TPUT with a new score");
+    run_plan(mv);
+    cr_assert_str_eq(tier_of(t, "b"), "ram");
+    memcpy(d + 10, "HOT", 3);
+    char *buf;
+    uint64_t len;
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
+    xfree(buf);
+    cr_assert_eq(used("disk"), 0);
+    cr_assert_eq(used("ram"), sizeof(d));
+    obj_free((obj_t *)t);
+}
+
 Test(tag_place, reorg_moves_between_tiers_and_back)
 {
     open_tiers(three, 3, 1 << 20);
@@ -1169,8 +1199,8 @@ Test(tag_place, reorg_moves_between_tiers_and_back)
         cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0, "after REORG %g", path[i]);
         xfree(buf);
         uint64_t total = used("fast") + used("mid") + used("slow");
-        cr_assert(total == sizeof(d) || total == 12288, "after REORG %g tiers hold %llu",
-                  path[i], (unsigned long long)total);
+        cr_assert(total == sizeof(d) || total == 12288, "after REORG %g tiers hold %llu", path[i],
+                  (unsigned long long)total);
     }
     cr_assert_eq(reorg(t, "nope", 0.5), TAG_MISSING);
     obj_free((obj_t *)t);
@@ -1504,8 +1534,13 @@ struct woken {
 static void on_wake(void *ud, const char *name, size_t len)
 {
     struct woken *w = ud;
-    if (len == 6 && memcmp(name, "\xff" "space", 6) == 0) w->space++;
-    else w->blob++;
+    if (len == 6 && memcmp(name,
+                           "\xff"
+                           "space",
+                           6) == 0)
+        w->space++;
+    else
+        w->blob++;
 }
 
 Test(tag_busy, finishing_a_write_wakes_the_blob_waiters_even_after_a_delete)
