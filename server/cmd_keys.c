@@ -496,7 +496,8 @@ static void ttl_generic(client_t *c, int ms, int absolute)
     }
     long long ttl = absolute ? when : when - now_ms();
     if (ttl < 0) ttl = 0;
-    reply_int(c, ms ? ttl : (ttl + 500) / 1000);
+    /* rounded to the nearest second without overflowing near LLONG_MAX */
+    reply_int(c, ms ? ttl : ttl / 1000 + (ttl % 1000 >= 500));
 }
 
 static void ttl_cmd(client_t *c)

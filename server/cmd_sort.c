@@ -17,7 +17,12 @@
  *      so there a stale ERANGE left by an earlier command can fail a SORT; we do not copy
  *      that). Equal numeric weights compare the elements bytewise. ALPHA compares with
  *      strcoll() in the C locale (bytes up to the first NUL) for replies, bytewise for
- *      STORE, as Redis does. The sort is the C library's qsort, as Redis's.
+ *      STORE, as Redis does. The sort is the C library's qsort, as Redis's, so equal weights
+ *      keep the load order where qsort is stable (glibc). Known difference: where Redis sorts
+ *      only a LIMIT's slice (BY with a LIMIT) it uses its own partial quicksort, so elements
+ *      whose ALPHA BY values are equal (or both missing) may come in another order than
+ *      here; numeric ties never differ (they are broken by the element). Sets load in our
+ *      hash order, sorted sets by rank (Redis: its dict order), which only shows in such ties.
  *   5. the reply: an array of the elements (or of each GET pattern's value, nil when
  *      missing), or with STORE a list under destination ("sortstore"), the destination
  *      deleted ("del") when the result is empty, and the count.
@@ -34,6 +39,7 @@
  * found alive before. Loop thread only: the comparator reads its options from a file static,
  * as Redis's reads them from the server struct. */
 #include "common/alloc.h"
+#include "common/util.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -61,6 +67,13 @@ typedef struct sort_opts {
     int nget;
 } sort_opts_t;
 
+/* 1 if a is the option word lit (any case), compared as Redis's strcasecmp() compares its
+ * NUL-terminated arguments: bytes after a NUL do not count. */
+static int word_is(const resp_arg_t *a, const char *lit)
+{
+    return str_eq_nocase(a->ptr, strnlen(a->ptr, a->len), lit);
+}
+
 /* Parses argv[2..] as Redis does; replies and returns -1 on an error. o->get is allocated
  * (at most argc entries) whatever the result: the caller frees it. */
 static int parse_opts(client_t *c, int readonly, sort_opts_t *o)
@@ -71,25 +84,25 @@ static int parse_opts(client_t *c, int readonly, sort_opts_t *o)
     for (int j = 2; j < c->argc; j++) {
         const resp_arg_t *a = &c->argv[j];
         int left = c->argc - j - 1;
-        if (arg_is(a, "asc")) {
+        if (word_is(a, "asc")) {
             o->desc = 0;
-        } else if (arg_is(a, "desc")) {
+        } else if (word_is(a, "desc")) {
             o->desc = 1;
-        } else if (arg_is(a, "alpha")) {
+        } else if (word_is(a, "alpha")) {
             o->alpha = 1;
-        } else if (arg_is(a, "limit") && left >= 2) {
+        } else if (word_is(a, "limit") && left >= 2) {
             if (arg_ll_or_reply(c, &c->argv[j + 1], &o->limit_start, NULL) ||
                 arg_ll_or_reply(c, &c->argv[j + 2], &o->limit_count, NULL))
                 return -1;
             j += 2;
-        } else if (!readonly && arg_is(a, "store") && left >= 1) {
+        } else if (!readonly && word_is(a, "store") && left >= 1) {
             o->store = &c->argv[++j];
-        } else if (arg_is(a, "by") && left >= 1) {
+        } else if (word_is(a, "by") && left >= 1) {
             o->by = &c->argv[++j];
             /* Redis looks for the '*' with strchr: bytes after a NUL do not count. */
             size_t n = strnlen(o->by->ptr, o->by->len);
             if (!memchr(o->by->ptr, '*', n)) o->dontsort = 1;
-        } else if (arg_is(a, "get") && left >= 1) {
+        } else if (word_is(a, "get") && left >= 1) {
             o->get[o->nget++] = &c->argv[++j];
         } else {
             reply_syntax_error(c);
@@ -252,6 +265,11 @@ static int pattern_value(client_t *c, const resp_arg_t *pat, const char *e, size
  * 0 if they are not all a number, if it overflows or underflows (ERANGE) or is NaN. */
 static int parse_weight(const char *p, size_t len, double *out)
 {
+    long long ll;
+    if (len <= 20 && str_to_ll(p, len, &ll)) { /* the common case, without strtod: both */
+        *out = (double)ll;                     /* round to nearest, so the same double */
+        return 1;
+    }
     char small[128];
     const char *nul = memchr(p, '\0', len);
     size_t n = nul ? (size_t)(nul - p) : len;
@@ -404,31 +422,30 @@ static long sort_length(const obj_t *o)
     }
 }
 
-/* Loads the elements to sort into s (see step 3 above); adjusts *start and *end when only
- * the range was loaded. */
-static void load_elements(const obj_t *o, const sort_opts_t *o_, sort_vec_t *s, long *start,
+/* Loads the elements of val (NULL: a missing key) to sort into s (see step 3 above); adjusts
+ * *start and *end when only the range was loaded. */
+static void load_elements(const obj_t *val, const sort_opts_t *o, sort_vec_t *s, long *start,
                           long *end)
 {
-    if (!o) return;
-    int desc = o_->desc;
-    if (o->type == OBJ_LIST && o_->dontsort) {
-        const list_t *l = list_of((obj_t *)o);
-        if (*end >= *start) {
-            long long len = (long long)list_len(l);
-            load_list(s, l, desc ? len - *start - 1 : *start, desc ? LIST_HEAD : LIST_TAIL, s->cap);
+    if (!val) return;
+    if (val->type == OBJ_LIST && o->dontsort) {
+        const list_t *l = list_of((obj_t *)val);
+        if (*end >= *start) { /* else nothing to load, and Redis leaves start and end as is */
+            long long first = o->desc ? (long long)list_len(l) - *start - 1 : *start;
+            load_list(s, l, first, o->desc ? LIST_HEAD : LIST_TAIL, s->cap);
             *end -= *start;
             *start = 0;
         }
-    } else if (o->type == OBJ_LIST) {
-        load_list(s, list_of((obj_t *)o), 0, LIST_TAIL, s->cap);
-    } else if (o->type == OBJ_SET) {
-        load_set(s, (const set_t *)(const void *)o);
-    } else if (o_->dontsort) {
-        load_zset(s, (const zset_t *)(const void *)o, (size_t)*start, desc, s->cap);
+    } else if (val->type == OBJ_LIST) {
+        load_list(s, list_of((obj_t *)val), 0, LIST_TAIL, s->cap);
+    } else if (val->type == OBJ_SET) {
+        load_set(s, (const set_t *)(const void *)val);
+    } else if (o->dontsort) {
+        load_zset(s, (const zset_t *)(const void *)val, (size_t)*start, o->desc, s->cap);
         *end -= *start;
         *start = 0;
     } else {
-        load_zset(s, (const zset_t *)(const void *)o, 0, 0, s->cap);
+        load_zset(s, (const zset_t *)(const void *)val, 0, 0, s->cap);
     }
 }
 
@@ -515,20 +532,20 @@ static int sort_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
         int skip;
     } skip[] = {{"limit", 2}, {"get", 1}, {"by", 1}};
     int n = 0, store = 0;
-    if (max < 2) return 0;
+    if (max < 1) return 0;
     pos[n++] = 1;
     for (int i = 2; i < argc; i++) {
         int known = 0;
         for (size_t j = 0; j < sizeof(skip) / sizeof(skip[0]); j++) {
-            if (arg_is(&argv[i], skip[j].name)) {
+            if (word_is(&argv[i], skip[j].name)) {
                 i += skip[j].skip;
                 known = 1;
                 break;
             }
         }
-        if (!known && arg_is(&argv[i], "store") && i + 1 < argc) store = i + 1;
+        if (!known && word_is(&argv[i], "store") && i + 1 < argc) store = i + 1;
     }
-    if (store) pos[n++] = store;
+    if (store && n < max) pos[n++] = store;
     return n;
 }
 

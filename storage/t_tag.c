@@ -622,8 +622,12 @@ static int grow(blob_t *b, uint64_t size)
 static int make_room(double s, uint64_t len)
 {
     int pick = tier_set_pick(tag_store.tiers, s);
-    uint64_t free = tier_free(tag_store.tiers->t[pick]);
+    uint64_t free = tier_free(tag_store.tiers->t[pick]), total = 0;
     if (free >= len) return 0;
+    /* moves only shift bytes between tiers: if all tiers together cannot take the write, it
+     * fails with OOM and nothing may move */
+    for (int i = 0; i < tag_store.tiers->n; i++) total += tier_free(tag_store.tiers->t[i]);
+    if (total < len) return 0;
     /* demotions already in flight will free enough: wait for them rather than start more */
     if (demoting[pick] && free + demoting[pick] >= len) return 1;
     tag_plan_t *plans[8];

@@ -23,14 +23,15 @@ What is not compared byte for byte, and why (see normalize() and Run.run_special
   - lex commands only touch sorted sets whose scores are all equal (LEX_KEYS): on mixed
     scores Redis's own answer depends on its skiplist's random levels;
   - SORT and SORT_RO run alone (never inside MULTI), each after a "ZADD <missing key> XX 0 m"
-    sent to Redis only: Redis 7.0's SORT tests errno after strtod() without clearing it first,
-    so an ERANGE left by any earlier command (ZADD 1e400, a SORT over 1e400) fails a later
-    numeric SORT until something clears errno; string2d() in that ZADD does. Where Redis
-    leaves the order undefined (a set with BY nosort and no STORE comes in hash order; ALPHA
-    with BY leaves elements with equal BY values in qsort's order, which for sets and sorted
-    sets starts from hash order, and with LIMIT comes from Redis's own partial quicksort) the
-    reply is compared as a multiset of its per-element groups, or with LIMIT (which then picks
-    an undefined slice) by its length; a stored result is copied from Redis to both servers.
+    (a no-op) sent to both servers: Redis 7.0's SORT tests errno after strtod() without
+    clearing it first, so an ERANGE left by any earlier command (ZADD 1e400, a SORT over
+    1e400) fails a later numeric SORT until something clears errno; string2d() in that ZADD
+    does (cte-server clears errno itself). Where Redis leaves the order undefined (a set
+    with BY nosort and no STORE comes in hash order; ALPHA with BY leaves elements with equal
+    BY values in qsort's order, which for sets and sorted sets starts from hash order, and
+    with LIMIT comes from Redis's own partial quicksort) the reply is compared as a multiset
+    of its per-element groups, or with LIMIT (which then picks an undefined slice) by its
+    length; a stored result is copied from Redis to both servers.
 After the stream the whole data set of db 0 and db 1 is compared too.
 
 Running the file with CTE_SERVER=/usr/bin/redis-server compares Redis with Redis: it must pass,
@@ -1100,7 +1101,8 @@ class Run:
     def run_sort(self, i, pair, args):
         """SORT alone: Redis's errno cleared first, replies whose order Redis leaves undefined
         compared as multisets of their groups (see the module's doc)."""
-        self.admin_redis.call("ZADD", "__sort_errno_reset", "XX", "0", "m")
+        for conn in (self.admin_redis, self.admin_cte):  # the other one may be Redis too
+            conn.call("ZADD", "__sort_errno_reset", "XX", "0", "m")
         key = args[1] if len(args) > 1 else None
         ktype = None
         if key is not None:

@@ -684,6 +684,41 @@ Test(cmd_tag, tscan_covers_every_blob_with_count_and_full_match_regex)
     cr_assert(strncmp(r, "*2\r\n$1\r\n0\r\n*300\r\n", 17) == 0, "%.40s", escaped(r, 40));
 }
 
+Test(cmd_tag, tscan_returns_every_stable_blob_while_the_tag_grows_and_shrinks)
+{
+    char line[128];
+    for (int i = 0; i < 60; i++) {
+        snprintf(line, sizeof(line), "TPUT t s%d 0 x", i);
+        one(line);
+    }
+    int seen[60] = {0}, added = 0, calls = 0;
+    char cursor[32] = "0";
+    do {
+        snprintf(line, sizeof(line), "TSCAN t %s COUNT 4", cursor);
+        const char *r = one(line);
+        const char *c = strchr(r + 4, '\n') + 1;
+        int cl = atoi(r + 5);
+        snprintf(cursor, sizeof(cursor), "%.*s", cl, c);
+        int n;
+        char **v = bulks(c + cl + 2, 0, &n);
+        for (int i = 0; i < n; i++)
+            if (v[i][0] == 's') seen[atoi(v[i] + 1)]++;
+        free_bulks(v, n);
+        /* the table grows (rehashes) and shrinks between the calls */
+        for (int k = 0; k < 25; k++, added++) {
+            snprintf(line, sizeof(line), "TPUT t x%d 0 y", added);
+            one(line);
+        }
+        if (added > 100)
+            for (int k = added - 100; k < added - 75; k++) {
+                snprintf(line, sizeof(line), "TDEL t x%d", k);
+                one(line);
+            }
+        cr_assert_lt(++calls, 2000);
+    } while (strcmp(cursor, "0") != 0);
+    for (int i = 0; i < 60; i++) cr_assert_geq(seen[i], 1, "s%d was never returned", i);
+}
+
 Test(cmd_tag, tscan_errors_and_missing_tag)
 {
     expect("TPUT t a 0 x", ":1\r\n");

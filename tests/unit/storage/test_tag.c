@@ -1049,6 +1049,31 @@ Test(tag_place, oom_when_every_tier_is_full_changes_nothing)
     obj_free((obj_t *)t);
 }
 
+Test(tag_place, an_oom_write_moves_no_other_blob)
+{
+    /* "only when every tier is full does a write fail with -OOM, having changed nothing": a
+     * write that cannot fit even after demotions must not leave a demoted blob behind. Two RAM
+     * tiers, so a demotion completes at once. */
+    tspec_t ts[] = {{"fast", TIER_RAM, 12 * KB, 0.5}, {"slow", TIER_RAM, 40 * KB, 0.0}};
+    open_tiers(ts, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    char *d = malloc(36 * KB);
+    fill(d, 36 * KB, 13);
+    cr_assert_eq(put(t, "c", 0, d, 4 * KB, 1, 0.6, NULL), TAG_OK);
+    cr_assert_eq(put(t, "h", 0, d, 8 * KB, 1, 0.9, NULL), TAG_OK);
+    cr_assert_eq(put(t, "z", 0, d, 36 * KB, 1, 0.0, NULL), TAG_OK);
+    cr_assert_str_eq(tier_of(t, "c"), "fast");
+    cr_assert_str_eq(tier_of(t, "h"), "fast");
+    cr_assert_str_eq(tier_of(t, "z"), "slow");
+    cr_assert_eq(put(t, "x", 0, d, 10 * KB, 1, 0.9, NULL), TAG_OOM); /* 4 KiB free in all */
+    cr_assert_null(tag_blob(t, S("x")));
+    cr_assert_str_eq(tier_of(t, "c"), "fast", "the refused write demoted c to %s", tier_of(t, "c"));
+    cr_assert_eq(used("fast"), 12 * KB);
+    cr_assert_eq(used("slow"), 36 * KB);
+    free(d);
+    obj_free((obj_t *)t);
+}
+
 /* ---- demotion ---- */
 
 static tspec_t ramdisk[] = {{"ram", TIER_RAM, 16 * KB, 0.1}, {"disk", TIER_FILE, 1 << 20, 0.0}};
