@@ -17,10 +17,12 @@ void buf_deinit(buf_t *b)
     buf_init(b);
 }
 
+/* Doubling up to 64 MiB, then steps of half the size: appending n bytes in pieces costs O(n)
+ * copying overall (steps of a fixed size would make many large replies quadratic). */
 static size_t grown(const buf_t *b, size_t need)
 {
     size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) cap = cap < (1u << 20) ? cap * 2 : cap + (1u << 20);
+    while (cap < need) cap = cap < (64u << 20) ? cap * 2 : cap + cap / 2;
     return cap;
 }
 

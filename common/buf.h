@@ -2,7 +2,7 @@
  *
  * A buf_t is embedded by its owner (buf_init/buf_deinit). data[len] is always a NUL when
  * cap > 0, so a buffer can be handed to functions that want a C string. Growth doubles up
- * to 1 MiB, then grows by 1 MiB steps. Appends abort on out-of-memory (xrealloc). */
+ * to 64 MiB, then grows by half. Appends abort on out-of-memory (xrealloc). */
 #ifndef CTE_COMMON_BUF_H
 #define CTE_COMMON_BUF_H
 

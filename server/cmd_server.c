@@ -14,6 +14,7 @@
 #include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
+#include "server/rewrite.h"
 #include "server/server.h"
 
 #include <ctype.h>
@@ -228,9 +229,21 @@ static const char *group_category(const char *group)
     return NULL;
 }
 
+/* 1 if the category cat[0..len) (with its '@') is among the first n of cats. */
+static int has_category(const char *const *cats, const size_t *lens, int n, const char *cat,
+                        size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (lens[i] == len && memcmp(cats[i], cat, len) == 0) return 1;
+    return 0;
+}
+
+/* ACL categories: derived from the flags and the group, plus the row's own (.acl, words like
+ * "@dangerous @set"). */
 static void reply_categories(client_t *c, const command_t *cmd)
 {
-    const char *cats[6];
+    const char *cats[24];
+    size_t lens[24];
     int n = 0;
     if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
     if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
@@ -241,8 +254,24 @@ static void reply_categories(client_t *c, const command_t *cmd)
     cats[n++] = (cmd->flags & CMD_FAST) ? "@fast" : "@slow";
     const char *g = group_category(cmd->group);
     if (g) cats[n++] = g;
+    for (int i = 0; i < n; i++) lens[i] = strlen(cats[i]);
+    for (const char *p = cmd->acl; p && *p && n < 24;) {
+        size_t len = strcspn(p, " ");
+        if (len && p[0] == '@' && !has_category(cats, lens, n, p, len)) {
+            cats[n] = p;
+            lens[n++] = len;
+        }
+        p += len;
+        p += strspn(p, " ");
+    }
     reply_set(c, n);
-    for (int i = 0; i < n; i++) reply_simple(c, cats[i]);
+    for (int i = 0; i < n; i++) {
+        char tmp[64];
+        size_t len = lens[i] < sizeof(tmp) - 1 ? lens[i] : sizeof(tmp) - 1;
+        memcpy(tmp, cats[i], len);
+        tmp[len] = '\0';
+        reply_simple(c, tmp);
+    }
 }
 
 static void reply_key_specs(client_t *c, const command_t *cmd)
@@ -773,6 +802,28 @@ static void info_cmd(client_t *c)
 
 /* ---- DEBUG (only with enable-debug-command) ---- */
 
+/* DEBUG RELOAD: the dataset is written as commands, every database emptied, and the commands
+ * replayed (Redis saves and loads an RDB file; the effect on the data is the same). */
+static void debug_reload(client_t *c)
+{
+    buf_t dump;
+    buf_init(&dump);
+    long long busy = rewrite_dataset(&dump);
+    if (busy) {
+        buf_deinit(&dump);
+        reply_errorf(c, "ERR DEBUG RELOAD: %lld blobs have writes in flight, retry", busy);
+        return;
+    }
+    for (int i = 0; i < srv.ndb; i++) {
+        multi_touch_db(&srv.db[i], NULL);
+        db_flush(&srv.db[i]);
+    }
+    int rc = rewrite_replay(dump.data ? dump.data : "", dump.len);
+    buf_deinit(&dump);
+    if (rc < 0) reply_error(c, "ERR DEBUG RELOAD: replaying the dataset failed");
+    else reply_ok(c);
+}
+
 /* DEBUG PROTOCOL: one reply of each RESP type, as Redis's redis-cli tests expect. */
 static void debug_protocol(client_t *c, const resp_arg_t *t)
 {
@@ -888,6 +939,8 @@ static void debug_cmd(client_t *c)
                  (void *)kv->val, obj_encoding_name(kv->val), obj_memory(kv->val),
                  kv->val->lru, (storage_lru_clock - kv->val->lru) & 0xffffff);
         reply_simple(c, line);
+    } else if (arg_is(sub, "RELOAD") && c->argc == 2) {
+        debug_reload(c);
     } else if (arg_is(sub, "TIER-DELAY") && c->argc == 4) {
         long long us;
         if (arg_range_or_reply(c, &c->argv[3], 0, 60000000, &us, NULL) < 0) return;
@@ -902,6 +955,7 @@ static void debug_cmd(client_t *c)
         static const char *const lines[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "OBJECT <key>", "    Show low level info about the key and associated value.",
+            "RELOAD", "    Write the dataset as commands, empty the databases and replay them.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
             "PROTOCOL <type>", "    Reply with a test value of the specified type.",

@@ -350,7 +350,7 @@ static void append_quoted(buf_t *b, const char *p, size_t len)
 
 void introspect_before_call(client_t *c)
 {
-    if (!nmonitors || (c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
+    if (!nmonitors || srv.loading || (c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
     buf_t b;
     buf_init(&b);
     long long us = time_us();

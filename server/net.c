@@ -36,7 +36,8 @@ typedef struct conn {
     } h;
     client_t *c;
     uv_write_t wreq;
-    buf_t inflight; /* bytes handed to uv_write, not yet confirmed */
+    buf_t inflight;      /* bytes handed to uv_write, from inflight_off on */
+    size_t inflight_off; /* what uv_try_write already sent of it (no memmove) */
     int writing;
     int closing;
 } conn_t;
@@ -119,7 +120,7 @@ static void conn_addr(client_t *c, char *peer, size_t peerlen, char *local, size
 
 static size_t pending_bytes(conn_t *conn)
 {
-    return conn->c->out.len + conn->inflight.len;
+    return conn->c->out.len + conn->inflight.len - conn->inflight_off;
 }
 
 /* Client output buffer limits (the normal class): 1 if c must be dropped. */
@@ -162,7 +163,7 @@ static void conn_flush(conn_t *conn)
             c->out = conn->inflight;
             buf_clear(&c->out);
             conn->inflight = rest;
-            buf_consume(&conn->inflight, (size_t)n);
+            conn->inflight_off = (size_t)n;
             if (over_output_limit(c, pending_bytes(conn))) {
                 srv.stat.client_outbuf_limit_disconnections++;
                 log_notice("Client id=%llu scheduled to be closed ASAP for overcoming of output "
@@ -171,7 +172,8 @@ static void conn_flush(conn_t *conn)
                 conn_close(c);
                 return;
             }
-            uv_buf_t wb = uv_buf_init(conn->inflight.data, (unsigned)conn->inflight.len);
+            uv_buf_t wb = uv_buf_init(conn->inflight.data + conn->inflight_off,
+                                      (unsigned)(conn->inflight.len - conn->inflight_off));
             conn->writing = 1;
             if (uv_write(&conn->wreq, &conn->h.stream, &wb, 1, on_written) < 0) {
                 conn->writing = 0;
@@ -194,9 +196,11 @@ static void on_written(uv_write_t *req, int status)
         if (!conn->closing) conn_close(conn->c);
         return;
     }
-    srv.stat.net_output_bytes += conn->inflight.len;
+    srv.stat.net_output_bytes += conn->inflight.len - conn->inflight_off;
     buf_clear(&conn->inflight);
-    if (conn->inflight.cap > 1024 * 1024) buf_deinit(&conn->inflight);
+    conn->inflight_off = 0;
+    /* kept for the next large reply (no page faults per reply); very large ones go back */
+    if (conn->inflight.cap > 64 * 1024 * 1024) buf_deinit(&conn->inflight);
     conn_flush(conn);
 }
 

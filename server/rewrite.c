@@ -1,0 +1,256 @@
+/* rewrite.c - the dataset as a stream of commands, and its replay (see rewrite.h).
+ *
+ * Each key becomes the fewest commands that rebuild it, as Redis's AOF rewrite writes them:
+ * SET for strings, RPUSH/SADD/HSET/ZADD in batches of REWRITE_BATCH elements for containers,
+ * one TPUT per blob (bytes from file tiers are read here, on the loop thread: this runs for
+ * DEBUG RELOAD, which stops the server as Redis's does), then PEXPIREAT for a TTL. Keys already
+ * expired are left out. Replay feeds the stream to a socketless client whose replies are
+ * dropped. */
+#include "server/rewrite.h"
+
+#include "common/alloc.h"
+#include "common/util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/server.h"
+#include "storage/t_hash.h"
+#include "storage/t_list.h"
+#include "storage/t_set.h"
+#include "storage/t_tag.h"
+#include "storage/t_zset.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define REWRITE_BATCH 64
+
+/* One command under construction: its arguments are appended, then the header is put in
+ * front when the command is closed. */
+typedef struct cmdbuf {
+    buf_t *out;
+    size_t start; /* where the command begins in out */
+    buf_t args;
+    int argc;
+} cmdbuf_t;
+
+static void arg(cmdbuf_t *cb, const void *p, size_t len)
+{
+    buf_printf(&cb->args, "$%zu\r\n", len);
+    buf_append(&cb->args, p, len);
+    buf_append(&cb->args, "\r\n", 2);
+    cb->argc++;
+}
+
+static void arg_str(cmdbuf_t *cb, const char *s)
+{
+    arg(cb, s, strlen(s));
+}
+
+static void arg_ll(cmdbuf_t *cb, long long v)
+{
+    char tmp[24];
+    arg(cb, tmp, ll_to_str(tmp, v));
+}
+
+static void arg_double(cmdbuf_t *cb, double d)
+{
+    char tmp[64];
+    arg(cb, tmp, d_to_str(tmp, sizeof(tmp), d));
+}
+
+static void cmd_open(cmdbuf_t *cb, const char *name, const kv_t *kv)
+{
+    buf_clear(&cb->args);
+    cb->argc = 0;
+    arg_str(cb, name);
+    if (kv) arg(cb, kv_key(kv), kv_keylen(kv));
+}
+
+static void cmd_close(cmdbuf_t *cb)
+{
+    buf_printf(cb->out, "*%d\r\n", cb->argc);
+    buf_append(cb->out, cb->args.data, cb->args.len);
+    cb->argc = 0;
+    buf_clear(&cb->args);
+}
+
+/* Closes the command once it holds REWRITE_BATCH elements, and opens the next. Returns 1 if it
+ * did. */
+static void batch_step(cmdbuf_t *cb, const char *name, const kv_t *kv, int *n)
+{
+    if (++*n < REWRITE_BATCH) return;
+    cmd_close(cb);
+    cmd_open(cb, name, kv);
+    *n = 0;
+}
+
+static void batch_end(cmdbuf_t *cb, int n)
+{
+    if (n > 0) cmd_close(cb);
+    else buf_clear(&cb->args);
+}
+
+static void rewrite_hash(cmdbuf_t *cb, const kv_t *kv)
+{
+    hash_iter_t it;
+    hash_entry_t e;
+    int n = 0;
+    cmd_open(cb, "HSET", kv);
+    hash_iter_init(&it, (hash_t *)kv->val);
+    while (hash_iter_next(&it, &e)) {
+        arg(cb, e.field, e.flen);
+        arg(cb, e.value, e.vlen);
+        batch_step(cb, "HSET", kv, &n);
+    }
+    batch_end(cb, n);
+}
+
+static void rewrite_list(cmdbuf_t *cb, const kv_t *kv)
+{
+    list_iter_t it;
+    list_entry_t e;
+    int n = 0;
+    cmd_open(cb, "RPUSH", kv);
+    list_iter_init(&it, list_of(kv->val), 0, LIST_TAIL);
+    while (list_iter_next(&it, &e)) {
+        arg(cb, e.p, e.len);
+        batch_step(cb, "RPUSH", kv, &n);
+    }
+    batch_end(cb, n);
+}
+
+static void rewrite_set(cmdbuf_t *cb, const kv_t *kv)
+{
+    set_iter_t it;
+    set_elem_t e;
+    int n = 0;
+    cmd_open(cb, "SADD", kv);
+    set_iter_init(&it, (const set_t *)(const void *)kv->val);
+    while (set_iter_next(&it, &e)) {
+        arg(cb, e.p, e.len);
+        batch_step(cb, "SADD", kv, &n);
+    }
+    set_iter_deinit(&it);
+    batch_end(cb, n);
+}
+
+static void rewrite_zset(cmdbuf_t *cb, const kv_t *kv)
+{
+    zset_iter_t it;
+    zset_entry_t e;
+    int n = 0;
+    cmd_open(cb, "ZADD", kv);
+    zset_iter_rank(&it, (const zset_t *)kv->val, 0, 0);
+    while (zset_iter_next(&it, &e)) {
+        arg_double(cb, e.score);
+        arg(cb, e.member, e.len);
+        batch_step(cb, "ZADD", kv, &n);
+    }
+    batch_end(cb, n);
+}
+
+struct tag_ctx {
+    cmdbuf_t *cb;
+    const kv_t *kv;
+    tag_obj_t *t;
+    long long skipped;
+};
+
+static void rewrite_blob(void *ud, blob_t *b)
+{
+    struct tag_ctx *x = ud;
+    size_t nlen;
+    const char *name = blob_name(b, &nlen);
+    blob_info_t info;
+    blob_get_info(b, &info);
+    char *data;
+    uint64_t len;
+    tag_plan_t *plan;
+    int rc = tag_get(x->t, name, nlen, 0, UINT64_MAX, info.atime, &data, &len, &plan);
+    if (rc == TAG_PENDING) rc = tag_plan_run(plan) < 0 ? TAG_OOM : TAG_OK;
+    if (plan) tag_plan_finish(plan, 0, NULL, NULL);
+    if (rc != TAG_OK) { /* busy with a write, or no memory: left out, and counted */
+        xfree(data);
+        x->skipped++;
+        return;
+    }
+    cmd_open(x->cb, "TPUT", x->kv);
+    arg(x->cb, name, nlen);
+    arg_ll(x->cb, 0);
+    arg(x->cb, data, len);
+    arg_double(x->cb, info.score);
+    cmd_close(x->cb);
+    xfree(data);
+}
+
+static long long rewrite_tag(cmdbuf_t *cb, const kv_t *kv)
+{
+    struct tag_ctx x = {cb, kv, (tag_obj_t *)kv->val, 0};
+    tag_foreach(x.t, rewrite_blob, &x);
+    return x.skipped;
+}
+
+struct db_ctx {
+    cmdbuf_t *cb;
+    db_t *db;
+    long long now, skipped;
+};
+
+static void rewrite_key(void *ud, kv_t *kv)
+{
+    struct db_ctx *x = ud;
+    long long when = db_get_expire(x->db, kv);
+    if (when != -1 && when <= x->now) return;
+    cmdbuf_t *cb = x->cb;
+    switch (kv->val->type) {
+    case OBJ_STRING:
+        cmd_open(cb, "SET", kv);
+        arg(cb, ((str_obj_t *)kv->val)->data, ((str_obj_t *)kv->val)->len);
+        cmd_close(cb);
+        break;
+    case OBJ_HASH: rewrite_hash(cb, kv); break;
+    case OBJ_LIST: rewrite_list(cb, kv); break;
+    case OBJ_SET: rewrite_set(cb, kv); break;
+    case OBJ_ZSET: rewrite_zset(cb, kv); break;
+    case OBJ_TAG: x->skipped += rewrite_tag(cb, kv); break;
+    }
+    if (when != -1) {
+        cmd_open(cb, "PEXPIREAT", kv);
+        arg_ll(cb, when);
+        cmd_close(cb);
+    }
+}
+
+long long rewrite_dataset(buf_t *out)
+{
+    cmdbuf_t cb = {out, 0, {0}, 0};
+    buf_init(&cb.args);
+    long long skipped = 0;
+    for (int i = 0; i < srv.ndb; i++) {
+        db_t *db = &srv.db[i];
+        if (db_size(db) == 0) continue;
+        cmd_open(&cb, "SELECT", NULL);
+        arg_ll(&cb, i);
+        cmd_close(&cb);
+        struct db_ctx x = {&cb, db, time_ms(), 0};
+        dict_iter_t it;
+        dict_iter_init(&it, &db->keys, 1);
+        for (dict_node_t *n; (n = dict_iter_next(&it));) rewrite_key(&x, (kv_t *)n);
+        dict_iter_deinit(&it);
+        skipped += x.skipped;
+    }
+    buf_deinit(&cb.args);
+    return skipped;
+}
+
+int rewrite_replay(const char *p, size_t len)
+{
+    client_t *c = client_new(NULL, NULL, -1);
+    c->flags |= CLIENT_FAKE | CLIENT_AUTHENTICATED;
+    uint64_t errors = srv.stat.total_error_replies;
+    srv.loading = 1;
+    int rc = client_feed(c, p, len);
+    srv.loading = 0;
+    client_free(c);
+    return rc < 0 || srv.stat.total_error_replies != errors ? -1 : 0;
+}
