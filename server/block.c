@@ -296,30 +296,25 @@ void block_handle_ready(void)
         size_t len = r->node.aux;
         char *name = xmemdup(r->name, len);
         clientmap_remove(&ready, name, len, NULL);
-        /* serve waiters oldest first while the key still has something to give */
-        for (;;) {
-            clientmap_entry_t *w = clientmap_find(&waits, name, len);
-            if (!w) break;
-            int progressed = 0;
-            for (int i = 0; i < w->n; i++) {
-                client_t *c = w->clients[i];
-                int rc = retry(c);
-                if (rc == 2) {
-                    progressed = 1;
-                    break;
+        /* Every waiter retries once, oldest first: a push of three elements serves the first
+         * three, the others wait on. The waiters are copied first: a retry may move its
+         * client to another name (and free this entry). */
+        clientmap_entry_t *w = clientmap_find(&waits, name, len);
+        int nw = w ? w->n : 0;
+        client_t **list = nw ? xmalloc(sizeof(client_t *) * (size_t)nw) : NULL;
+        if (nw) memcpy(list, w->clients, sizeof(client_t *) * (size_t)nw);
+        for (int i = 0; i < nw; i++) {
+            client_t *c = list[i];
+            if (!c->blk || c->blk->retrying || c->blk->job) continue; /* already served */
+            if (retry(c) == 1) {
+                if (nserved == cap) {
+                    cap = cap ? cap * 2 : 8;
+                    served = xrealloc(served, sizeof(client_t *) * (size_t)cap);
                 }
-                if (rc == 1) {
-                    if (nserved == cap) {
-                        cap = cap ? cap * 2 : 8;
-                        served = xrealloc(served, sizeof(client_t *) * (size_t)cap);
-                    }
-                    served[nserved++] = c;
-                    progressed = 1;
-                    break; /* w may have changed: look it up again */
-                }
+                served[nserved++] = c;
             }
-            if (!progressed) break;
         }
+        xfree(list);
         xfree(name);
     }
     handling = 0;
