@@ -76,10 +76,14 @@ static void reply_job(io_job_t *j)
 
 static void start_pending(void);
 
+/* Back on the loop thread: the plan's effects, then the reply (straight away for a plan that
+ * ran inline, into the client's late-reply place otherwise). */
 static void job_done(io_job_t *j)
 {
     tag_plan_finish(j->plan, j->status, wake, NULL);
-    if (j->c) {
+    if (j->c && !j->seg) {
+        reply_job(j);
+    } else if (j->c) {
         /* the reply follows the CLIENT REPLY mode of its own command, not today's */
         uint32_t mute = CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP, saved = j->c->flags & mute;
         j->c->flags &= ~mute;
@@ -119,15 +123,7 @@ static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
      * in order and nothing may interleave, the plan runs here on the loop thread. */
     if (!srv.loop || (c && (c->flags & CLIENT_MULTI))) {
         j->status = tag_plan_run(plan);
-        j->c = NULL; /* reply directly below, the client never blocked */
-        tag_plan_finish(plan, j->status, wake, NULL);
-        if (c) {
-            j->c = c;
-            reply_job(j);
-        }
-        xfree(j->buf);
-        xfree(j);
-        inflight--;
+        job_done(j);
         start_pending();
         return;
     }
