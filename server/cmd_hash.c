@@ -423,37 +423,6 @@ static void hrandfield_cmd(client_t *c)
 
 /* ---- HSCAN ---- */
 
-/* Parses a SCAN cursor as Redis's parseScanCursorOrReply does with strtoul(): no leading
- * space, an optional sign ("-1" wraps around), decimal digits, nothing after them (an empty
- * string is cursor 0). Returns -1 after replying "invalid cursor". */
-static int cursor_or_reply(client_t *c, const resp_arg_t *a, uint64_t *out)
-{
-    const char *s = a->ptr;
-    size_t len = a->len, i = 0;
-    if (len && isspace((unsigned char)s[0])) goto invalid;
-    int neg = 0;
-    if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-    size_t digits = i;
-    uint64_t v = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) goto invalid;
-        v = v * 10 + d;
-    }
-    if (i == digits) {
-        /* strtoul consumed nothing: valid only for an empty string */
-        if (len != 0 && s[0] != '\0') goto invalid;
-        *out = 0;
-        return 0;
-    }
-    if (i < len && s[i] != '\0') goto invalid;
-    *out = neg ? (uint64_t)0 - v : v;
-    return 0;
-invalid:
-    reply_error(c, "ERR invalid cursor");
-    return -1;
-}
-
 typedef struct scan_buf {
     hash_entry_t *v;
     size_t n, cap;
@@ -472,7 +441,7 @@ static void scan_collect(void *ud, const hash_entry_t *e)
 static void hscan_cmd(client_t *c)
 {
     uint64_t cursor;
-    if (cursor_or_reply(c, &c->argv[2], &cursor)) return;
+    if (scan_cursor_or_reply(c, &c->argv[2], &cursor)) return;
     int err;
     kv_t *kv = lookup_read_type(c, &c->argv[1], OBJ_HASH, &err);
     if (err) return;
@@ -484,22 +453,7 @@ static void hscan_cmd(client_t *c)
     }
     long long count = 10;
     const resp_arg_t *pat = NULL;
-    for (int i = 3; i < c->argc; i += 2) {
-        int left = c->argc - i;
-        if (arg_is(&c->argv[i], "count") && left >= 2) {
-            if (arg_ll_or_reply(c, &c->argv[i + 1], &count, NULL)) return;
-            if (count < 1) {
-                reply_syntax_error(c);
-                return;
-            }
-        } else if (arg_is(&c->argv[i], "match") && left >= 2) {
-            pat = &c->argv[i + 1];
-            if (pat->len == 1 && pat->ptr[0] == '*') pat = NULL;
-        } else {
-            reply_syntax_error(c);
-            return;
-        }
-    }
+    if (scan_count_match_or_reply(c, 3, &count, &pat) < 0) return;
     hash_t *h = as_hash(kv);
     scan_buf_t b = {NULL, 0, 0};
     if (h->h.enc == ENC_LISTPACK) {

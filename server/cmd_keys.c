@@ -149,27 +149,6 @@ static void keys_cmd(client_t *c)
     reply_defer_finish(c, handle, '*', n);
 }
 
-/* Redis's parseScanCursorOrReply: strtoul's syntax (sign, leading zeros and "" accepted), no
- * leading space, nothing after the number, no overflow. */
-static int cursor_or_reply(client_t *c, const resp_arg_t *a, uint64_t *out)
-{
-    char small[64];
-    char *s = a->len < sizeof(small) ? small : xmalloc(a->len + 1);
-    memcpy(s, a->ptr, a->len);
-    s[a->len] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    int bad = isspace((unsigned char)s[0]) || *end != '\0' || errno == ERANGE;
-    if (s != small) xfree(s);
-    if (bad) {
-        reply_error(c, "ERR invalid cursor");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 typedef struct scan_keys {
     kv_t **v;
     size_t n, cap;
@@ -243,7 +222,7 @@ static void scan_cmd(client_t *c)
 {
     uint64_t cursor;
     scan_opts_t o;
-    if (cursor_or_reply(c, &c->argv[1], &cursor)) return;
+    if (scan_cursor_or_reply(c, &c->argv[1], &cursor)) return;
     if (scan_opts_or_reply(c, &o)) return;
     scan_keys_t keys = {0};
     long long maxiter = o.count > LLONG_MAX / 10 ? LLONG_MAX : o.count * 10;

@@ -539,13 +539,11 @@ static void collect_name(void *ud, blob_t *b)
 
 static void tscan_cmd(client_t *c)
 {
-    long long count = 10, cursor;
+    long long count = 10;
+    uint64_t cursor;
     rx_t *match = NULL;
     int err;
-    if (!str_to_ll(c->argv[2].ptr, c->argv[2].len, &cursor) || cursor < 0) {
-        reply_error(c, "ERR invalid cursor");
-        return;
-    }
+    if (scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
     for (int j = 3; j < c->argc; j += 2) {
         if (j + 1 >= c->argc) {
             reply_syntax_error(c);
@@ -580,7 +578,7 @@ static void tscan_cmd(client_t *c)
     /* collect names over dict steps until COUNT were visited, then reply: cursor first */
     struct scan_acc acc = {{0}, 0, 0, match};
     buf_init(&acc.names);
-    uint64_t cur = (uint64_t)cursor;
+    uint64_t cur = cursor;
     long long visited = 0;
     do {
         long long before = acc.visited;

@@ -938,55 +938,9 @@ static void zrandmember_cmd(client_t *c)
 
 /* ---- ZSCAN ---- */
 
-/* Redis's parseScanCursorOrReply: strtoul's syntax, no leading space, nothing after. */
-static int cursor_or_reply(client_t *c, const resp_arg_t *a, uint64_t *out)
-{
-    char small[64];
-    char *s = a->len < sizeof(small) ? small : try_malloc(a->len + 1);
-    if (!s) {
-        reply_error(c, ERR_OOM);
-        return -1;
-    }
-    memcpy(s, a->ptr, a->len);
-    s[a->len] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    int bad = isspace((unsigned char)s[0]) || *end != '\0' || errno == ERANGE;
-    if (s != small) xfree(s);
-    if (bad) {
-        reply_error(c, "ERR invalid cursor");
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static void scan_collect(void *ud, const zset_entry_t *e)
 {
     entries_push(ud, e);
-}
-
-/* COUNT and MATCH (TYPE is SCAN's only); *pat NULL when every member matches. */
-static int parse_scan_opts(client_t *c, long long *count, const resp_arg_t **pat)
-{
-    for (int i = 3; i < c->argc; i += 2) {
-        int left = c->argc - i;
-        if (arg_is(&c->argv[i], "count") && left >= 2) {
-            if (arg_ll_or_reply(c, &c->argv[i + 1], count, NULL) < 0) return -1;
-            if (*count < 1) {
-                reply_syntax_error(c);
-                return -1;
-            }
-        } else if (arg_is(&c->argv[i], "match") && left >= 2) {
-            *pat = &c->argv[i + 1];
-            if ((*pat)->len == 1 && (*pat)->ptr[0] == '*') *pat = NULL;
-        } else {
-            reply_syntax_error(c);
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* A score as ZSCAN shows it: a listpack holds an integral score (within +-LLONG_MAX/2) as an
@@ -1005,14 +959,14 @@ static void zscan_cmd(client_t *c)
     long long count = 10;
     const resp_arg_t *pat = NULL;
     int err;
-    if (cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
+    if (scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
     zset_t *z = zset_read(c, &c->argv[1], &err);
     if (err) return;
     if (!z) {
         reply_proto(c, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
         return;
     }
-    if (parse_scan_opts(c, &count, &pat) < 0) return;
+    if (scan_count_match_or_reply(c, 3, &count, &pat) < 0) return;
     entries_t got = {0};
     long long maxiter = count * 10;
     do {

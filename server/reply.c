@@ -10,7 +10,12 @@
 #include "server/pubsub.h"
 #include "server/server.h"
 
+#include "common/alloc.h"
+
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -206,6 +211,51 @@ int arg_range_or_reply(client_t *c, const resp_arg_t *a, long long min, long lon
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int scan_cursor_or_reply(client_t *c, const resp_arg_t *a, uint64_t *out)
+{
+    char small[64];
+    char *s = a->len < sizeof(small) ? small : try_malloc(a->len + 1);
+    if (!s) {
+        reply_error(c, "ERR invalid cursor");
+        return -1;
+    }
+    memcpy(s, a->ptr, a->len);
+    s[a->len] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    int bad = isspace((unsigned char)s[0]) || *end != '\0' || errno == ERANGE;
+    if (s != small) xfree(s);
+    if (bad) {
+        reply_error(c, "ERR invalid cursor");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int scan_count_match_or_reply(client_t *c, int first, long long *count,
+                              const resp_arg_t **pat)
+{
+    for (int i = first; i < c->argc; i += 2) {
+        int left = c->argc - i;
+        if (arg_is(&c->argv[i], "count") && left >= 2) {
+            if (arg_ll_or_reply(c, &c->argv[i + 1], count, NULL) < 0) return -1;
+            if (*count < 1) {
+                reply_syntax_error(c);
+                return -1;
+            }
+        } else if (arg_is(&c->argv[i], "match") && left >= 2) {
+            *pat = &c->argv[i + 1];
+            if ((*pat)->len == 1 && (*pat)->ptr[0] == '*') *pat = NULL;
+        } else {
+            reply_syntax_error(c);
+            return -1;
+        }
+    }
     return 0;
 }
 

@@ -58,6 +58,15 @@ int arg_long_double_or_reply(client_t *c, const resp_arg_t *a, long double *out,
 /* A non-negative int within [min, max]: msg (or ERR_NOT_INT) on failure. */
 int arg_range_or_reply(client_t *c, const resp_arg_t *a, long long min, long long max,
                        long long *out, const char *msg);
+/* A SCAN cursor as Redis's parseScanCursorOrReply reads it: strtoul over the whole argument
+ * (a sign and leading zeros accepted, "-1" wraps), no leading space, nothing after it.
+ * Replies "ERR invalid cursor" and returns -1 otherwise. */
+int scan_cursor_or_reply(client_t *c, const resp_arg_t *a, uint64_t *out);
+/* HSCAN/SSCAN/ZSCAN options from argv[first] on: COUNT n (n >= 1) and MATCH pattern, any
+ * order, repeated ones win. *pat is NULL when every member matches ("*"). Replies the syntax
+ * error and returns -1 on anything else. */
+int scan_count_match_or_reply(client_t *c, int first, long long *count,
+                              const resp_arg_t **pat);
 /* 1 if a equals lit, ignoring case. */
 int arg_is(const resp_arg_t *a, const char *lit);
 
