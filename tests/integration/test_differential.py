@@ -678,6 +678,66 @@ class Gen:
         return list(self.pick(self.WRONG_ARITY[self.pick(groups)]))
 
 
+
+def _gen_bits(self):
+    """Bit commands and LCS on the string keys, with small offsets (no huge strings)."""
+    k = lambda: self.key(STR_KEYS)
+    off = lambda: self.pick(["0", "1", "7", "8", "15", "63", "100", "200", "-1", "abc", "1.5"])
+    rng = lambda: self.pick(["0", "1", "-1", "2", "-3", "10", "100", "-100", "x"])
+    c = self.pick(["SETBIT", "SETBIT", "GETBIT", "BITCOUNT", "BITCOUNT", "BITPOS", "BITPOS",
+                   "BITOP", "BITFIELD", "BITFIELD", "BITFIELD_RO", "LCS", "LCS"])
+    if c == "SETBIT":
+        return [c, k(), off(), self.pick(["0", "1", "1", "2", "x"])]
+    if c == "GETBIT":
+        return [c, k(), off()]
+    if c == "BITCOUNT":
+        args = [c, k()]
+        if self.chance(0.7):
+            args += [rng(), rng()]
+            if self.chance(0.4):
+                args.append(self.pick(["BYTE", "BIT", "bit", "WORD"]))
+        elif self.chance(0.1):
+            args.append(rng())  # one bound only: syntax error
+        return args
+    if c == "BITPOS":
+        args = [c, k(), self.pick(["0", "1", "1", "2"])]
+        for _ in range(self.r.randint(0, 2)):
+            args.append(rng())
+        if len(args) == 5 and self.chance(0.4):
+            args.append(self.pick(["BYTE", "BIT"]))
+        return args
+    if c == "BITOP":
+        op = self.pick(["AND", "OR", "XOR", "NOT", "not", "NAND"])
+        n = 1 if op.upper() == "NOT" and self.chance(0.8) else self.r.randint(1, 3)
+        return [c, op, k()] + [k() for _ in range(n)]
+    if c in ("BITFIELD", "BITFIELD_RO"):
+        args = [c, k()]
+        for _ in range(self.r.randint(1, 3)):
+            t = self.pick(["u8", "i8", "u1", "i16", "u63", "i64", "u64", "i0", "x8"])
+            o = self.pick(["0", "4", "#1", "13", "-1"])
+            sub = "GET" if c == "BITFIELD_RO" and self.chance(0.9) else \
+                self.pick(["GET", "SET", "INCRBY", "OVERFLOW"])
+            if sub == "GET":
+                args += ["GET", t, o]
+            elif sub == "OVERFLOW":
+                args += ["OVERFLOW", self.pick(["WRAP", "SAT", "FAIL", "BAD"])]
+            else:
+                args += [sub, t, o, self.pick(["1", "-1", "100", "300", "-200", "x"])]
+        return args
+    args = [c, k(), k()]
+    if self.chance(0.3):
+        args.append("LEN")
+    elif self.chance(0.4):
+        args.append("IDX")
+        if self.chance(0.5):
+            args += ["MINMATCHLEN", self.pick(["0", "1", "2", "x"])]
+        if self.chance(0.5):
+            args.append("WITHMATCHLEN")
+    return args
+
+
+Gen.gen_bits = _gen_bits
+
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
     "strings": 22,
@@ -689,6 +749,7 @@ GROUPS = {
     "multi": 4,
     "errors": 2,
     "sort": 6,
+    "bits": 8,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
