@@ -45,6 +45,33 @@ static int handling;
 static void free_state(client_t *c);
 static void resume(client_t *c);
 
+/* Clients unblocked from inside another client's command (CLIENT UNBLOCK, an I/O completion,
+ * a timeout) read their pending input only after that command: never in the middle of it (it
+ * may be an EXEC). block_handle_ready runs them. */
+static client_t **to_resume;
+static int nresume, capresume;
+
+static void resume_later(client_t *c)
+{
+    for (int i = 0; i < nresume; i++)
+        if (to_resume[i] == c) return;
+    if (nresume == capresume) {
+        capresume = capresume ? capresume * 2 : 8;
+        to_resume = xrealloc(to_resume, sizeof(client_t *) * (size_t)capresume);
+    }
+    to_resume[nresume++] = c;
+}
+
+static void forget_resume(client_t *c)
+{
+    for (int i = 0; i < nresume; i++) {
+        if (to_resume[i] == c) {
+            to_resume[i] = to_resume[--nresume];
+            return;
+        }
+    }
+}
+
 static void init(void)
 {
     if (inited) return;
@@ -193,7 +220,7 @@ void block_io_done(client_t *c)
     c->blk->job = NULL;
     c->blk->detach = NULL;
     free_state(c);
-    if (!handling) resume(c);
+    resume_later(c);
 }
 
 void block_postpone(client_t *c)
@@ -223,6 +250,7 @@ void block_client_reset(client_t *c)
 {
     if (c->blk && c->blk->detach) c->blk->detach(c->blk->job);
     free_state(c);
+    forget_resume(c);
 }
 
 /* The client can read commands again: run what it sent while it waited. */
@@ -240,7 +268,7 @@ int block_unblock(client_t *c, int err)
     else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
     else reply_null_array(c);
     free_state(c);
-    if (!handling) resume(c);
+    resume_later(c);
     return 1;
 }
 
@@ -318,8 +346,13 @@ void block_handle_ready(void)
         xfree(name);
     }
     handling = 0;
-    for (int i = 0; i < nserved; i++) resume(served[i]);
+    for (int i = 0; i < nserved; i++) resume_later(served[i]);
     xfree(served);
+    /* resumed clients' commands may wake others in turn: each pass takes the list as it is */
+    while (nresume) {
+        client_t *c = to_resume[--nresume];
+        resume(c);
+    }
 }
 
 void block_release_postponed(void)
@@ -339,7 +372,7 @@ void block_release_postponed(void)
         client_t *c = list[i];
         c->blk->postponed = 0;
         retry(c);
-        if (!c->blk) resume(c);
+        if (!c->blk) resume_later(c);
     }
     xfree(list);
     block_handle_ready();
@@ -352,6 +385,7 @@ void block_check_timeouts(long long now_ms)
         next = c->next;
         if (c->blk && c->blk->deadline_ms && c->blk->deadline_ms <= now_ms) block_unblock(c, 0);
     }
+    block_handle_ready(); /* runs what the unblocked clients sent meanwhile */
 }
 
 long long block_next_deadline(void)
@@ -385,6 +419,9 @@ void block_swap_db(int a, int b)
 
 void block_deinit(void)
 {
+    xfree(to_resume);
+    to_resume = NULL;
+    nresume = capresume = 0;
     if (!inited) return;
     clientmap_clear(&waits);
     clientmap_clear(&ready);

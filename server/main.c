@@ -117,11 +117,6 @@ static void warn_unimplemented(void)
                     srv.cfg.io_threads);
 }
 
-static int level_of(const config_t *cfg)
-{
-    return cfg->loglevel;
-}
-
 static void usage(void)
 {
     printf("Usage: cte-server [/path/to/cte.yaml] [options]\n"
@@ -156,7 +151,7 @@ int main(int argc, char **argv)
         return 1;
     }
     srv.executable = argv[0];
-    if (log_open(srv.cfg.logfile, level_of(&srv.cfg)) < 0) {
+    if (log_open(srv.cfg.logfile, srv.cfg.loglevel) < 0) {
         fprintf(stderr, "cte-server: can't open the log file %s: %s\n", srv.cfg.logfile,
                 strerror(errno));
         return 1;

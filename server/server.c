@@ -75,6 +75,7 @@ void server_apply_config(void)
     storage_params.list_max_listpack_size = (int32_t)cfg->list_max_listpack_size;
     for (client_t *c = srv.clients; c; c = c->next)
         c->parser.max_bulk = (size_t)cfg->proto_max_bulk_len;
+    log_set_level(cfg->loglevel); /* CONFIG SET loglevel takes effect at once */
 }
 
 /* Storage deletes expired keys on its own: count them and report them as changes. */

@@ -39,7 +39,9 @@ which is how the normalizations above were found to be needed, and enough.
 
 Environment:
   CTE_DIFF_COMMANDS  how many commands in all (default 20000)
-  CTE_DIFF_SEED      the seed (default: random; always printed, and named in the failure)
+  CTE_DIFF_SEED      the seed: a number, or "random" for a new one each run (default: 20261130,
+                     so CI is repeatable; always printed, and named in the failure). Known open
+                     mismatch: seed 1227918838 (#16355, a member's score 0 in Redis, -0 here).
   CTE_DIFF_SKIP      comma-separated groups to leave out while the server lacks them, e.g.
                      "lists,sets"; groups: %s
   CTE_DIFF_STATS=1   prints, per command, how many were sent and how many Redis refused
@@ -1236,7 +1238,8 @@ class Run:
 
 
 def test_differential_against_redis(redis_server, cte_server, capsys):
-    seed = int(os.environ.get("CTE_DIFF_SEED") or random.SystemRandom().randrange(1 << 32))
+    env = os.environ.get("CTE_DIFF_SEED") or "20261130"
+    seed = random.SystemRandom().randrange(1 << 32) if env == "random" else int(env)
     with capsys.disabled():
         sys.stdout.write("\n[differential] seed=%d commands=%d skip=%s\n" %
                          (seed, N_COMMANDS, ",".join(sorted(SKIP)) or "-"))
