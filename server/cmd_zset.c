@@ -424,12 +424,14 @@ typedef struct range_out {
     int withscores;
     size_t handle; /* deferred array header, (size_t)-1 when the length was known */
     entries_t store;
+    long long hint; /* the length Redis sizes ZRANGESTORE's destination with (-1: unknown) */
 } range_out_t;
 
 /* Opens the reply; len <= 0 when the count is not known yet (Redis defers it then). */
 static void range_begin(range_out_t *o, long long len)
 {
     o->handle = (size_t)-1;
+    o->hint = len;
     if (o->dst) return;
     if (len > 0)
         reply_array(o->c, o->withscores && o->c->resp == 2 ? len * 2 : len);
@@ -456,6 +458,18 @@ static void range_finish(range_out_t *o, size_t n, int reverse)
     }
     zset_t *z = NULL;
     zset_entry_t *v = o->store.v;
+    /* Redis builds the destination by inserting in range order into a listpack when the
+     * length hint allows, converting to a skiplist at the first entry that breaks the limits;
+     * a listpack stores a score of -0 as the integer 0, so the entries inserted before the
+     * conversion read back +0. The same here, for the same bytes on the wire. */
+    if (o->hint <= (long long)storage_params.zset_max_listpack_entries) {
+        for (size_t i = 0; i < n; i++) {
+            if (i + 1 > storage_params.zset_max_listpack_entries ||
+                v[i].len > storage_params.zset_max_listpack_value)
+                break;
+            if (v[i].score == 0) v[i].score = 0.0;
+        }
+    }
     if (reverse) {
         for (size_t i = 0; i < n / 2; i++) {
             zset_entry_t t = v[i];

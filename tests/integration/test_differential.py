@@ -40,8 +40,7 @@ which is how the normalizations above were found to be needed, and enough.
 Environment:
   CTE_DIFF_COMMANDS  how many commands in all (default 20000)
   CTE_DIFF_SEED      the seed: a number, or "random" for a new one each run (default: 20261130,
-                     so CI is repeatable; always printed, and named in the failure). Known open
-                     mismatch: seed 1227918838 (#16355, a member's score 0 in Redis, -0 here).
+                     so CI is repeatable; always printed, and named in the failure).
   CTE_DIFF_SKIP      comma-separated groups to leave out while the server lacks them, e.g.
                      "lists,sets"; groups: %s
   CTE_DIFF_STATS=1   prints, per command, how many were sent and how many Redis refused

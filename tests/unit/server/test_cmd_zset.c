@@ -1189,3 +1189,22 @@ Test(cmd_zset, large_sets_keep_order_through_commands)
                                 "$5\r\nm0993\r\n$5\r\nm0994\r\n$5\r\nm0995\r\n$5\r\nm0996\r\n"
                                 "$5\r\nm0997\r\n$5\r\nm0998\r\n$5\r\nm0999\r\n");
 }
+
+/* Redis fills ZRANGESTORE's destination through a listpack until an entry breaks the limits;
+ * a listpack keeps -0 as 0, so only the entries inserted after the conversion keep -0 (found
+ * by the differential test, seed 1227918838). */
+Test(cmd_zset, zrangestore_keeps_redis_signed_zeros)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "ZADD src 3 %070d", 0); /* a 70-byte member: a skiplist */
+    run(cmd);
+    run("ZADD src -0 f 5 g");
+    run("ZINCRBY src -0 h"); /* h = -0, f = -0, both before the long member */
+    expect("ZSCORE src f", "$2\r\n-0\r\n");
+    run("ZRANGESTORE dst src 0 -1");
+    expect("ZSCORE dst f", "$1\r\n0\r\n");
+    expect("ZSCORE dst h", "$1\r\n0\r\n");
+    expect("OBJECT ENCODING dst", "$8\r\nskiplist\r\n");
+    run("ZRANGESTORE rev src 0 -1 REV"); /* g and the long member come first: -0 stays */
+    expect("ZSCORE rev f", "$2\r\n-0\r\n");
+}
