@@ -700,9 +700,9 @@ static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     }
     b->mtime = now;
     b->writes++;
-    rehome(b);
+    if (end > old || b->score != old_score) rehome(b); /* an overwrite in place keeps its heap slot */
     *size_out = b->size;
-    if (has_score && !created) b->retarget = 1;
+    if (has_score && !created && b->score != old_score) b->retarget = 1;
     if (!p) {
         if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
         if (b->retarget) retarget(b);
