@@ -465,6 +465,10 @@ const config__row_t config__rows[] = {
             "limit, or past the soft one that long, is closed (0: no limit)."},
     {"maxmemory", T(memory), F(maxmemory), .def = "0", LL_MAX,
      .doc = "Memory for data in RAM (0: no limit); past it maxmemory-policy applies."},
+    {"lfu-log-factor", T(int), F(lfu_log_factor), .def = "10", .min = 0, .max = 1000000,
+     .doc = "How slowly the LFU counter of a key grows with its accesses (Redis's setting)."},
+    {"lfu-decay-time", T(int), F(lfu_decay_time), .def = "1", .min = 0, .max = 1000000,
+     .doc = "Minutes of idleness per decrement of a key's LFU counter (Redis's setting)."},
     {"maxmemory-policy", T(enum), F(maxmemory_policy), .def = "noeviction", .enums = policy_enum,
      .doc = "What to evict when maxmemory is reached (noeviction: refuse writes)."},
     /* persistence */

@@ -578,9 +578,7 @@ static void object_freq_cmd(client_t *c)
                        "LRU and LFU data will take some time to adjust.");
         return;
     }
-    /* Storage keeps an access clock, not Redis's logarithmic access counter: no access
-     * frequency is known, which reads as the lowest counter. */
-    reply_int(c, 0);
+    reply_int(c, obj_lfu_freq(kv->val));
 }
 
 static void object_help_cmd(client_t *c)

@@ -73,6 +73,10 @@ void server_apply_config(void)
     storage_params.set_max_listpack_entries = (uint32_t)cfg->set_max_listpack_entries;
     storage_params.set_max_listpack_value = (uint32_t)cfg->set_max_listpack_value;
     storage_params.list_max_listpack_size = (int32_t)cfg->list_max_listpack_size;
+    storage_params.lfu = cfg->maxmemory_policy == CONFIG_MAXMEMORY_ALLKEYS_LFU ||
+                         cfg->maxmemory_policy == CONFIG_MAXMEMORY_VOLATILE_LFU;
+    storage_params.lfu_log_factor = cfg->lfu_log_factor;
+    storage_params.lfu_decay_time = cfg->lfu_decay_time;
     for (client_t *c = srv.clients; c; c = c->next)
         c->parser.max_bulk = (size_t)cfg->proto_max_bulk_len;
     log_set_level(cfg->loglevel); /* CONFIG SET loglevel takes effect at once */

@@ -106,7 +106,7 @@ kv_t *db_lookup(db_t *db, const void *key, size_t len)
         if (!db_expire_paused) expire_now(db, kv, DB_DEL_EXPIRED);
         return NULL;
     }
-    kv->val->lru = storage_lru_clock;
+    obj_touch(kv->val);
     return kv;
 }
 

@@ -19,11 +19,53 @@ storage_params_t storage_params = {
     .set_max_listpack_entries = 128,
     .set_max_listpack_value = 64,
     .list_max_listpack_size = -2,
+    .lfu = 0,
+    .lfu_log_factor = 10,
+    .lfu_decay_time = 1,
 };
 
 uint32_t storage_lru_clock;
 
 const obj_ops_t *obj_types[8];
+
+/* ---- access tracking: Redis's LRU clock or LFU counter (evict.c) ---- */
+
+#define LFU_INIT_VAL 5
+
+static uint32_t minutes_now(void)
+{
+    return (uint32_t)(time_ms() / 60000) & 0xffff;
+}
+
+uint32_t obj_clock_new(void)
+{
+    return storage_params.lfu ? (minutes_now() << 8) | LFU_INIT_VAL : storage_lru_clock;
+}
+
+uint32_t obj_lfu_freq(const obj_t *o)
+{
+    uint32_t ldt = o->lru >> 8, counter = o->lru & 255, now = minutes_now();
+    uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+    uint32_t periods = storage_params.lfu_decay_time
+                           ? elapsed / (uint32_t)storage_params.lfu_decay_time
+                           : 0;
+    return periods > counter ? 0 : counter - periods;
+}
+
+void obj_touch(obj_t *o)
+{
+    if (!storage_params.lfu) {
+        o->lru = storage_lru_clock;
+        return;
+    }
+    uint32_t counter = obj_lfu_freq(o);
+    if (counter < 255) { /* logarithmic increment, as Redis's LFULogIncr */
+        double r = (double)(rand_u64() >> 11) / 9007199254740992.0;
+        double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+        if (r < 1.0 / (base * storage_params.lfu_log_factor + 1)) counter++;
+    }
+    o->lru = (minutes_now() << 8) | counter;
+}
 
 str_obj_t *str_try_new(const void *p, size_t len, size_t cap)
 {
@@ -34,7 +76,7 @@ str_obj_t *str_try_new(const void *p, size_t len, size_t cap)
     s->h.type = OBJ_STRING;
     s->h.enc = ENC_RAW;
     s->h.flags = 0;
-    s->h.lru = storage_lru_clock;
+    s->h.lru = obj_clock_new();
     s->len = (uint32_t)len;
     s->cap = (uint32_t)(alloc_size(s) - sizeof(*s) - 1);
     if (p && len) memcpy(s->data, p, len);

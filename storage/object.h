@@ -56,12 +56,25 @@ typedef struct storage_params {
     uint32_t set_max_listpack_entries;
     uint32_t set_max_listpack_value;
     int32_t list_max_listpack_size;
+    /* access tracking: obj_t.lru holds an LRU clock, or with an LFU maxmemory policy Redis's
+     * 16-bit minutes and 8-bit logarithmic counter */
+    int lfu;
+    int lfu_log_factor;
+    int lfu_decay_time;
 } storage_params_t;
 
 extern storage_params_t storage_params;
 
 /* The LRU clock (seconds, 24 bits), refreshed by the server's cron. */
 extern uint32_t storage_lru_clock;
+
+/* The access field of a new object: the LRU clock, or (LFU) now with the initial counter. */
+uint32_t obj_clock_new(void);
+/* Records an access (db_lookup): the LRU clock, or (LFU) the decayed, maybe incremented
+ * counter. */
+void obj_touch(obj_t *o);
+/* The LFU counter after decay (OBJECT FREQ). */
+uint32_t obj_lfu_freq(const obj_t *o);
 
 /* ---- strings ---- */
 /* A new string object holding p[0..len) (p may be NULL: zero bytes). Aborts on OOM. */

@@ -352,7 +352,7 @@ hash_t *hash_new(void)
     lp->h.type = OBJ_HASH;
     lp->h.enc = ENC_LISTPACK;
     lp->h.flags = 0;
-    lp->h.lru = storage_lru_clock;
+    lp->h.lru = obj_clock_new();
     lp->count = 0;
     lp->used = 0;
     return (hash_t *)(void *)lp;

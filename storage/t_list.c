@@ -570,7 +570,7 @@ list_t *list_new(void)
     list_t *l = xcalloc(1, sizeof(*l));
     l->h.type = OBJ_LIST;
     l->h.enc = ENC_QUICKLIST;
-    l->h.lru = storage_lru_clock;
+    l->h.lru = obj_clock_new();
     int32_t fill = storage_params.list_max_listpack_size;
     l->fill = fill < -5 ? -5 : fill > FILL_MAX ? FILL_MAX : fill;
     return l;

@@ -277,7 +277,7 @@ set_t *set_new(int enc)
     s->h.type = OBJ_SET;
     s->h.enc = (uint8_t)enc;
     s->h.flags = 0;
-    s->h.lru = storage_lru_clock;
+    s->h.lru = obj_clock_new();
     s->p = enc == ENC_INTSET ? (void *)is_new() : (void *)ht_new(0);
     return s;
 }

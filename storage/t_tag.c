@@ -276,7 +276,7 @@ tag_obj_t *tag_new(void)
     tag_obj_t *t = xcalloc(1, sizeof(*t));
     t->h.type = OBJ_TAG;
     t->h.enc = ENC_HT;
-    t->h.lru = storage_lru_clock;
+    t->h.lru = obj_clock_new();
     dict_init(&t->blobs, &blob_dict_type);
     t->id = ++next_tag_id;
     return t;

@@ -926,7 +926,7 @@ static zset_t *zset_alloc(int enc, void *p)
     z->h.type = OBJ_ZSET;
     z->h.enc = (uint8_t)enc;
     z->h.flags = 0;
-    z->h.lru = storage_lru_clock;
+    z->h.lru = obj_clock_new();
     z->p = p;
     return z;
 }

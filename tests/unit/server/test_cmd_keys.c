@@ -772,8 +772,12 @@ Test(cmd_keys, object_freq_needs_an_lfu_policy)
            "note that when switching between policies at runtime LRU and LFU data will take "
            "some time to adjust.\r\n");
     EXPECT23("OBJECT FREQ nokey", "$-1\r\n", "_\r\n");
-    srv.cfg.maxmemory_policy = CONFIG_MAXMEMORY_ALLKEYS_LFU;
-    EXPECT("OBJECT FREQ k", ":0\r\n");
+    EXPECT("CONFIG SET maxmemory-policy allkeys-lfu", "+OK\r\n");
+    EXPECT("SET n v", "+OK\r\n");
+    EXPECT("OBJECT FREQ n", ":5\r\n"); /* Redis's LFU_INIT_VAL: OBJECT itself does not count */
+    for (int i = 0; i < 300; i++) EXPECT("GET n", "$1\r\nv\r\n");
+    long long freq = int_of("OBJECT FREQ n");
+    cr_assert(freq > 5 && freq < 255, "OBJECT FREQ after 300 reads: %lld", freq);
 }
 
 Test(cmd_keys, object_help_and_errors)
