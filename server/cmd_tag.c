@@ -359,32 +359,31 @@ static blob_t *blob_at(client_t *c, int *err)
     return t ? tag_blob(t, c->argv[2].ptr, c->argv[2].len) : NULL;
 }
 
-static void tsize_cmd(client_t *c)
+/* The metadata of the blob named by argv[1], argv[2]: 1 with *info, or 0 after replying (a
+ * null reply for a missing blob, WRONGTYPE for a key of another type). */
+static int blob_info_or_reply(client_t *c, blob_info_t *info)
 {
     int err;
     blob_t *b = blob_at(c, &err);
-    if (err) return;
+    if (err) return 0;
     if (!b) {
         reply_null(c);
-        return;
+        return 0;
     }
+    blob_get_info(b, info);
+    return 1;
+}
+
+static void tsize_cmd(client_t *c)
+{
     blob_info_t info;
-    blob_get_info(b, &info);
-    reply_int(c, (long long)info.size);
+    if (blob_info_or_reply(c, &info)) reply_int(c, (long long)info.size);
 }
 
 static void tscore_cmd(client_t *c)
 {
-    int err;
-    blob_t *b = blob_at(c, &err);
-    if (err) return;
-    if (!b) {
-        reply_null(c);
-        return;
-    }
     blob_info_t info;
-    blob_get_info(b, &info);
-    reply_double(c, info.score);
+    if (blob_info_or_reply(c, &info)) reply_double(c, info.score);
 }
 
 static void ttruncate_cmd(client_t *c)
@@ -456,15 +455,8 @@ static void reorg_cmd(client_t *c)
 
 static void tinfo_cmd(client_t *c)
 {
-    int err;
-    blob_t *b = blob_at(c, &err);
-    if (err) return;
-    if (!b) {
-        reply_null(c);
-        return;
-    }
     blob_info_t in;
-    blob_get_info(b, &in);
+    if (!blob_info_or_reply(c, &in)) return;
     int spans = in.ntiers > 1;
     reply_map(c, 8 + spans);
     reply_bulk_cstr(c, "size");
