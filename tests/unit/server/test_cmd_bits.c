@@ -13,6 +13,8 @@
 #include "storage/db.h"
 #include "storage/object.h"
 
+#include "harness.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,23 +139,7 @@ static void run(const char *line)
 
 static char *escaped(const char *p, size_t n)
 {
-    static char out[4][8192];
-    static int k;
-    char *o = out[k++ & 3];
-    size_t j = 0;
-    for (size_t i = 0; i < n && j < sizeof(out[0]) - 8; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r')
-            j += (size_t)sprintf(o + j, "\\r");
-        else if (ch == '\n')
-            j += (size_t)sprintf(o + j, "\\n");
-        else if (ch < 32 || ch > 126)
-            j += (size_t)sprintf(o + j, "\\x%02x", ch);
-        else
-            o[j++] = (char)ch;
-    }
-    o[j] = '\0';
-    return o;
+    return harness_escaped(p, n);
 }
 
 static void expect_n(const char *line, const char *want, size_t n)

@@ -9,6 +9,8 @@
 #include "storage/db.h"
 #include "storage/object.h"
 
+#include "harness.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,60 +75,12 @@ TestSuite(cmd_string, .init = setup, .fini = teardown);
  * spaces or be empty (""). */
 static void run(const char *line)
 {
-    const char *argv[64];
-    size_t lens[64];
-    int argc = 0;
-    const char *p = line;
-    while (*p) {
-        if (*p == ' ') {
-            p++;
-            continue;
-        }
-        cr_assert(argc < 64);
-        if (*p == '"') {
-            const char *e = strchr(p + 1, '"');
-            cr_assert(e, "unterminated quote in %s", line);
-            argv[argc] = p + 1;
-            lens[argc++] = (size_t)(e - p - 1);
-            p = e + 1;
-        } else {
-            size_t n = strcspn(p, " ");
-            argv[argc] = p;
-            lens[argc++] = n;
-            p += n;
-        }
-    }
-    buf_t b;
-    buf_init(&b);
-    buf_printf(&b, "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) {
-        buf_printf(&b, "$%zu\r\n", lens[i]);
-        buf_append(&b, argv[i], lens[i]);
-        buf_append(&b, "\r\n", 2);
-    }
-    client_feed(C, b.data, b.len);
-    buf_deinit(&b);
+    harness_send(C, line);
 }
 
 static char *escaped(const char *p, size_t n)
 {
-    static char out[4][4096];
-    static int k;
-    char *o = out[k++ & 3];
-    size_t j = 0;
-    for (size_t i = 0; i < n && j < sizeof(out[0]) - 8; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r')
-            j += (size_t)sprintf(o + j, "\\r");
-        else if (ch == '\n')
-            j += (size_t)sprintf(o + j, "\\n");
-        else if (ch < 32 || ch > 126)
-            j += (size_t)sprintf(o + j, "\\x%02x", ch);
-        else
-            o[j++] = (char)ch;
-    }
-    o[j] = '\0';
-    return o;
+    return harness_escaped(p, n);
 }
 
 static void expect_n(const char *line, const char *want, size_t n)

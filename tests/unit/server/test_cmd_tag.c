@@ -14,6 +14,8 @@
 #include "server/command.h"
 #include "server/server.h"
 
+#include "harness.h"
+
 #include <criterion/criterion.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -128,23 +130,7 @@ static const char *cmdn(const char *line, size_t *outlen)
 
 static char *escaped(const char *p, size_t n)
 {
-    static char out[4][8192];
-    static int k;
-    char *o = out[k++ & 3];
-    size_t j = 0;
-    for (size_t i = 0; i < n && j < sizeof(out[0]) - 8; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r')
-            j += (size_t)sprintf(o + j, "\\r");
-        else if (ch == '\n')
-            j += (size_t)sprintf(o + j, "\\n");
-        else if (ch < 32 || ch > 126)
-            j += (size_t)sprintf(o + j, "\\x%02x", ch);
-        else
-            o[j++] = (char)ch;
-    }
-    o[j] = '\0';
-    return o;
+    return harness_escaped(p, n);
 }
 
 /* Length of one well-formed RESP2/RESP3 reply at p[0..len), or -1 if it is not one. */
