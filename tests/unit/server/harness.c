@@ -46,6 +46,16 @@ void harness_send(client_t *c, const char *line)
     buf_deinit(&b);
 }
 
+void harness_expect_n(client_t *c, const char *line, const char *want, size_t n)
+{
+    buf_clear(&c->out);
+    harness_send(c, line);
+    cr_assert(c->out.len == n && memcmp(c->out.data, want, n) == 0, "%s: got '%s', want '%s'",
+              line, harness_escaped(c->out.data ? c->out.data : "", c->out.len),
+              harness_escaped(want, n));
+    buf_clear(&c->out);
+}
+
 char *harness_escaped(const char *p, size_t n)
 {
     static char out[4][8192];

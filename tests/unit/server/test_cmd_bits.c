@@ -142,6 +142,7 @@ static char *escaped(const char *p, size_t n)
     return harness_escaped(p, n);
 }
 
+/* As harness_expect_n, through this file's own sender (it decodes escapes). */
 static void expect_n(const char *line, const char *want, size_t n)
 {
     buf_clear(&C->out);

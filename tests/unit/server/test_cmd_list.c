@@ -45,18 +45,9 @@ static void run(const char *line)
     harness_send(C, line);
 }
 
-static char *escaped(const char *p, size_t n)
-{
-    return harness_escaped(p, n);
-}
-
 static void expect_n(const char *line, const char *want, size_t n)
 {
-    buf_clear(&C->out);
-    run(line);
-    cr_assert(C->out.len == n && memcmp(C->out.data, want, n) == 0, "%s: got '%s', want '%s'", line,
-              escaped(C->out.data ? C->out.data : "", C->out.len), escaped(want, n));
-    buf_clear(&C->out);
+    harness_expect_n(C, line, want, n);
 }
 
 #define EXPECT(line, lit) expect_n(line, lit, sizeof(lit) - 1)
