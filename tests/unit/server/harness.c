@@ -1,6 +1,9 @@
 /* harness.c - shared helpers of the command tests (see harness.h). No Test() here. */
 #include "harness.h"
 
+#include "server/server.h"
+
+#include "common/alloc.h"
 #include "common/buf.h"
 
 #include <criterion/criterion.h>
@@ -75,4 +78,62 @@ char *harness_escaped(const char *p, size_t n)
     }
     o[j] = '\0';
     return o;
+}
+
+static void fake_free(obj_t *o)
+{
+    xfree(o);
+}
+
+static obj_t *fake_dup(const obj_t *o)
+{
+    obj_t *n = xmalloc(sizeof(*n));
+    *n = *o;
+    return n;
+}
+
+static size_t fake_memory(const obj_t *o)
+{
+    return sizeof(*o);
+}
+
+static size_t fake_length(const obj_t *o)
+{
+    return 1;
+}
+
+static const obj_ops_t fake_ops = {fake_free, fake_dup, fake_memory, fake_length};
+
+obj_t *harness_add_fake(db_t *db, const char *key)
+{
+    if (!obj_types[HARNESS_FAKE_TYPE]) obj_types[HARNESS_FAKE_TYPE] = &fake_ops;
+    obj_t *o = xcalloc(1, sizeof(*o));
+    o->type = HARNESS_FAKE_TYPE;
+    db_add(db, key, strlen(key), o);
+    return o;
+}
+
+void harness_expect(client_t *c, const char *line, const char *want)
+{
+    buf_clear(&c->out);
+    harness_send(c, line);
+    char *got = xmemdup(c->out.data ? c->out.data : "", c->out.len);
+    buf_clear(&c->out);
+    cr_assert(strcmp(got, want) == 0, "RESP%d %s: got '%s', want '%s'", c->resp, line,
+              harness_escaped(got, strlen(got)), harness_escaped(want, strlen(want)));
+    xfree(got);
+}
+
+void harness_run_steps(client_t *c, const harness_step_t *steps, size_t n,
+                       const char *const *prelude)
+{
+    for (int resp = 2; resp <= 3; resp++) {
+        db_flush(&srv.db[0]);
+        c->resp = 2;
+        for (const char *const *p = prelude; p && *p; p++) harness_expect(c, *p, "+OK\r\n");
+        c->resp = resp;
+        for (size_t i = 0; i < n; i++)
+            harness_expect(c, steps[i].cmd,
+                           resp == 3 && steps[i].resp3 ? steps[i].resp3 : steps[i].resp2);
+    }
 }

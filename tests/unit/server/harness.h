@@ -4,6 +4,7 @@
 #define CTE_TESTS_HARNESS_H
 
 #include "server/client.h"
+#include "storage/db.h"
 
 #include <stddef.h>
 
@@ -13,6 +14,25 @@ void harness_send(client_t *c, const char *line);
 /* Sends line from c and checks that its whole reply is exactly want[0..n) (failing the test
  * with both shown otherwise); c->out is empty afterwards. */
 void harness_expect_n(client_t *c, const char *line, const char *want, size_t n);
+/* The object type no command handles (slot 7 is unused): WRONGTYPE tests store one. */
+#define HARNESS_FAKE_TYPE 7
+/* Adds key to db holding a value of HARNESS_FAKE_TYPE; returns the value. */
+obj_t *harness_add_fake(db_t *db, const char *key);
+
+/* A command and its expected replies: resp3 NULL means the same as resp2. */
+typedef struct harness_step {
+    const char *cmd;
+    const char *resp2;
+    const char *resp3;
+} harness_step_t;
+/* Sends line from c and checks its reply equals the C string want (RESP version in the
+ * failure message). */
+void harness_expect(client_t *c, const char *line, const char *want);
+/* Runs the steps in RESP2, then again on an emptied database 0 in RESP3; before each pass the
+ * prelude commands (NULL-terminated list, may be NULL) run in RESP2 and must answer +OK. */
+void harness_run_steps(client_t *c, const harness_step_t *steps, size_t n,
+                       const char *const *prelude);
+
 /* p[0..n) with \r, \n and non-printable bytes escaped, for messages; one of four rotating
  * static buffers (valid for the next three calls). */
 char *harness_escaped(const char *p, size_t n);

@@ -20,41 +20,13 @@
 
 /* ---- a non-string value (slot 7 of obj_types is unused by the real types) ---- */
 
-#define FAKE_TYPE 7
-
-static void fake_free(obj_t *o)
-{
-    xfree(o);
-}
-
-static obj_t *fake_dup(const obj_t *o)
-{
-    obj_t *n = xmalloc(sizeof(*n));
-    *n = *o;
-    return n;
-}
-
-static size_t fake_memory(const obj_t *o)
-{
-    return sizeof(*o);
-}
-
-static size_t fake_length(const obj_t *o)
-{
-    return 1;
-}
-
-static const obj_ops_t fake_ops = {fake_free, fake_dup, fake_memory, fake_length};
+#define FAKE_TYPE HARNESS_FAKE_TYPE
 
 static client_t *C;
 
 static obj_t *add_fake(const char *key)
 {
-    if (!obj_types[FAKE_TYPE]) obj_types[FAKE_TYPE] = &fake_ops;
-    obj_t *o = xcalloc(1, sizeof(*o));
-    o->type = FAKE_TYPE;
-    db_add(C->db, key, strlen(key), o);
-    return o;
+    return harness_add_fake(C->db, key);
 }
 
 /* ---- the client ---- */

@@ -73,29 +73,15 @@ static char *reply_of(const char *line)
 
 static void expect(const char *line, const char *want)
 {
-    char *got = reply_of(line);
-    cr_assert(strcmp(got, want) == 0, "RESP%d %s: got '%s', want '%s'", C->resp, line,
-              escaped(got, strlen(got)), escaped(want, strlen(want)));
-    xfree(got);
+    harness_expect(C, line, want);
 }
 
-typedef struct step {
-    const char *cmd;
-    const char *resp2;
-    const char *resp3; /* NULL: same as resp2 */
-} step_t;
+typedef harness_step_t step_t;
 
-/* Runs the steps in RESP2, then again on a fresh keyspace in RESP3. */
 static void run_steps(const step_t *steps, size_t n)
 {
-    for (int resp = 2; resp <= 3; resp++) {
-        db_flush(&srv.db[0]);
-        C->resp = 2;
-        expect("CONFIG SET set-max-intset-entries 512", "+OK\r\n");
-        C->resp = resp;
-        for (size_t i = 0; i < n; i++)
-            expect(steps[i].cmd, resp == 3 && steps[i].resp3 ? steps[i].resp3 : steps[i].resp2);
-    }
+    static const char *const prelude[] = {"CONFIG SET set-max-intset-entries 512", NULL};
+    harness_run_steps(C, steps, n, prelude);
 }
 
 /* ---- scenarios (expected bytes from redis-server 7.0.15) ---- */

@@ -18,38 +18,10 @@
 
 /* ---- a value of a type no command of this file handles, for WRONGTYPE (slot 7 is unused) ---- */
 
-#define FAKE_TYPE 7
-
-static void fake_free(obj_t *o)
-{
-    xfree(o);
-}
-
-static obj_t *fake_dup(const obj_t *o)
-{
-    obj_t *n = xmalloc(sizeof(*n));
-    *n = *o;
-    return n;
-}
-
-static size_t fake_memory(const obj_t *o)
-{
-    return sizeof(*o);
-}
-
-static size_t fake_length(const obj_t *o)
-{
-    return 1;
-}
-
-static const obj_ops_t fake_ops = {fake_free, fake_dup, fake_memory, fake_length};
 
 static void add_fake(const char *key)
 {
-    if (!obj_types[FAKE_TYPE]) obj_types[FAKE_TYPE] = &fake_ops;
-    obj_t *o = xcalloc(1, sizeof(*o));
-    o->type = FAKE_TYPE;
-    db_add(&srv.db[0], key, strlen(key), o);
+    harness_add_fake(&srv.db[0], key);
 }
 
 /* ---- the client ---- */
