@@ -27,7 +27,12 @@ void config__why_set(config__why_t *why, int generic, const char *fmt, ...)
 
 void config__err(char *err, size_t errlen, const char *msg)
 {
-    if (errlen) snprintf(err, errlen, "%s", msg);
+    if (!errlen) return;
+    snprintf(err, errlen, "%s", msg);
+    /* one line: a value or key from a file or the command line may hold CR, LF or other
+     * control bytes (a folded YAML scalar), which would split or forge log lines */
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
 }
 
 const config__row_t *config__lookup(const char *name)

@@ -154,6 +154,8 @@ typedef struct config {
     config_obuf_limit_t client_obuf_limits[CONFIG_CLIENT_CLASSES]; /* client-output-buffer-limit */
     long long maxmemory;                                           /* maxmemory: 0 = none */
     int maxmemory_policy; /* maxmemory-policy: CONFIG_MAXMEMORY_* */
+    int maxmemory_samples; /* maxmemory-samples */
+    int maxmemory_eviction_tenacity; /* maxmemory-eviction-tenacity: 0..100 */
     int lfu_log_factor;   /* lfu-log-factor */
     int lfu_decay_time;   /* lfu-decay-time: minutes */
     /* persistence */

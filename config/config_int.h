@@ -82,7 +82,8 @@ void config__clone(config_t *dst, const config_t *src);
 void config__replace(config_t *dst, config_t *src);
 void config__why_set(config__why_t *why, int generic, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Copies msg into err (cut to errlen); errlen 0 writes nothing. */
+/* Copies msg into err (cut to errlen) as one line: control bytes become spaces. errlen 0
+ * writes nothing. */
 void config__err(char *err, size_t errlen, const char *msg);
 
 /* Strict decimal integer: optional '-', digits, nothing else. Returns 0 or -1. */

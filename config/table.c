@@ -170,6 +170,14 @@ static int valid_tier_name(const char *s)
     return 1;
 }
 
+/* A path that survives CONFIG GET / REWRITE and --tier specs: no spaces, ':' or control bytes. */
+static int valid_tier_path(const char *s)
+{
+    for (; *s; s++)
+        if (isspace((unsigned char)*s) || iscntrl((unsigned char)*s) || *s == ':') return 0;
+    return 1;
+}
+
 int config__tier_check(const config_tier_t *t, config__why_t *why)
 {
     if (!valid_tier_name(t->name))
@@ -178,6 +186,9 @@ int config__tier_check(const config_tier_t *t, config__why_t *why)
         config__why_set(why, 0, "RAM tier '%s' takes no path", t->name);
     else if (t->kind == CONFIG_TIER_FILE && !t->path[0])
         config__why_set(why, 0, "file tier '%s' needs a path", t->name);
+    else if (!valid_tier_path(t->path))
+        config__why_set(why, 0, "path of tier '%s' must not hold spaces, ':' or control characters",
+                        t->name);
     else if (t->capacity <= 0)
         config__why_set(why, 0, "tier '%s' needs a capacity above 0", t->name);
     else if (t->score != -1 && !(t->score >= 0 && t->score <= 1))
@@ -464,13 +475,19 @@ const config__row_t config__rows[] = {
      .doc = "Per client class: hard limit, soft limit, soft seconds; a client past the hard "
             "limit, or past the soft one that long, is closed (0: no limit)."},
     {"maxmemory", T(memory), F(maxmemory), .def = "0", LL_MAX,
-     .doc = "Memory for data in RAM (0: no limit); past it maxmemory-policy applies."},
+     .doc = "Limit on the RAM that is not a tier: keys, values, metadata, buffers (0: no limit)."},
     {"lfu-log-factor", T(int), F(lfu_log_factor), .def = "10", .min = 0, .max = 1000000,
      .doc = "How slowly the LFU counter of a key grows with its accesses (Redis's setting)."},
     {"lfu-decay-time", T(int), F(lfu_decay_time), .def = "1", .min = 0, .max = 1000000,
      .doc = "Minutes of idleness per decrement of a key's LFU counter (Redis's setting)."},
     {"maxmemory-policy", T(enum), F(maxmemory_policy), .def = "noeviction", .enums = policy_enum,
      .doc = "What to evict when maxmemory is reached (noeviction: refuse writes)."},
+    {"maxmemory-samples", T(int), F(maxmemory_samples), .def = "5", .min = 1, .max = 64,
+     .doc = "Keys sampled per database for each LRU, LFU or TTL eviction (more: closer to exact)."},
+    {"maxmemory-eviction-tenacity", T(int), F(maxmemory_eviction_tenacity), .def = "10",
+     .min = 0, .max = 100,
+     .doc = "Time spent evicting per command before the rest is left to the background "
+            "(10: 500 us, 100: no limit; Redis's scale)."},
     /* persistence */
     {"appendonly", T(bool), F(appendonly), .def = "no",
      .doc = "Log every write to the append-only file and replay it at start."},

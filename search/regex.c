@@ -21,6 +21,7 @@ struct rx {
     uint64_t used;    /* last use, for eviction */
     size_t prefix_len;
     char *prefix;
+    int jit; /* compiled by the JIT: matched through its fast entry point */
     char pat[];
 };
 
@@ -97,17 +98,19 @@ rx_t *rx_get(const char *pat, size_t len, char *err, size_t errlen)
     if (!c) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(code, msg, sizeof(msg));
-        long at = (long)off - 4;
+        long at = (long)off - 4; /* within the caller's pattern, not the anchored one */
+        if (at > (long)len) at = (long)len;
         snprintf(err, errlen, "%s at offset %ld", (char *)msg, at < 0 ? 0 : at);
         return NULL;
     }
-    pcre2_jit_compile(c, PCRE2_JIT_COMPLETE); /* falls back to the interpreter if absent */
+    int jit = pcre2_jit_compile(c, PCRE2_JIT_COMPLETE) == 0; /* else the interpreter */
     if (dict_size(&cache) >= RX_CACHE) evict_one();
     r = xcalloc(1, sizeof(*r) + len + 1);
     memcpy(r->pat, pat, len);
     r->node.aux = (uint32_t)len;
     r->node.hash = h;
     r->code = c;
+    r->jit = jit;
     r->used = ++clock_;
     literal_prefix(r, pat, len);
     dict_insert(&cache, &r->node);
@@ -116,8 +119,8 @@ rx_t *rx_get(const char *pat, size_t len, char *err, size_t errlen)
 
 int rx_match(rx_t *rx, const char *s, size_t len)
 {
-    int rc = pcre2_match(rx->code, (PCRE2_SPTR)s, len, 0, 0, md, NULL);
-    return rc >= 0;
+    if (rx->jit) return pcre2_jit_match(rx->code, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 0;
+    return pcre2_match(rx->code, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 0;
 }
 
 const char *rx_prefix(const rx_t *rx, size_t *plen)

@@ -7,9 +7,12 @@
 #include "common/alloc.h"
 #include "common/dict.h"
 #include "common/glob.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/aof.h"
 #include "server/block.h"
+#include "server/cmd_search.h"
 #include "server/cmd_tag.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -87,6 +90,14 @@ static void shutdown_cmd(client_t *c)
             reply_error(c, "ERR No shutdown in progress.");
             return;
         }
+    }
+    int save = 0;
+    for (int j = 1; j < c->argc; j++) save |= arg_is(&c->argv[j], "SAVE");
+    char err[256];
+    if (save && aof_rewrite_now(err, sizeof(err)) < 0) {
+        log_warning("SHUTDOWN SAVE: %s", err);
+        reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
     }
     /* Redis sends no reply on success: the connection just closes. */
     srv.shutdown_asap = 1;
@@ -660,12 +671,7 @@ static void info_memory(buf_t *b)
 
 static void info_persistence(buf_t *b)
 {
-    buf_printf(b,
-               "# Persistence\r\nloading:%d\r\nasync_loading:0\r\nrdb_changes_since_last_save:%lld\r\n"
-               "rdb_bgsave_in_progress:0\r\nrdb_last_bgsave_status:ok\r\naof_enabled:%d\r\n"
-               "aof_rewrite_in_progress:0\r\naof_last_bgrewrite_status:ok\r\n"
-               "aof_last_write_status:ok\r\n\r\n",
-               srv.loading, srv.dirty, 0);
+    aof_info(b);
 }
 
 static void info_stats(buf_t *b)
@@ -773,7 +779,7 @@ static const info_section_t sections[] = {
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
     {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
-    {"tiers", tag_info_tiers, 1},
+    {"tiers", tag_info_tiers, 1},       {"search", search_info, 1},
 };
 
 static void info_cmd(client_t *c)
@@ -802,25 +808,12 @@ static void info_cmd(client_t *c)
 
 /* ---- DEBUG (only with enable-debug-command) ---- */
 
-/* DEBUG RELOAD: the dataset is written as commands, every database emptied, and the commands
- * replayed (Redis saves and loads an RDB file; the effect on the data is the same). */
+/* DEBUG RELOAD: saves the dataset to the append-only file (SAVE), empties every database and
+ * loads the file again, as Redis saves and loads its RDB file. */
 static void debug_reload(client_t *c)
 {
-    buf_t dump;
-    buf_init(&dump);
-    long long busy = rewrite_dataset(&dump);
-    if (busy) {
-        buf_deinit(&dump);
-        reply_errorf(c, "ERR DEBUG RELOAD: %lld blobs have writes in flight, retry", busy);
-        return;
-    }
-    for (int i = 0; i < srv.ndb; i++) {
-        multi_touch_db(&srv.db[i], NULL);
-        db_flush(&srv.db[i]);
-    }
-    int rc = rewrite_replay(dump.data ? dump.data : "", dump.len);
-    buf_deinit(&dump);
-    if (rc < 0) reply_error(c, "ERR DEBUG RELOAD: replaying the dataset failed");
+    char err[256];
+    if (aof_reload(err, sizeof(err)) < 0) reply_error(c, err);
     else reply_ok(c);
 }
 

@@ -17,11 +17,13 @@
  * Reads count keyspace hits and misses (and publish "keymiss") where Redis's lookupKeyRead
  * does, a key of the wrong type counting as a hit; writes do not. Every change goes through
  * server_key_changed(); commands that Redis counts more than once in server.dirty set
- * srv.dirty to Redis's total. SPOP is not yet rewritten to SREM/DEL for the append-only
- * file, as Redis does, because the dispatcher has no hook for that. Runs on the loop thread. */
+ * srv.dirty to Redis's total. SPOP is logged to the append-only file as SREM of the members it
+ * took (or DEL), as Redis propagates it, since a replayed SPOP would pick others. Runs on the
+ * loop thread. */
 #include "common/alloc.h"
 #include "common/glob.h"
 #include "common/util.h"
+#include "server/aof.h"
 #include "server/command.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -494,20 +496,52 @@ static void reply_whole_set(client_t *c, set_t *s)
     set_free(copy);
 }
 
+/* What SPOP logs: SREM key member... in batches of SREM_BATCH members. */
+#define SREM_BATCH 512
+typedef struct srem_log {
+    const resp_arg_t *key;
+    buf_t bytes;
+    size_t off[SREM_BATCH], len[SREM_BATCH];
+    int n;
+} srem_log_t;
+
+static void srem_flush(client_t *c, srem_log_t *l)
+{
+    if (!l->n) return;
+    resp_arg_t argv[SREM_BATCH + 2] = {{"SREM", 4}, *l->key};
+    for (int i = 0; i < l->n; i++) argv[2 + i] = (resp_arg_t){l->bytes.data + l->off[i], l->len[i]};
+    aof_replace_argv(c, l->n + 2, argv);
+    buf_clear(&l->bytes);
+    l->n = 0;
+}
+
+static void srem_add(client_t *c, srem_log_t *l, const set_elem_t *e)
+{
+    l->off[l->n] = l->bytes.len;
+    l->len[l->n++] = e->len;
+    buf_append(&l->bytes, e->p, e->len);
+    if (l->n == SREM_BATCH) srem_flush(c, l);
+}
+
 /* SPOP key count, for count < size: pops count members into the reply. */
 static void spop_some(client_t *c, kv_t *kv, unsigned long long count)
 {
     set_t *s = as_set(kv);
     unsigned long long remaining = set_length(s) - count;
     set_elem_t e;
+    srem_log_t *log = xmalloc(sizeof(*log));
+    log->key = &c->argv[1];
+    log->n = 0;
+    buf_init(&log->bytes);
     reply_set(c, (long long)count);
     if (remaining * SPOP_MOVE_MUL > count) {
         while (count--) {
             set_random(s, &e);
             reply_elem(c, &e);
+            srem_add(c, log, &e);
             set_remove_elem(s, &e);
         }
-        return;
+        goto done;
     }
     /* Most members go: move the few that stay to a new set and reply the old one. */
     set_t *keep = NULL;
@@ -519,9 +553,16 @@ static void spop_some(client_t *c, kv_t *kv, unsigned long long count)
     }
     set_iter_t it;
     set_iter_init(&it, s);
-    while (set_iter_next(&it, &e)) reply_elem(c, &e);
+    while (set_iter_next(&it, &e)) {
+        reply_elem(c, &e);
+        srem_add(c, log, &e);
+    }
     set_iter_deinit(&it);
     db_replace_value(c->db, kv, &keep->h);
+done:
+    srem_flush(c, log);
+    buf_deinit(&log->bytes);
+    xfree(log);
 }
 
 static void spop_count(client_t *c)
@@ -540,6 +581,7 @@ static void spop_count(client_t *c)
     size_t size = set_length(s);
     if ((unsigned long long)count >= size) {
         reply_whole_set(c, s);
+        aof_replace_argv(c, 2, (resp_arg_t[]){{"DEL", 3}, *key});
         db_delete_kv(c->db, kv);
         changed(c, key, "spop");
         deleted(c, key);
@@ -574,6 +616,7 @@ static void spop_cmd(client_t *c)
     set_elem_t e;
     set_random(s, &e);
     reply_elem(c, &e);
+    aof_replace_argv(c, 3, (resp_arg_t[]){{"SREM", 4}, *key, {e.p, e.len}});
     set_remove_elem(s, &e);
     changed(c, key, "spop");
     if (set_length(s) == 0) {

@@ -11,7 +11,9 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "search/regex.h"
+#include "server/aof.h"
 #include "server/block.h"
+#include "server/cmd_search.h"
 #include "server/cmd_tag.h"
 #include "server/command.h"
 #include "server/reply.h"
@@ -41,6 +43,8 @@ typedef struct io_job {
     uint64_t len;
     uint64_t size;    /* R_SIZE */
     char tier[64];    /* R_TIER */
+    void (*done)(void *ud, int status); /* tag_run_plan: told after the plan finished */
+    void *done_ud;
 } io_job_t;
 
 static tier_set_t tiers;
@@ -81,6 +85,9 @@ static void start_pending(void);
 static void job_done(io_job_t *j)
 {
     tag_plan_finish(j->plan, j->status, wake, NULL);
+    if (j->done) j->done(j->done_ud, j->status);
+    /* TSEARCH waits for TPUT/TTRUNCATE plans (their blobs are indexed when they finish) */
+    if (j->reply == R_SIZE && tag_writes_in_flight() == 0) search_on_writes_settled();
     if (j->c && !j->seg) {
         reply_job(j);
     } else if (j->c) {
@@ -110,6 +117,7 @@ static void after_cb(uv_work_t *req, int status)
     if (status < 0 && j->status == 0) j->status = status;
     job_done(j);
     start_pending();
+    aof_try_fork(); /* a rewrite that waited for writes in flight */
     block_handle_ready();
 }
 
@@ -119,9 +127,10 @@ static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
     j->plan = plan;
     j->c = c;
     inflight++;
-    /* Without a loop (unit tests), and inside EXEC, where the transaction's replies must stay
-     * in order and nothing may interleave, the plan runs here on the loop thread. */
-    if (!srv.loop || (c && (c->flags & CLIENT_MULTI))) {
+    /* Without a loop (unit tests), while loading the append-only file, and inside EXEC, where
+     * the transaction's replies must stay in order and nothing may interleave, the plan runs
+     * here on the loop thread. */
+    if (!srv.loop || srv.loading || (c && (c->flags & CLIENT_MULTI))) {
         j->status = tag_plan_run(plan);
         job_done(j);
         start_pending();
@@ -147,6 +156,15 @@ static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
 static void start_pending(void)
 {
     for (tag_plan_t *p; (p = tag_pending_pop());) submit(p, NULL, xcalloc(1, sizeof(io_job_t)));
+}
+
+void tag_run_plan(tag_plan_t *plan, void (*done)(void *ud, int status), void *ud)
+{
+    io_job_t *j = xcalloc(1, sizeof(*j));
+    j->reply = R_NONE;
+    j->done = done;
+    j->done_ud = ud;
+    submit(plan, NULL, j);
 }
 
 /* ---- setup ---- */
@@ -273,6 +291,17 @@ static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_
     start_pending(); /* a TPUT with a new score may have queued a move */
 }
 
+/* While an append-only-file rewrite waits for file-tier writes to drain before it forks,
+ * new writes wait too (so the drain ends). Returns 1 if c now waits. */
+static int wait_for_fork(client_t *c)
+{
+    char name[64];
+    size_t n = aof_fork_waitname(name);
+    if (!n || (c->flags & CLIENT_MULTI)) return 0;
+    block_on_name(c, name, n);
+    return 1;
+}
+
 /* ---- commands ---- */
 
 static void tput_cmd(client_t *c)
@@ -288,7 +317,7 @@ static void tput_cmd(client_t *c)
     if (offset_or_reply(c, &c->argv[3], "offset", &off) < 0) return;
     if (has_score && score_or_reply(c, &c->argv[5], &score) < 0) return;
     tag_obj_t *t = tag_at(c, key, &err), *fresh = NULL;
-    if (err) return;
+    if (err || wait_for_fork(c)) return;
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
     int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
@@ -393,7 +422,7 @@ static void ttruncate_cmd(client_t *c)
     int err;
     if (offset_or_reply(c, &c->argv[3], "size", &size) < 0) return;
     tag_obj_t *t = tag_at(c, key, &err), *fresh = NULL;
-    if (err) return;
+    if (err || wait_for_fork(c)) return;
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
     int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
@@ -451,6 +480,30 @@ static void reorg_cmd(client_t *c)
     }
     int tier = info.tier >= 0 ? info.tier : tier_set_pick(&tiers, score);
     reply_bulk_cstr(c, tier_name(tiers.t[tier]));
+}
+
+/* TMETA tag blob ctime mtime atime reads writes: restores a blob's times and counters (the
+ * append-only file's rewrite writes it after a blob's bytes). OK, or nil for a missing blob. */
+static void tmeta_cmd(client_t *c)
+{
+    long long v[5];
+    int err;
+    for (int i = 0; i < 5; i++) {
+        if (arg_ll_or_reply(c, &c->argv[3 + i], &v[i], NULL) < 0) return;
+        if (v[i] < 0) {
+            reply_error(c, i < 3 ? "ERR time is negative" : "ERR counter is negative");
+            return;
+        }
+    }
+    tag_obj_t *t = tag_at(c, &c->argv[1], &err);
+    if (err) return;
+    if (!t || tag_set_meta(t, c->argv[2].ptr, c->argv[2].len, v[0], v[1], v[2], (uint64_t)v[3],
+                           (uint64_t)v[4]) != TAG_OK) {
+        reply_null(c);
+        return;
+    }
+    changed(c, &c->argv[1], "tmeta");
+    reply_ok(c);
 }
 
 static void tinfo_cmd(client_t *c)
@@ -705,10 +758,19 @@ command_t cmds_tag[] = {
     TAGCMD("reorg", reorg_cmd, 4, W, 1, 1,
            "Sets the score of a blob and moves it to the tier placement picks."),
     TAGCMD("tinfo", tinfo_cmd, 3, R | CMD_FAST, 1, 1, "Returns the metadata of a blob."),
+    TAGCMD("tmeta", tmeta_cmd, 8, W | CMD_FAST, 1, 1,
+           "Sets the times and counters of a blob (as the append-only file restores them)."),
     TAGCMD("tlist", tlist_cmd, 2, R, 1, 1, "Returns the names of every blob of a tag."),
     TAGCMD("tscan", tscan_cmd, -3, R, 1, 1, "Incrementally lists the blobs of a tag."),
     TAGCMD("tlen", tlen_cmd, 2, R | CMD_FAST, 1, 1, "Returns the number of blobs of a tag."),
     TAGCMD("tiers", tiers_cmd, 1, R | CMD_LOADING | CMD_STALE, 0, 0,
            "Returns the tiers with their capacity and use."),
+    /* search (server/cmd_search.c): no keys, nothing to wait on per blob */
+    {.name = "tquery", .proc = tquery_cmd, .arity = -3, .flags = R, .group = "tag",
+     .since = "0.1.0", .summary = "Lists tag names, or blob names by tag and time, matching regexes.",
+     .complexity = "O(log N + M) with M the names under the patterns' literal prefixes"},
+    {.name = "tsearch", .proc = tsearch_cmd, .arity = -2, .flags = R, .group = "tag",
+     .since = "0.1.0", .summary = "Ranks blobs by keyword relevance of their contents (BM25).",
+     .complexity = "O(P + M log K) with P the postings of the query terms"},
     {NULL},
 };

@@ -14,6 +14,11 @@ int tag_commands_init(char *err, size_t errlen);
 void tag_commands_deinit(void);
 /* Periodic work (server cron): the organizer's step when enabled, and queued moves. */
 void tag_cron(long long now_ms);
+/* Runs a plan storage handed out (a read for the search index) off the loop thread like the
+ * commands' own (inline without a loop); done(ud, status) is called on the loop thread after
+ * tag_plan_finish, status 0 or -errno. */
+struct tag_plan;
+void tag_run_plan(struct tag_plan *plan, void (*done)(void *ud, int status), void *ud);
 /* INFO's "# Tiers" section. */
 void tag_info_tiers(buf_t *b);
 /* DEBUG TIER-DELAY: every file-tier read and write of tier `name` sleeps us first. Returns -1

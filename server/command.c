@@ -9,7 +9,9 @@
 #include "common/buf.h"
 #include "common/dict.h"
 #include "common/util.h"
+#include "server/aof.h"
 #include "server/block.h"
+#include "server/evict.h"
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -46,7 +48,7 @@ static command_t *const groups[] = {cmds_connection, cmds_server, cmds_keys, cmd
                                     cmds_hash,       cmds_zset,   cmds_list, cmds_set,
                                     cmds_multi,      cmds_pubsub, cmds_introspect,
                                     cmds_bits,       cmds_tag,    cmds_blist,
-                                    cmds_sort};
+                                    cmds_sort,       cmds_aof};
 
 static void name_sub(command_t *parent)
 {
@@ -168,6 +170,7 @@ static const command_t *resolve(client_t *c)
         reply_error(c, "NOAUTH Authentication required.");
         return NULL;
     }
+    if (evict_reject_or_reply(c, cmd)) return NULL;
     if (pubsub_reject_or_reply(c, cmd)) return NULL;
     return cmd;
 }
@@ -182,7 +185,11 @@ void command_call(client_t *c)
     uint32_t in_call = c->flags & CLIENT_IN_CALL;
     c->flags |= CLIENT_IN_CALL;
     introspect_before_call(c);
+    long long dirty = srv.dirty;
     cmd->proc(c);
+    /* a write that changed something is logged (as argv, or what the command put instead) */
+    if ((cmd->flags & CMD_WRITE) && srv.dirty != dirty) aof_propagate(c, c->dbid, c->argc, c->argv);
+    else aof_replace_argv_drop();
     c->flags = (c->flags & ~(uint32_t)CLIENT_IN_CALL) | in_call;
     db_now_ms = saved_now;
     long long us = time_us() - t0;
@@ -205,6 +212,8 @@ int command_dispatch(client_t *c)
     }
     if (multi_should_queue(c, cmd)) {
         multi_queue(c);
+    } else if ((cmd->flags & CMD_WRITE) && aof_write_failing()) {
+        reply_error(c, aof_write_error_msg());
     } else if (introspect_paused(cmd)) {
         block_postpone(c);
     } else {

@@ -62,7 +62,7 @@ typedef struct command {
 
 /* The tables, one per group (each in server/cmd_<group>.c). */
 extern command_t cmds_connection[], cmds_server[], cmds_keys[], cmds_string[], cmds_hash[],
-    cmds_zset[], cmds_list[], cmds_set[], cmds_multi[], cmds_pubsub[], cmds_introspect[], cmds_bits[], cmds_tag[], cmds_blist[], cmds_sort[];
+    cmds_zset[], cmds_list[], cmds_set[], cmds_multi[], cmds_pubsub[], cmds_introspect[], cmds_bits[], cmds_tag[], cmds_blist[], cmds_sort[], cmds_aof[];
 
 /* Builds the lookup table; call once at start. */
 void command_table_init(void);

@@ -8,6 +8,7 @@
 #include "common/buf.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/aof.h"
 #include "server/net.h"
 #include "server/server.h"
 
@@ -55,6 +56,7 @@ static void stop_server(const char *why)
     uv_timer_stop(&cron_timer);
     uv_signal_stop(&sig_term);
     uv_signal_stop(&sig_int);
+    aof_shutdown();
     net_stop();
     uv_stop(&loop);
 }
@@ -79,9 +81,15 @@ static void raise_fd_limit(void)
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return;
     rlim_t cur = want < rl.rlim_max ? want : rl.rlim_max;
     rl.rlim_cur = cur;
-    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || cur < want)
-        log_warning("Could raise the open files limit only to %lu (maxclients %d needs %lu)",
-                    (unsigned long)cur, srv.cfg.maxclients, (unsigned long)want);
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) cur = rl.rlim_cur;
+    if (cur >= want) return;
+    /* as Redis: fewer clients, so that the last ones get "max number of clients reached"
+     * instead of a failed accept */
+    int fit = cur > 32 + 1 ? (int)(cur - 32) : 1;
+    log_warning("Could raise the open files limit only to %lu (maxclients %d needs %lu): "
+                "maxclients has been reduced to %d to compensate for the low ulimit",
+                (unsigned long)cur, srv.cfg.maxclients, (unsigned long)want, fit);
+    srv.cfg.maxclients = fit;
 }
 
 /* Forks into the background as redis-server does: the parent exits, the child gets a new
@@ -108,9 +116,6 @@ static int daemonize(void)
 /* Settings that are accepted (so redis.conf habits carry over) but do nothing yet. */
 static void warn_unimplemented(void)
 {
-    if (srv.cfg.appendonly)
-        log_warning("appendonly is set but the append-only file is not implemented yet: "
-                    "data lives in memory only and is lost on restart");
     if (srv.cfg.io_threads > 1)
         log_warning("io-threads %d: I/O threads are not implemented yet, the loop thread "
                     "does all the work",
@@ -174,6 +179,7 @@ int main(int argc, char **argv)
         return 1;
     }
     log_notice("cte-server %s starting, pid=%d", CTE_VERSION, (int)getpid());
+    if (aof_load() < 0 || aof_open() < 0) return 1;
     if (net_start() < 0) {
         log_warning("Failed listening on the configured addresses, exiting.");
         return 1;

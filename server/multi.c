@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/dict.h"
 #include "server/clientmap.h"
+#include "server/aof.h"
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -181,6 +182,13 @@ int multi_should_queue(const client_t *c, const command_t *cmd)
     return 1;
 }
 
+uint32_t multi_queued_flags(const client_t *c)
+{
+    uint32_t flags = 0;
+    for (int i = 0; c->tx && i < c->tx->nq; i++) flags |= c->tx->q[i].cmd->flags;
+    return flags;
+}
+
 void multi_flag_error(client_t *c)
 {
     if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
@@ -285,12 +293,14 @@ static void exec_cmd(client_t *c)
     int argc = c->argc;
     resp_arg_t *argv = c->argv;
     reply_array(c, tx->nq);
+    aof_exec_begin(); /* the writes are logged between MULTI and EXEC */
     for (int i = 0; i < tx->nq; i++) {
         c->argc = tx->q[i].argc;
         c->argv = tx->q[i].argv;
         c->cmd = tx->q[i].cmd;
         command_call(c);
     }
+    aof_exec_end();
     c->cmd = exec;
     c->argc = argc;
     c->argv = argv;

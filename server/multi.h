@@ -19,6 +19,8 @@ int multi_should_queue(const client_t *c, const command_t *cmd);
 /* Queues c's current command (c->cmd, c->argv) and replies +QUEUED, or replies an error and
  * flags the transaction when cmd is not allowed in MULTI. */
 void multi_queue(client_t *c);
+/* The command flags (CMD_*) of every command c queued, or-ed; 0 outside MULTI. */
+uint32_t multi_queued_flags(const client_t *c);
 /* Marks c's transaction as failed because a command was rejected while queueing. */
 void multi_flag_error(client_t *c);
 /* Drops c's transaction and watched keys (RESET, disconnect). */

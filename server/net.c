@@ -12,6 +12,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/aof.h"
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -123,12 +124,14 @@ static size_t pending_bytes(conn_t *conn)
     return conn->c->out.len + conn->inflight.len - conn->inflight_off;
 }
 
-/* Client output buffer limits (the normal class): 1 if c must be dropped. */
+/* Client output buffer limits of c's class (pubsub while subscribed, else normal, as Redis's
+ * getClientType): 1 if c must be dropped. */
 static int over_output_limit(client_t *c, size_t pending)
 {
-    const config_t *cfg = &srv.cfg;
-    unsigned long long hard = (unsigned long long)cfg->client_obuf_limits[CONFIG_CLIENT_NORMAL].hard_bytes,
-                       soft = (unsigned long long)cfg->client_obuf_limits[CONFIG_CLIENT_NORMAL].soft_bytes;
+    int klass = (c->flags & CLIENT_PUBSUB) ? CONFIG_CLIENT_PUBSUB : CONFIG_CLIENT_NORMAL;
+    const config_obuf_limit_t *lim = &srv.cfg.client_obuf_limits[klass];
+    unsigned long long hard = (unsigned long long)lim->hard_bytes,
+                       soft = (unsigned long long)lim->soft_bytes;
     if (hard && pending > hard) return 1;
     if (!soft || pending <= soft) {
         c->out_soft_since_ms = 0;
@@ -136,8 +139,19 @@ static int over_output_limit(client_t *c, size_t pending)
     }
     long long now = time_ms();
     if (!c->out_soft_since_ms) c->out_soft_since_ms = (uint64_t)now;
-    return now - (long long)c->out_soft_since_ms >
-           cfg->client_obuf_limits[CONFIG_CLIENT_NORMAL].soft_seconds * 1000;
+    return now - (long long)c->out_soft_since_ms > lim->soft_seconds * 1000;
+}
+
+/* Closes c when its pending output is past its limits; returns 1 then. */
+static int enforce_output_limit(conn_t *conn)
+{
+    client_t *c = conn->c;
+    if (!over_output_limit(c, pending_bytes(conn))) return 0;
+    srv.stat.client_outbuf_limit_disconnections++;
+    log_notice("Client id=%llu scheduled to be closed ASAP for overcoming of output buffer limits.",
+               (unsigned long long)c->id);
+    conn_close(c);
+    return 1;
 }
 
 static void on_written(uv_write_t *req, int status);
@@ -145,8 +159,13 @@ static void on_written(uv_write_t *req, int status);
 static void conn_flush(conn_t *conn)
 {
     client_t *c = conn->c;
-    if (conn->closing || conn->writing) return;
+    if (conn->closing) return;
+    if (conn->writing) { /* replies pile up in out behind the write in flight */
+        enforce_output_limit(conn);
+        return;
+    }
     if (c->out.len) {
+        aof_flush(); /* a write callback may flush replies before the loop's own flush */
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)c->out.len);
         int n = uv_try_write(&conn->h.stream, &b, 1);
         if (n == UV_EAGAIN) n = 0;
@@ -164,14 +183,7 @@ static void conn_flush(conn_t *conn)
             buf_clear(&c->out);
             conn->inflight = rest;
             conn->inflight_off = (size_t)n;
-            if (over_output_limit(c, pending_bytes(conn))) {
-                srv.stat.client_outbuf_limit_disconnections++;
-                log_notice("Client id=%llu scheduled to be closed ASAP for overcoming of output "
-                           "buffer limits.",
-                           (unsigned long long)c->id);
-                conn_close(c);
-                return;
-            }
+            if (enforce_output_limit(conn)) return;
             uv_buf_t wb = uv_buf_init(conn->inflight.data + conn->inflight_off,
                                       (unsigned)(conn->inflight.len - conn->inflight_off));
             conn->writing = 1;
@@ -212,6 +224,7 @@ static void conn_want_write(client_t *c)
 
 void net_flush_pending(void)
 {
+    aof_flush(); /* appendfsync always: replies leave only once their writes are on disk */
     while (srv.pending_write) {
         client_t *c = srv.pending_write;
         srv.pending_write = c->pw_next;
@@ -226,6 +239,9 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
     conn_t *conn = h->data;
     client_t *c = conn->c;
     size_t want = READ_CHUNK, need = resp_parser_need(&c->parser);
+    /* a client past client-query-buffer-limit is dropped: reserve no more than that for it */
+    size_t limit = (size_t)srv.cfg.client_query_buffer_limit + 1;
+    if (need > limit) need = limit;
     if (need > c->qbuf.len && need - c->qbuf.len > want) want = need - c->qbuf.len;
     if (c->qbuf.cap - c->qbuf.len < want + 1 && buf_try_reserve(&c->qbuf, want) < 0) {
         *b = uv_buf_init(NULL, 0);

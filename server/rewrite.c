@@ -2,10 +2,10 @@
  *
  * Each key becomes the fewest commands that rebuild it, as Redis's AOF rewrite writes them:
  * SET for strings, RPUSH/SADD/HSET/ZADD in batches of REWRITE_BATCH elements for containers,
- * one TPUT per blob (bytes from file tiers are read here, on the loop thread: this runs for
- * DEBUG RELOAD, which stops the server as Redis's does), then PEXPIREAT for a TTL. Keys already
- * expired are left out. Replay feeds the stream to a socketless client whose replies are
- * dropped. */
+ * TPUTs per blob (bytes from file tiers are read synchronously: in the forked child of an AOF
+ * rewrite, or on the loop thread for SAVE and DEBUG RELOAD, which stop the server as Redis's
+ * do) and TMETA for its times and counters, then PEXPIREAT for a TTL. Keys already
+ * expired are left out. server/aof.c writes the stream to a file and replays it. */
 #include "server/rewrite.h"
 
 #include "common/alloc.h"
@@ -23,6 +23,8 @@
 #include <string.h>
 
 #define REWRITE_BATCH 64
+#define REWRITE_FLUSH (4u << 20)    /* bytes collected before the sink gets them */
+#define REWRITE_BLOB_CHUNK (8u << 20) /* blob bytes per TPUT */
 
 /* One command under construction: its arguments are appended, then the header is put in
  * front when the command is closed. */
@@ -31,7 +33,19 @@ typedef struct cmdbuf {
     size_t start; /* where the command begins in out */
     buf_t args;
     int argc;
+    rewrite_sink_fn *sink; /* NULL: everything stays in out */
+    void *ud;
+    int failed; /* the sink failed: stop */
 } cmdbuf_t;
+
+/* Hands what out holds to the sink once it is past REWRITE_FLUSH bytes (or always with
+ * force). */
+static void drain(cmdbuf_t *cb, int force)
+{
+    if (!cb->sink || cb->failed || (!force && cb->out->len < REWRITE_FLUSH)) return;
+    if (cb->sink(cb->ud, cb->out->data, cb->out->len) < 0) cb->failed = 1;
+    buf_clear(cb->out);
+}
 
 static void arg(cmdbuf_t *cb, const void *p, size_t len)
 {
@@ -156,6 +170,34 @@ struct tag_ctx {
     long long skipped;
 };
 
+/* One TPUT of blob bytes [off, off+len) (read without counting an access), or 0 after
+ * counting the blob as left out. */
+static int rewrite_blob_chunk(struct tag_ctx *x, blob_t *b, const char *name, size_t nlen,
+                              uint64_t off, uint64_t len, double score)
+{
+    char *data = try_malloc(len ? len : 1);
+    tag_plan_t *plan = NULL;
+    int rc = data ? blob_peek(b, off, len, data, &plan) : TAG_OOM;
+    if (rc == TAG_PENDING) rc = tag_plan_run(plan) < 0 ? TAG_OOM : TAG_OK;
+    if (plan) tag_plan_finish(plan, 0, NULL, NULL);
+    if (rc != TAG_OK) { /* busy with a write, or no memory: left out, and counted */
+        xfree(data);
+        x->skipped++;
+        return 0;
+    }
+    cmd_open(x->cb, "TPUT", x->kv);
+    arg(x->cb, name, nlen);
+    arg_ll(x->cb, (long long)off);
+    arg(x->cb, data, len);
+    arg_double(x->cb, score);
+    cmd_close(x->cb);
+    xfree(data);
+    drain(x->cb, 0);
+    return 1;
+}
+
+/* A blob: its bytes in TPUTs of at most REWRITE_BLOB_CHUNK (so no buffer holds a whole big
+ * blob), then TMETA with its times and counters. */
 static void rewrite_blob(void *ud, blob_t *b)
 {
     struct tag_ctx *x = ud;
@@ -163,24 +205,20 @@ static void rewrite_blob(void *ud, blob_t *b)
     const char *name = blob_name(b, &nlen);
     blob_info_t info;
     blob_get_info(b, &info);
-    char *data;
-    uint64_t len;
-    tag_plan_t *plan;
-    int rc = tag_get(x->t, name, nlen, 0, UINT64_MAX, info.atime, &data, &len, &plan);
-    if (rc == TAG_PENDING) rc = tag_plan_run(plan) < 0 ? TAG_OOM : TAG_OK;
-    if (plan) tag_plan_finish(plan, 0, NULL, NULL);
-    if (rc != TAG_OK) { /* busy with a write, or no memory: left out, and counted */
-        xfree(data);
-        x->skipped++;
-        return;
-    }
-    cmd_open(x->cb, "TPUT", x->kv);
+    uint64_t off = 0;
+    do {
+        uint64_t n = info.size - off < REWRITE_BLOB_CHUNK ? info.size - off : REWRITE_BLOB_CHUNK;
+        if (!rewrite_blob_chunk(x, b, name, nlen, off, n, info.score)) return;
+        off += n;
+    } while (off < info.size && !x->cb->failed);
+    cmd_open(x->cb, "TMETA", x->kv);
     arg(x->cb, name, nlen);
-    arg_ll(x->cb, 0);
-    arg(x->cb, data, len);
-    arg_double(x->cb, info.score);
+    arg_ll(x->cb, info.ctime);
+    arg_ll(x->cb, info.mtime);
+    arg_ll(x->cb, info.atime);
+    arg_ll(x->cb, (long long)info.reads);
+    arg_ll(x->cb, (long long)info.writes);
     cmd_close(x->cb);
-    xfree(data);
 }
 
 static long long rewrite_tag(cmdbuf_t *cb, const kv_t *kv)
@@ -219,11 +257,12 @@ static void rewrite_key(void *ud, kv_t *kv)
         arg_ll(cb, when);
         cmd_close(cb);
     }
+    drain(cb, 0);
 }
 
-long long rewrite_dataset(buf_t *out)
+long long rewrite_dataset(buf_t *out, rewrite_sink_fn *sink, void *ud)
 {
-    cmdbuf_t cb = {out, 0, {0}, 0};
+    cmdbuf_t cb = {out, 0, {0}, 0, sink, ud, 0};
     buf_init(&cb.args);
     long long skipped = 0;
     for (int i = 0; i < srv.ndb; i++) {
@@ -235,22 +274,11 @@ long long rewrite_dataset(buf_t *out)
         struct db_ctx x = {&cb, db, time_ms(), 0};
         dict_iter_t it;
         dict_iter_init(&it, &db->keys, 1);
-        for (dict_node_t *n; (n = dict_iter_next(&it));) rewrite_key(&x, (kv_t *)n);
+        for (dict_node_t *n; !cb.failed && (n = dict_iter_next(&it));) rewrite_key(&x, (kv_t *)n);
         dict_iter_deinit(&it);
         skipped += x.skipped;
     }
+    drain(&cb, 1);
     buf_deinit(&cb.args);
-    return skipped;
-}
-
-int rewrite_replay(const char *p, size_t len)
-{
-    client_t *c = client_new(NULL, NULL, -1);
-    c->flags |= CLIENT_FAKE | CLIENT_AUTHENTICATED;
-    uint64_t errors = srv.stat.total_error_replies;
-    srv.loading = 1;
-    int rc = client_feed(c, p, len);
-    srv.loading = 0;
-    client_free(c);
-    return rc < 0 || srv.stat.total_error_replies != errors ? -1 : 0;
+    return cb.failed ? -1 : skipped;
 }

@@ -9,8 +9,11 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/aof.h"
 #include "server/block.h"
+#include "server/cmd_search.h"
 #include "server/cmd_tag.h"
+#include "server/evict.h"
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -85,6 +88,7 @@ void server_apply_config(void)
 /* Storage deletes expired keys on its own: count them and report them as changes. */
 static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
 {
+    aof_propagate_del(db->id, kv_key(kv), kv_keylen(kv));
     if (reason == DB_DEL_EXPIRED) {
         srv.stat.expired_keys++;
         server_key_changed(NULL, db, kv_key(kv), kv_keylen(kv), NOTIFY_EXPIRED, "expired");
@@ -97,13 +101,21 @@ static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
 static void on_config_change(const char *name, void *ud)
 {
     server_apply_config();
+    if (!strcmp(name, "appendonly")) {
+        char err[256];
+        if (aof_config_changed(err, sizeof(err)) < 0) log_warning("%s", err);
+    }
 }
 
 void server_init(void)
 {
-    uint8_t seed[16];
-    random_bytes(seed, sizeof(seed));
-    dict_set_seed(seed);
+    static int seeded; /* once per process: the command table is hashed with it */
+    if (!seeded) {
+        uint8_t seed[16];
+        random_bytes(seed, sizeof(seed));
+        dict_set_seed(seed);
+        seeded = 1;
+    }
     uint8_t id[20];
     random_bytes(id, sizeof(id));
     for (int i = 0; i < 20; i++) snprintf(srv.run_id + 2 * i, 3, "%02x", id[i]);
@@ -120,6 +132,7 @@ void server_init(void)
     server_apply_config();
     srv.init_error[0] = '\0';
     tag_commands_init(srv.init_error, sizeof(srv.init_error));
+    search_commands_init();
 }
 
 void server_deinit(void)
@@ -127,7 +140,9 @@ void server_deinit(void)
     while (srv.clients) client_free(srv.clients);
     for (int i = 0; i < srv.ndb; i++) db_deinit(&srv.db[i]);
     tag_commands_deinit();
+    search_commands_deinit();
     multi_deinit();
+    evict_deinit();
     pubsub_deinit();
     block_deinit();
     introspect_deinit();
@@ -145,6 +160,7 @@ void server_key_changed(client_t *c, db_t *db, const char *key, size_t len, int 
     srv.dirty++;
     multi_touch_key(db, key, len);
     block_signal_key(db, key, len);
+    search_on_key_event(db, key, len, klass, event);
     notify_keyspace_event(klass, event, key, len, db->id);
 }
 
@@ -191,6 +207,9 @@ void server_cron(void)
     block_check_timeouts(now);
     introspect_pause_check(now);
     tag_cron(now);
+    search_commands_cron();
+    aof_cron();
+    evict_cron();
     sample_ops(now);
 }
 

@@ -229,6 +229,25 @@ kv_t *db_random(db_t *db)
     return NULL;
 }
 
+int db_sample(db_t *db, int volatile_only, kv_t **out, long long *when, int n)
+{
+    dict_t *d = volatile_only ? &db->expires : &db->keys;
+    int got = 0;
+    for (; got < n; got++) {
+        dict_node_t *node = dict_random(d, rand_u64());
+        if (!node) break;
+        if (volatile_only) {
+            exp_node_t *e = (exp_node_t *)node;
+            out[got] = e->kv;
+            if (when) when[got] = e->when;
+        } else {
+            out[got] = (kv_t *)node;
+            if (when) when[got] = db_get_expire(db, out[got]);
+        }
+    }
+    return got;
+}
+
 struct scan_ctx {
     db_scan_fn *fn;
     void *ud;

@@ -104,6 +104,11 @@ uint64_t db_flush(db_t *db);
 void db_swap(db_t *a, db_t *b);
 /* A random live key, or NULL if none (expired keys met on the way are deleted). */
 kv_t *db_random(db_t *db);
+/* Picks up to n entries of db at random (dict_random; the same entry may come twice), from
+ * every key or, with volatile_only, from the keys with a TTL. Writes them to out and, when when
+ * is not NULL, their expiry times (absolute ms, -1 without TTL) to when; returns how many (0
+ * when there is no such key). Expired keys are not skipped. For eviction sampling. */
+int db_sample(db_t *db, int volatile_only, kv_t **out, long long *when, int n);
 /* One SCAN step over the keys (expired keys are not skipped here: the caller checks). */
 typedef void db_scan_fn(void *ud, kv_t *kv);
 uint64_t db_scan(db_t *db, uint64_t cursor, db_scan_fn *fn, void *ud);

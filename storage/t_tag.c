@@ -90,6 +90,14 @@ struct tag_plan {
     uint32_t nreuse;
 };
 
+/* Write plans handed out and not finished yet (tag_writes_in_flight). */
+static uint64_t writes_in_flight;
+
+uint64_t tag_writes_in_flight(void)
+{
+    return writes_in_flight;
+}
+
 /* Plans storage started on its own (demotions): the server drains them with tag_pending_pop. */
 static tag_plan_t *pending_head, *pending_tail;
 
@@ -709,6 +717,7 @@ static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
         return TAG_OK;
     }
     b->writing = 1;
+    writes_in_flight++;
     *plan = p;
     return TAG_PENDING;
 }
@@ -762,6 +771,20 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
     return TAG_OK;
 }
 
+int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, long long mtime,
+                 long long atime, uint64_t reads, uint64_t writes)
+{
+    blob_t *b = tag_blob(t, name, nlen);
+    if (!b) return TAG_MISSING;
+    b->ctime = ctime;
+    b->mtime = mtime;
+    b->atime = atime;
+    b->reads = reads;
+    b->writes = writes;
+    if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
+    return TAG_OK;
+}
+
 /* ---- reads ---- */
 
 int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
@@ -785,12 +808,12 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     return TAG_OK;
 }
 
-int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
-                  long long now, char *dst, tag_plan_t **plan)
+/* Copies [off, off+len) of b (within its size) into dst: RAM extents now, file extents through
+ * a read plan (TAG_PENDING, *plan set, holding the extents) or TAG_OK when none is needed.
+ * count_io: the bytes count in the tiers' read statistics. */
+static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
+                      tag_plan_t **plan)
 {
-    *plan = NULL;
-    blob_t *b = tag_blob(t, name, nlen);
-    assert(b && !b->writing && off + len <= (off >= b->size ? off : b->size));
     tag_plan_t *p = NULL;
     uint64_t pos = 0, done = 0;
     for (uint32_t i = 0; b->data && i < b->data->n && done < len; i++) {
@@ -807,18 +830,35 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
             if (!p) p = plan_new(PLAN_READ, b);
             plan_add(p, e, eoff, dst + done, n, SEG_READ);
         }
-        tier_count_io(tag_store.tiers, e->tier, 0, n);
+        if (count_io) tier_count_io(tag_store.tiers, e->tier, 0, n);
         done += n;
         pos += e->len;
     }
-    b->atime = now;
-    b->reads++;
     if (!p) return TAG_OK;
     p->hold = b->data;
     b->data->refs++;
     b->readers++;
     *plan = p;
     return TAG_PENDING;
+}
+
+int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
+                  long long now, char *dst, tag_plan_t **plan)
+{
+    *plan = NULL;
+    blob_t *b = tag_blob(t, name, nlen);
+    assert(b && !b->writing && off + len <= (off >= b->size ? off : b->size));
+    b->atime = now;
+    b->reads++;
+    return read_range(b, off, len, dst, 1, plan);
+}
+
+int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan)
+{
+    *plan = NULL;
+    if (b->writing) return TAG_BUSY;
+    assert(off <= b->size && len <= b->size - off);
+    return read_range(b, off, len, dst, 0, plan);
 }
 
 int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
@@ -922,6 +962,7 @@ void tag_plan_finish(tag_plan_t *p, int status,
     case PLAN_READ: b->readers--; break;
     case PLAN_WRITE:
         b->writing = 0;
+        writes_in_flight--;
         if (b->tag && tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, b->tag, b, 0);
         if (b->retarget) retarget(b);
         break;
@@ -1020,7 +1061,7 @@ static void iter_one(void *ud, dict_node_t *n)
 void tag_foreach(tag_obj_t *t, tag_blob_fn *fn, void *ud)
 {
     dict_iter_t it;
-    dict_iter_init(&it, &t->blobs, 0);
+    dict_iter_init(&it, &t->blobs, 1); /* safe: fn may look blobs up (a lookup rehashes) */
     for (dict_node_t *n; (n = dict_iter_next(&it));) fn(ud, (blob_t *)n);
     dict_iter_deinit(&it);
 }
@@ -1037,6 +1078,7 @@ static void tag_free_obj(obj_t *o)
 {
     tag_obj_t *t = (tag_obj_t *)o;
     dict_clear(&t->blobs, NULL);
+    if (tag_store.on_tag_free) tag_store.on_tag_free(tag_store.ud, t);
     xfree(t);
 }
 

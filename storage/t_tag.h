@@ -50,6 +50,9 @@ typedef struct tag_store {
     uint64_t max_blob_size;
     /* told about blob changes (search index, notifications): may be NULL */
     void (*on_blob_change)(void *ud, const tag_obj_t *tag, const blob_t *b, int deleted);
+    /* told that a tag object is being freed, after its blobs were reported deleted: may be
+     * NULL */
+    void (*on_tag_free)(void *ud, const tag_obj_t *tag);
     void *ud;
 } tag_store_t;
 
@@ -95,6 +98,12 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
                      uint64_t count, uint64_t *len, int *needs_io);
 int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
                   long long now, char *dst, tag_plan_t **plan);
+/* Reads [off, off+len) of b (within its size) into dst without counting an access (atime,
+ * reads and tier counters stay as they are): for the search index, which reads what it
+ * indexes. RAM extents are copied now (TAG_OK); file extents come back as a read *plan
+ * (TAG_PENDING) that the caller runs and finishes like any other. Returns TAG_BUSY (nothing
+ * done) while a write plan is in flight. */
+int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan);
 /* TTRUNCATE: sets the size (zeros when growing), creating the blob if missing. */
 int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
                  tag_plan_t **plan);
@@ -112,6 +121,15 @@ int tag_blob_busy(tag_obj_t *t, const char *name, size_t nlen, int for_write);
  * written into buf (>= 32 bytes). */
 size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf);
 size_t tag_space_waitname(char *buf);
+
+/* Write plans (TPUT, TTRUNCATE) handed out whose tag_plan_finish has not run yet. While it
+ * is 0 every blob's bytes on file tiers are what its metadata says (a snapshot can read them). */
+uint64_t tag_writes_in_flight(void);
+
+/* Sets a blob's times (Unix ms) and counters, as the append-only file restores them. Returns
+ * TAG_OK or TAG_MISSING. */
+int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, long long mtime,
+                 long long atime, uint64_t reads, uint64_t writes);
 
 /* The tier a move plan writes to (REORG's reply), -1 for other plans. */
 int tag_plan_dest_tier(const tag_plan_t *p);
@@ -136,7 +154,8 @@ double tag_access_score(uint64_t accesses, long long idle_ms, double half_life_s
  * tag_pending_pop. Returns the number of moves started. */
 int tag_organize_step(long long now, int budget, double half_life_s);
 
-/* Iteration over blob names (TLIST), and a scan step (TSCAN) with dict cursor semantics. */
+/* Iteration over blob names (TLIST, rewrite: fn may read blobs, which pauses rehashing for
+ * the iteration), and a scan step (TSCAN) with dict cursor semantics. */
 typedef void tag_blob_fn(void *ud, blob_t *b);
 void tag_foreach(tag_obj_t *t, tag_blob_fn *fn, void *ud);
 uint64_t tag_scan(tag_obj_t *t, uint64_t cursor, tag_blob_fn *fn, void *ud);

@@ -385,10 +385,16 @@ struct tier {
     double score;
     uint64_t capacity;
     uint64_t used;
+    uint64_t mem; /* TIER_RAM: usable size of every live block (what used_memory counts) */
     tier_stats_t stats;
     _Atomic uint64_t delay_us;
     falloc_t fa; /* TIER_FILE */
     dict_t ram;  /* TIER_RAM: live blocks */
+    /* TIER_FILE while frees are held (tier_set_hold_frees): runs freed but not yet reusable,
+     * as (start, nblk) pairs; still counted in used */
+    uint64_t *held;
+    size_t nheld, held_cap;
+    int hold;
 };
 
 static const void *ram_key(const dict_node_t *n, size_t *len)
@@ -458,6 +464,7 @@ static void tier_destroy(tier_t *t)
         if (t->fd >= 0) close(t->fd);
         if (t->file) unlink(t->file);
         falloc_deinit(&t->fa);
+        xfree(t->held);
     } else {
         dict_clear(&t->ram, NULL);
     }
@@ -626,6 +633,11 @@ uint64_t tier_used(const tier_t *t)
     return t->used;
 }
 
+uint64_t tier_mem(const tier_t *t)
+{
+    return t->kind == TIER_RAM ? t->mem : 0;
+}
+
 uint64_t tier_free(const tier_t *t)
 {
     return t->capacity - t->used;
@@ -655,6 +667,7 @@ static int ram_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max
     if (!mem) return -ENOSPC;
     ram_track(t, mem, len);
     t->used += len;
+    t->mem += alloc_size(mem);
     out[0] = (tier_extent_t){.tier = (uint8_t)i, .len = len, .at.mem = mem};
     return 1;
 }
@@ -695,19 +708,47 @@ static uint64_t first_block(const tier_t *t, const tier_extent_t *e)
     return e->at.off / BLOCK;
 }
 
+/* Frees a run of file blocks, or keeps it aside while frees are held. */
+static void release_blocks(tier_t *t, uint64_t start, uint64_t nblk)
+{
+    if (!nblk) return;
+    if (t->hold) {
+        if (t->nheld + 2 > t->held_cap) {
+            t->held_cap = t->held_cap ? 2 * t->held_cap : 64;
+            t->held = xrealloc(t->held, t->held_cap * sizeof(*t->held));
+        }
+        t->held[t->nheld++] = start;
+        t->held[t->nheld++] = nblk;
+        return;
+    }
+    release(&t->fa, start, nblk);
+    t->used -= nblk * BLOCK;
+}
+
+void tier_set_hold_frees(tier_set_t *set, int on)
+{
+    for (int i = 0; i < set->n; i++) {
+        tier_t *t = set->t[i];
+        if (t->kind != TIER_FILE) continue;
+        t->hold = on;
+        if (on) continue;
+        for (size_t j = 0; j < t->nheld; j += 2) release_blocks(t, t->held[j], t->held[j + 1]);
+        t->nheld = 0;
+    }
+}
+
 void tier_free_extent(tier_set_t *set, const tier_extent_t *e)
 {
     tier_t *t = tier_at(set, e->tier);
     if (t->kind == TIER_FILE) {
-        uint64_t nblk = blocks_of(e->len);
-        if (nblk) release(&t->fa, first_block(t, e), nblk);
-        t->used -= nblk * BLOCK;
+        release_blocks(t, first_block(t, e), blocks_of(e->len));
         return;
     }
     dict_node_t *n = dict_unlink(&t->ram, &e->at.mem, sizeof(e->at.mem), ram_hash(e->at.mem));
     ram_block_t *b = (ram_block_t *)n;
     assert(b != NULL && b->len == e->len);
     t->used -= b->len;
+    t->mem -= alloc_size(b->mem);
     xfree(b->mem);
     xfree(b);
     dict_try_shrink(&t->ram);
@@ -719,15 +760,16 @@ void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
     assert(new_len < e->len);
     if (t->kind == TIER_FILE) {
         uint64_t have = blocks_of(e->len), keep = blocks_of(new_len);
-        if (keep < have) release(&t->fa, first_block(t, e) + keep, have - keep);
-        t->used -= (have - keep) * BLOCK;
+        if (keep < have) release_blocks(t, first_block(t, e) + keep, have - keep);
         e->len = new_len;
         return;
     }
     ram_block_t *b = ram_find(t, e->at.mem);
     assert(b != NULL && b->len == e->len);
+    size_t before = alloc_size(b->mem);
     char *mem = try_realloc(b->mem, (size_t)new_len);
     if (mem) ram_moved(t, b, mem); /* a failed shrink keeps the larger block */
+    t->mem = t->mem - before + alloc_size(b->mem);
     t->used -= e->len - new_len;
     b->len = e->len = new_len;
     e->at.mem = b->mem;
@@ -754,9 +796,11 @@ int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
     if (extra > t->capacity - t->used || new_len > SIZE_MAX) return -ENOSPC;
     ram_block_t *b = ram_find(t, e->at.mem);
     assert(b != NULL && b->len == e->len);
+    size_t before = alloc_size(b->mem);
     char *mem = try_realloc(b->mem, (size_t)new_len);
     if (!mem) return -ENOSPC;
     ram_moved(t, b, mem);
+    t->mem = t->mem - before + alloc_size(mem);
     t->used += extra;
     b->len = e->len = new_len;
     e->at.mem = mem;

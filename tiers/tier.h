@@ -71,6 +71,9 @@ double tier_score(const tier_t *t);
 uint64_t tier_capacity(const tier_t *t);
 uint64_t tier_used(const tier_t *t);
 uint64_t tier_free(const tier_t *t);
+/* Process memory holding the tier's bytes: for RAM the allocator's usable size of every block
+ * (what alloc_used_memory counts for them, a little more than tier_used), 0 for a file tier. */
+uint64_t tier_mem(const tier_t *t);
 tier_stats_t *tier_stats(tier_t *t);
 
 /* The tier a blob of score s should live on when all have room: the fastest tier whose score
@@ -87,6 +90,10 @@ int tier_set_pick(const tier_set_t *set, double s);
 int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max);
 /* Returns an extent's space to its tier (the bytes are gone). Loop thread only. */
 void tier_free_extent(tier_set_t *set, const tier_extent_t *e);
+/* While on, space freed on file tiers is not handed out again (it stays counted as used):
+ * a forked child reading file extents of a snapshot (the append-only-file rewrite) must not
+ * see them reused. Turning it off frees what was held. Loop thread only. */
+void tier_set_hold_frees(tier_set_t *set, int on);
 /* Shrinks an extent to new_len (< e->len) from its end, returning the tail's space. RAM
  * extents may move (realloc): e->at.mem is updated. */
 void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len);

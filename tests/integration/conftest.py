@@ -364,17 +364,20 @@ class Server:
                     "--appendonly", "no"]
         return base + self.extra_args
 
-    def start(self, attempts=5):
+    def start(self, attempts=5, same_dir=False):
+        """Starts the server on a fresh temp dir, or with same_dir on the dir of its last run
+        (persistence tests: the restarted server finds its files)."""
         if not os.path.exists(self.binary):
             raise ServerStartError("%s binary not found: %s (build it first, or set "
                                    "CTE_SERVER)" % (self.name, self.binary))
         last = ""
         for _ in range(attempts):
-            self.tmpdir = tempfile.mkdtemp(prefix="cte-it-%s-" % self.kind)
+            if not (same_dir and self.tmpdir and os.path.isdir(self.tmpdir)):
+                self.tmpdir = tempfile.mkdtemp(prefix="cte-it-%s-" % self.kind)
             self.unixsocket = os.path.join(self.tmpdir, "s.sock")
             self.logpath = os.path.join(self.tmpdir, "server.log")
             self.port = free_port()
-            with open(self.logpath, "wb") as log:
+            with open(self.logpath, "ab" if same_dir else "wb") as log:
                 self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, cwd=self.tmpdir,
                                              env=self.env, preexec_fn=_die_with_parent)
@@ -389,7 +392,8 @@ class Server:
                 self.proc.wait()
             self.returncode = self.proc.returncode
             self.stopped_at = time.time()
-            self.cleanup()
+            if not same_dir:
+                self.cleanup()
             if "in use" not in last.lower() and "eaddrinuse" not in last.lower() \
                     and "another process" not in why:
                 break
@@ -494,6 +498,22 @@ class Server:
         if self.alive():
             self.stop(check=False)
         return self.start()
+
+    def kill9(self):
+        """SIGKILL, as a crash: the temp dir stays for a restart with same_dir."""
+        if self.alive():
+            self.proc.kill()
+        self.returncode = self.proc.wait()
+        self.stopped_at = time.time()
+
+    def restart_same_dir(self, stop=True):
+        """Stops the server (SIGTERM, checking a clean exit; stop=False: it already exited)
+        and starts it again on the same directory."""
+        if stop and self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.wait_exit()
+            assert rc == 0, "exit status %s\n%s" % (rc, self.log_text()[-LOG_TAIL:])
+        return self.start(same_dir=True)
 
 
 # CTE_SERVER=/usr/bin/redis-server runs the whole suite against Redis itself: the way to check

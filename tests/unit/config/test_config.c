@@ -546,9 +546,11 @@ Test(config, config_get_globs_are_case_insensitive)
 {
     seen_t s = {.n = 0};
     config_get(&cfg, "MAXMEMORY*", collect, &s);
-    cr_assert_eq(s.n, 2);
+    cr_assert_eq(s.n, 4);
     cr_assert(seen_has(&s, "maxmemory"));
     cr_assert(seen_has(&s, "maxmemory-policy"));
+    cr_assert(seen_has(&s, "maxmemory-samples"));
+    cr_assert(seen_has(&s, "maxmemory-eviction-tenacity"));
     s.n = 0;
     config_get(&cfg, "*-max-z?plist-*", collect, &s);
     cr_assert_eq(s.n, 5); /* hash and zset entries and value, list size */
@@ -625,6 +627,19 @@ Test(config, yaml_bad_values_name_the_line_key_value_and_expectation)
     cr_assert_eq(yaml("appendfilename: a/b\n"), -1);
     cr_assert_str_eq(err, "t.yaml:1: bad value for 'appendfilename': 'a/b' (appendfilename can't "
                           "be a path, just a filename)");
+}
+
+/* Found by tests/fuzz/fuzz_config (corpus/config/regress_multiline_error): a folded scalar
+ * with blank lines put line feeds into the message, which is documented as one line. */
+Test(config, load_errors_are_one_line_even_when_the_value_spans_lines)
+{
+    cr_assert_eq(yaml("client-output-buffer-limit: normal 0 0 fil\n\n\n 1mb\n"), -1);
+    cr_assert_str_eq(err, "t.yaml:1: bad value for 'client-output-buffer-limit': 'normal 0 0 fil "
+                          " 1mb' (Wrong number of arguments in buffer limit configuration.)");
+    cr_assert_eq(yaml("\"a\\r\\nb\": 1\n"), -1);
+    cr_assert_str_eq(err, "t.yaml:1: unknown key 'a  b'");
+    cr_assert_eq(args("--maxmemory", "1\nx", NULL), -1);
+    cr_assert(!strpbrk(err, "\r\n"), "%s", err);
 }
 
 Test(config, yaml_syntax_errors_name_the_line)
@@ -738,6 +753,11 @@ Test(config, yaml_tier_errors_name_the_line)
         {"tiers: []\n", "t.yaml:1: between 1 and 16 tiers are needed, not 0"},
         {"tiers:\n  - {name: 'a b', kind: ram, capacity: 1gb}\n",
          "t.yaml:2: tier name 'a b' must be letters, digits, '_', '-' or '.'"},
+        /* found by fuzz_config: such a path did not come back through CONFIG GET tiers */
+        {"tiers:\n  - {name: a, kind: file, capacity: 1gb, path: /tm 0.5}\n",
+         "t.yaml:2: path of tier 'a' must not hold spaces, ':' or control characters"},
+        {"tiers:\n  - {name: a, kind: file, capacity: 1gb, path: '/x:y'}\n",
+         "t.yaml:2: path of tier 'a' must not hold spaces, ':' or control characters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cr_assert_eq(yaml(cases[i].text), -1, "case %zu was taken", i);
@@ -982,7 +1002,7 @@ Test(config, rewrite_writes_yaml_that_loads_back_to_the_same_values)
 
     close(fd);
     cr_assert_eq(yaml("tiers:\n  - {name: hot, kind: ram, capacity: 64mb, score: 1}\n"
-                      "  - {name: cold, kind: file, capacity: 1tb, path: '/d 1/x', score: 0.3}\n"),
+                      "  - {name: cold, kind: file, capacity: 1tb, path: '/d-1/x', score: 0.3}\n"),
                  0, "%s", err);
     cr_assert_eq(set("requirepass", "q\"uo\\te\ttab"), 0);
     cr_assert_eq(set("bind", "127.0.0.1 -::1"), 0);

@@ -1,4 +1,5 @@
-/* Tests for DEBUG RELOAD (server/rewrite.c): every type and TTL survive the dump and replay. */
+/* Tests for DEBUG RELOAD (server/rewrite.c, server/aof.c): every type and TTL survive the save
+ * to the append-only file and its replay. Each test runs in its own temp directory. */
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -7,11 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static client_t *c;
+static char dir[64], cwd[4096];
 
 static void setup(void)
 {
+    strcpy(dir, "/tmp/cte-reload-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+    cr_assert_eq(chdir(dir), 0);
     config_init(&srv.cfg);
     srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
     server_init();
@@ -22,6 +29,9 @@ static void teardown(void)
 {
     server_deinit();
     config_deinit(&srv.cfg);
+    unlink("appendonly.aof");
+    cr_assert_eq(chdir(cwd), 0);
+    rmdir(dir);
 }
 
 TestSuite(reload, .init = setup, .fini = teardown);

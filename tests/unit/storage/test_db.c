@@ -174,3 +174,30 @@ Test(db, random_skips_and_deletes_expired_keys)
         cr_assert_str_eq(kv_key(r), "live");
     }
 }
+
+Test(db, sample_picks_live_entries_and_only_volatile_ones_when_asked)
+{
+    kv_t *out[64];
+    long long when[64];
+    cr_assert_eq(db_sample(&db, 0, out, when, 8), 0);
+    char k[16];
+    for (int i = 0; i < 100; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        kv_t *kv = put(k, "v");
+        if (i % 10 == 0) db_set_expire(&db, kv, 2000000 + i);
+    }
+    cr_assert_eq(db_sample(&db, 0, out, NULL, 64), 64);
+    int seen_persistent = 0;
+    for (int i = 0; i < 64; i++) {
+        cr_assert_eq(db_find(&db, kv_key(out[i]), kv_keylen(out[i])), out[i]);
+        seen_persistent += !kv_has_expire(out[i]);
+    }
+    cr_assert_gt(seen_persistent, 0);
+    cr_assert_eq(db_sample(&db, 1, out, when, 64), 64);
+    for (int i = 0; i < 64; i++) {
+        cr_assert(kv_has_expire(out[i]), "%s has no TTL", kv_key(out[i]));
+        cr_assert_eq(when[i], db_get_expire(&db, out[i]));
+    }
+    cr_assert_eq(db_sample(&db, 0, out, when, 4), 4);
+    for (int i = 0; i < 4; i++) cr_assert_eq(when[i], db_get_expire(&db, out[i]));
+}

@@ -348,6 +348,35 @@ Test(tier_ram, counts_requested_bytes_exactly)
     tier_set_close(&set);
 }
 
+/* tier_mem is what used_memory counts for the tier's blocks: their usable sizes. */
+static uint64_t usable_sum(const tier_extent_t *e, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) sum += alloc_size(e[i].at.mem);
+    return sum;
+}
+
+Test(tier_ram, mem_follows_the_allocator_through_grow_shrink_and_free)
+{
+    tier_set_t set;
+    tier_extent_t e[2];
+    open_ram(&set, 1 << 20);
+    size_t before = alloc_used_memory();
+    cr_assert_eq(tier_alloc(&set, 0, 17000, &e[0], 1), 1);
+    cr_assert_eq(tier_alloc(&set, 0, 100, &e[1], 1), 1);
+    cr_assert_eq(tier_mem(set.t[0]), usable_sum(e, 2));
+    cr_assert_geq(tier_mem(set.t[0]), tier_used(set.t[0]));
+    cr_assert_eq(tier_grow_extent(&set, &e[1], 70000), 0);
+    cr_assert_eq(tier_mem(set.t[0]), usable_sum(e, 2));
+    tier_shrink_extent(&set, &e[0], 10);
+    cr_assert_eq(tier_mem(set.t[0]), usable_sum(e, 2));
+    /* everything the tier's blocks took from the allocator, and nothing else, is tier_mem */
+    cr_assert_geq(alloc_used_memory() - before, tier_mem(set.t[0]));
+    for (int i = 0; i < 2; i++) tier_free_extent(&set, &e[i]);
+    cr_assert_eq(tier_mem(set.t[0]), 0);
+    tier_set_close(&set);
+}
+
 Test(tier_ram, refuses_past_capacity_leaving_nothing_allocated)
 {
     tier_set_t set;

@@ -1,0 +1,528 @@
+/* search.c - the search catalogue over tags and blobs (see search.h).
+ *
+ * Shapes:
+ *  - stag_t, one per tag object met (dict keyed by the object's address): its key name and
+ *    database once bound, and an ordset of its blob names -> sdoc_t.
+ *  - sdoc_t, one per blob met (dict keyed by the blob's address): its tag, modification time,
+ *    a serial number (creation order, the tie-break of the time index), the generation of its
+ *    last change, and its BM25 document id (0 while its contents are not indexed).
+ *  - sdb_t, one per database: the ordset of bound tag names -> stag_t. SWAPDB swaps two
+ *    pointers of s->dbs and their ids; a stag points at its sdb_t, so it follows.
+ *  - times: one ordset over every blob, keyed by 16 bytes: the modification time (big-endian,
+ *    sign bit flipped so negative times sort first) and the serial (big-endian).
+ * Invariants: a bound stag is in its sdb's ordset under its name, and only there; every sdoc
+ * is in its stag's ordset under its blob's name and in `times` under (mtime, serial).
+ * Loop thread only. */
+#include "search/search.h"
+
+#include "common/alloc.h"
+#include "common/dict.h"
+#include "search/bm25.h"
+#include "search/ordset.h"
+
+#include <assert.h>
+#include <string.h>
+
+typedef struct sdb {
+    ordset_t tags;
+    int id;
+} sdb_t;
+
+typedef struct stag {
+    dict_node_t node; /* key: the address of obj */
+    const tag_obj_t *obj;
+    sdb_t *db; /* NULL while unbound */
+    char *name;
+    size_t nlen;
+    ordset_t blobs;
+} stag_t;
+
+typedef struct sdoc {
+    dict_node_t node; /* key: the address of obj */
+    const blob_t *obj;
+    stag_t *tag;
+    long long mtime;
+    uint64_t serial, gen, bytes;
+    uint32_t id;
+} sdoc_t;
+
+struct search {
+    int ndb;
+    sdb_t **dbs;
+    dict_t tags, docs;
+    ordset_t times;
+    bm25_t *ix;
+    uint64_t serial, gen, bytes;
+    size_t tag_names; /* bytes held by the tags' blob-name sets and names (kept as they change,
+                         so INFO costs O(databases), not O(tags)) */
+};
+
+/* ---- identity dicts ---- */
+
+static const void *stag_key(const dict_node_t *n, size_t *len)
+{
+    *len = sizeof(void *);
+    return &((const stag_t *)n)->obj;
+}
+
+static const void *sdoc_key(const dict_node_t *n, size_t *len)
+{
+    *len = sizeof(void *);
+    return &((const sdoc_t *)n)->obj;
+}
+
+static const dict_type_t stag_type = {stag_key, NULL};
+static const dict_type_t sdoc_type = {sdoc_key, NULL};
+
+static stag_t *stag_find(search_t *s, const tag_obj_t *t)
+{
+    return (stag_t *)dict_find(&s->tags, &t, sizeof(t), dict_hash(&t, sizeof(t)));
+}
+
+static sdoc_t *sdoc_find(search_t *s, const blob_t *b)
+{
+    return (sdoc_t *)dict_find(&s->docs, &b, sizeof(b), dict_hash(&b, sizeof(b)));
+}
+
+static stag_t *stag_get(search_t *s, const tag_obj_t *t)
+{
+    stag_t *st = stag_find(s, t);
+    if (st) return st;
+    st = xcalloc(1, sizeof(*st));
+    st->obj = t;
+    st->node.hash = dict_hash(&t, sizeof(t));
+    ordset_init(&st->blobs);
+    dict_insert(&s->tags, &st->node);
+    return st;
+}
+
+/* ---- lifecycle ---- */
+
+search_t *search_new(int ndb)
+{
+    search_t *s = xcalloc(1, sizeof(*s));
+    s->ndb = ndb;
+    s->dbs = xcalloc((size_t)ndb, sizeof(sdb_t *));
+    for (int i = 0; i < ndb; i++) {
+        s->dbs[i] = xcalloc(1, sizeof(sdb_t));
+        ordset_init(&s->dbs[i]->tags);
+        s->dbs[i]->id = i;
+    }
+    dict_init(&s->tags, &stag_type);
+    dict_init(&s->docs, &sdoc_type);
+    ordset_init(&s->times);
+    s->ix = bm25_new();
+    return s;
+}
+
+static void free_doc(dict_node_t *n, void *ud)
+{
+    xfree(n);
+}
+
+static void free_tag(dict_node_t *n, void *ud)
+{
+    stag_t *st = (stag_t *)n;
+    ordset_deinit(&st->blobs);
+    xfree(st->name);
+    xfree(st);
+}
+
+void search_free(search_t *s)
+{
+    if (!s) return;
+    static const dict_type_t doc_free_type = {sdoc_key, free_doc};
+    static const dict_type_t tag_free_type = {stag_key, free_tag};
+    s->docs.type = &doc_free_type;
+    s->tags.type = &tag_free_type;
+    dict_clear(&s->docs, NULL);
+    dict_clear(&s->tags, NULL);
+    for (int i = 0; i < s->ndb; i++) {
+        ordset_deinit(&s->dbs[i]->tags);
+        xfree(s->dbs[i]);
+    }
+    xfree(s->dbs);
+    ordset_deinit(&s->times);
+    bm25_free(s->ix);
+    xfree(s);
+}
+
+/* ---- names ---- */
+
+static void unbind(stag_t *st)
+{
+    if (!st->db) return;
+    void *was = ordset_delete(&st->db->tags, st->name, st->nlen);
+    assert(was == st);
+    (void)was;
+    st->db = NULL;
+}
+
+void search_tag_bind(search_t *s, const tag_obj_t *t, int db, const char *name, size_t len)
+{
+    assert(db >= 0 && db < s->ndb);
+    stag_t *st = stag_get(s, t);
+    sdb_t *d = s->dbs[db];
+    if (st->db == d && st->nlen == len && memcmp(st->name, name, len) == 0) return;
+    unbind(st);
+    /* a name still filed for another object (cannot happen while storage reports every
+     * free): that object no longer owns the key */
+    stag_t *other = ordset_get(&d->tags, name, len);
+    if (other) unbind(other);
+    s->tag_names -= st->nlen;
+    xfree(st->name);
+    st->name = xmemdup(name, len);
+    s->tag_names += len;
+    st->nlen = len;
+    st->db = d;
+    ordset_insert(&d->tags, name, len, st);
+}
+
+void search_swapdb(search_t *s, int a, int b)
+{
+    sdb_t *t = s->dbs[a];
+    s->dbs[a] = s->dbs[b];
+    s->dbs[b] = t;
+    s->dbs[a]->id = a;
+    s->dbs[b]->id = b;
+}
+
+/* ---- blobs ---- */
+
+static void time_key(const sdoc_t *d, uint8_t key[16])
+{
+    uint64_t t = (uint64_t)d->mtime ^ (1ull << 63);
+    for (int i = 0; i < 8; i++) {
+        key[i] = (uint8_t)(t >> (56 - 8 * i));
+        key[8 + i] = (uint8_t)(d->serial >> (56 - 8 * i));
+    }
+}
+
+static long long key_time(const char *key)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < 8; i++) t = t << 8 | (uint8_t)key[i];
+    return (long long)(t ^ (1ull << 63));
+}
+
+uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
+{
+    blob_info_t info;
+    blob_get_info(b, &info);
+    sdoc_t *d = sdoc_find(s, b);
+    uint8_t key[16];
+    if (!d) {
+        stag_t *st = stag_get(s, t);
+        size_t nlen;
+        const char *name = blob_name(b, &nlen);
+        d = xcalloc(1, sizeof(*d));
+        d->obj = b;
+        d->node.hash = dict_hash(&b, sizeof(b));
+        d->tag = st;
+        d->serial = ++s->serial;
+        d->mtime = info.mtime;
+        dict_insert(&s->docs, &d->node);
+        size_t before = ordset_memory(&st->blobs);
+        ordset_insert(&st->blobs, name, nlen, d);
+        s->tag_names += ordset_memory(&st->blobs) - before;
+        time_key(d, key);
+        ordset_insert(&s->times, key, 16, d);
+    } else if (d->mtime != info.mtime) {
+        time_key(d, key);
+        ordset_delete(&s->times, key, 16);
+        d->mtime = info.mtime;
+        time_key(d, key);
+        ordset_insert(&s->times, key, 16, d);
+    }
+    d->gen = ++s->gen;
+    return d->gen;
+}
+
+static void drop_text(search_t *s, sdoc_t *d)
+{
+    if (!d->id) return;
+    bm25_remove(s->ix, d->id);
+    s->bytes -= d->bytes;
+    d->id = 0;
+    d->bytes = 0;
+}
+
+void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *text, size_t len)
+{
+    sdoc_t *d = sdoc_find(s, b);
+    if (!d || d->gen != gen) return;
+    drop_text(s, d);
+    if (!text) return;
+    d->id = bm25_add(s->ix, text, len, d);
+    d->bytes = len;
+    s->bytes += len;
+}
+
+static void doc_remove(search_t *s, sdoc_t *d)
+{
+    size_t nlen;
+    const char *name = blob_name(d->obj, &nlen);
+    uint8_t key[16];
+    drop_text(s, d);
+    size_t before = ordset_memory(&d->tag->blobs);
+    void *was = ordset_delete(&d->tag->blobs, name, nlen);
+    s->tag_names -= before - ordset_memory(&d->tag->blobs);
+    assert(was == d);
+    time_key(d, key);
+    was = ordset_delete(&s->times, key, 16);
+    assert(was == d);
+    (void)was;
+    dict_unlink(&s->docs, &d->obj, sizeof(d->obj), d->node.hash);
+    xfree(d);
+}
+
+void search_blob_deleted(search_t *s, const blob_t *b)
+{
+    sdoc_t *d = sdoc_find(s, b);
+    if (d) doc_remove(s, d);
+}
+
+void search_tag_freed(search_t *s, const tag_obj_t *t)
+{
+    stag_t *st = stag_find(s, t);
+    if (!st) return;
+    /* storage reports every blob before the tag: any left are removed here all the same */
+    for (ordset_node_t *n; (n = ordset_seek(&st->blobs, NULL, 0));) doc_remove(s, ordset_val(n));
+    unbind(st);
+    dict_unlink(&s->tags, &st->obj, sizeof(st->obj), st->node.hash);
+    assert(ordset_memory(&st->blobs) == 0);
+    s->tag_names -= st->nlen;
+    free_tag(&st->node, NULL);
+}
+
+void search_cron(search_t *s, size_t budget)
+{
+    bm25_compact_step(s->ix, budget);
+}
+
+/* ---- stepped name queries ---- */
+
+void search_cursor_init(search_cursor_t *cur)
+{
+    memset(cur, 0, sizeof(*cur));
+    buf_init(&cur->tag);
+    buf_init(&cur->blob);
+}
+
+void search_cursor_deinit(search_cursor_t *cur)
+{
+    buf_deinit(&cur->tag);
+    buf_deinit(&cur->blob);
+}
+
+static void cursor_set(buf_t *b, const char *p, size_t n)
+{
+    buf_clear(b);
+    buf_append(b, p, n);
+}
+
+static inline int has_prefix(const char *k, size_t klen, const char *p, size_t plen)
+{
+    return klen >= plen && (plen == 0 || memcmp(k, p, plen) == 0);
+}
+
+/* The first node of set at or after the cursor key (strictly after it when after is set),
+ * or at the pattern's literal prefix when there is no cursor key. */
+static ordset_node_t *resume_at(const ordset_t *set, const buf_t *at, int have, int after,
+                                const char *prefix, size_t plen)
+{
+    if (!have) return ordset_seek(set, prefix, plen);
+    ordset_node_t *n = ordset_seek(set, at->data, at->len);
+    size_t klen;
+    if (n && after) {
+        const char *k = ordset_key(n, &klen);
+        if (klen == at->len && memcmp(k, at->data, klen) == 0) n = ordset_next(n);
+    }
+    return n;
+}
+
+int search_tags_step(search_t *s, int db, rx_t *rx, search_cursor_t *cur, uint64_t budget,
+                     search_emit_fn *emit, void *ud)
+{
+    size_t plen;
+    const char *prefix = rx_prefix(rx, &plen);
+    ordset_node_t *n = resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, 1, prefix, plen);
+    for (uint64_t spent = 0; n; n = ordset_next(n)) {
+        size_t klen;
+        const char *k = ordset_key(n, &klen);
+        if (!has_prefix(k, klen, prefix, plen)) break;
+        if (spent++ == budget) {
+            cur->phase = 2; /* the tag before n was the last one seen */
+            return 0;
+        }
+        cur->visited++;
+        if (rx_match(rx, k, klen)) emit(ud, k, klen, NULL, 0);
+        cursor_set(&cur->tag, k, klen);
+        cur->phase = 2;
+    }
+    return 1;
+}
+
+/* Visits the blobs of one tag from the cursor; returns 0 when the budget ran out inside. */
+static int blobs_of(stag_t *st, rx_t *brx, search_cursor_t *cur, int resume, uint64_t *spent,
+                    uint64_t budget, search_emit_fn *emit, void *ud)
+{
+    size_t plen;
+    const char *prefix = rx_prefix(brx, &plen);
+    ordset_node_t *n = resume_at(&st->blobs, &cur->blob, resume, 1, prefix, plen);
+    for (; n; n = ordset_next(n)) {
+        size_t klen;
+        const char *k = ordset_key(n, &klen);
+        if (!has_prefix(k, klen, prefix, plen)) break;
+        if ((*spent)++ >= budget) return 0;
+        cur->visited++;
+        if (rx_match(brx, k, klen)) emit(ud, st->name, st->nlen, k, klen);
+        cursor_set(&cur->blob, k, klen);
+        cur->has_blob = 1;
+    }
+    return 1;
+}
+
+int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t *cur,
+                      uint64_t budget, search_emit_fn *emit, void *ud)
+{
+    size_t plen;
+    const char *prefix = rx_prefix(trx, &plen);
+    /* inside a tag: go on there (if the tag is still filed), else after the last tag */
+    int inside = cur->phase == 1;
+    ordset_node_t *n =
+        resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, !inside, prefix, plen);
+    uint64_t spent = 0;
+    for (; n; n = ordset_next(n)) {
+        size_t klen;
+        const char *k = ordset_key(n, &klen);
+        if (!has_prefix(k, klen, prefix, plen)) break;
+        int same = inside && klen == cur->tag.len && memcmp(k, cur->tag.data, klen) == 0;
+        inside = 0;
+        if (!same) {
+            if (spent++ >= budget) return 0; /* resumes after the last tag seen */
+            cursor_set(&cur->tag, k, klen);
+            cur->phase = 2;
+            if (!rx_match(trx, k, klen)) continue;
+            cur->phase = 1;
+            cur->has_blob = 0;
+        }
+        if (!blobs_of(ordset_val(n), brx, cur, same && cur->has_blob, &spent, budget, emit, ud))
+            return 0;
+        cur->phase = 2;
+    }
+    return 1;
+}
+
+int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long since, long long until,
+                       search_cursor_t *cur, uint64_t budget, search_emit_fn *emit, void *ud)
+{
+    sdoc_t probe = {.mtime = since, .serial = 0};
+    uint8_t start[16];
+    time_key(&probe, start);
+    ordset_node_t *n = cur->phase ? resume_at(&s->times, &cur->tag, 1, 1, NULL, 0)
+                                  : ordset_seek(&s->times, start, 16);
+    sdb_t *d = s->dbs[db];
+    for (uint64_t spent = 0; n; n = ordset_next(n)) {
+        size_t klen;
+        const char *k = ordset_key(n, &klen);
+        if (key_time(k) > until) break;
+        if (spent++ == budget) return 0;
+        cur->visited++;
+        sdoc_t *doc = ordset_val(n);
+        stag_t *st = doc->tag;
+        size_t blen;
+        const char *bname = blob_name(doc->obj, &blen);
+        if (st->db == d && rx_match(trx, st->name, st->nlen) && rx_match(brx, bname, blen))
+            emit(ud, st->name, st->nlen, bname, blen);
+        cursor_set(&cur->tag, k, klen);
+        cur->phase = 2;
+    }
+    return 1;
+}
+
+/* ---- TSEARCH ---- */
+
+struct qfilter {
+    sdb_t *db;
+    search_filter_t f;
+};
+
+static int accept_doc(void *ud, void *owner)
+{
+    struct qfilter *q = ud;
+    sdoc_t *d = owner;
+    if (d->tag->db != q->db) return 0;
+    if (q->f.trx && !rx_match(q->f.trx, d->tag->name, d->tag->nlen)) return 0;
+    size_t blen;
+    const char *bname = blob_name(d->obj, &blen);
+    if (q->f.brx && !rx_match(q->f.brx, bname, blen)) return 0;
+    return !q->f.visible || q->f.visible(q->f.ud, d->tag->name, d->tag->nlen);
+}
+
+/* Equal scores: by tag name, then blob name, bytewise. */
+static int order_docs(void *ud, const void *a, const void *b)
+{
+    const sdoc_t *x = a, *y = b;
+    int c = ordset_cmp(x->tag->name, x->tag->nlen, y->tag->name, y->tag->nlen);
+    if (c) return c;
+    size_t xl, yl;
+    const char *xn = blob_name(x->obj, &xl), *yn = blob_name(y->obj, &yl);
+    return ordset_cmp(xn, xl, yn, yl);
+}
+
+search_hit_t *search_query(search_t *s, int db, const char *q, size_t qlen,
+                           const search_filter_t *filter, size_t k, size_t *n)
+{
+    *n = 0;
+    uint64_t docs = search_docs(s);
+    if (k > docs) k = (size_t)docs;
+    if (k == 0) return NULL;
+    struct qfilter f = {s->dbs[db], {0}};
+    if (filter) f.f = *filter;
+    bm25_query_t opt = {k, accept_doc, order_docs, &f};
+    bm25_hit_t *hits = xmalloc(sizeof(*hits) * k);
+    size_t got = bm25_search(s->ix, q, qlen, &opt, hits);
+    search_hit_t *out = got ? xmalloc(sizeof(*out) * got) : NULL;
+    for (size_t i = 0; i < got; i++) {
+        sdoc_t *d = hits[i].owner;
+        out[i].tag = d->tag->name;
+        out[i].tlen = d->tag->nlen;
+        out[i].blob = blob_name(d->obj, &out[i].blen);
+        out[i].score = hits[i].score;
+    }
+    xfree(hits);
+    *n = got;
+    return out;
+}
+
+uint64_t search_docs(const search_t *s)
+{
+    bm25_stats_t st;
+    bm25_get_stats(s->ix, &st);
+    return st.docs;
+}
+
+/* ---- stats ---- */
+
+void search_get_stats(const search_t *s, search_stats_t *out)
+{
+    bm25_stats_t b;
+    bm25_get_stats(s->ix, &b);
+    memset(out, 0, sizeof(*out));
+    out->tags = dict_size(&s->tags);
+    out->blobs = dict_size(&s->docs);
+    out->docs = b.docs;
+    out->terms = b.terms;
+    out->tokens = b.tokens;
+    out->postings = b.postings;
+    out->dead_postings = b.dead_postings;
+    out->bytes = s->bytes;
+    out->index_memory = b.memory;
+    size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
+                   dict_buckets_bytes(&s->docs) + out->blobs * sizeof(sdoc_t) +
+                   out->tags * sizeof(stag_t);
+    for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
+    names += s->tag_names;
+    out->names_memory = names;
+}
