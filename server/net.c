@@ -247,7 +247,9 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
         *b = uv_buf_init(NULL, 0);
         return;
     }
-    *b = uv_buf_init(c->qbuf.data + c->qbuf.len, (unsigned)(c->qbuf.cap - c->qbuf.len - 1));
+    /* at most want bytes a read (as Redis's 16 KB): see on_read */
+    size_t room = c->qbuf.cap - c->qbuf.len - 1;
+    *b = uv_buf_init(c->qbuf.data + c->qbuf.len, (unsigned)(room < want ? room : want));
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
@@ -276,6 +278,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         return;
     }
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) uv_read_stop(&conn->h.stream);
+    /* A full read means more of a pipeline is waiting, which libuv reads before this turn's
+     * flush: send the replies that are ready now, so the client sends its next requests while
+     * the rest is parsed (Redis gets the same effect by reading 16 KB per event). Not under
+     * appendfsync always, whose replies wait for the turn's one fsync. */
+    else if ((size_t)nread == b->len && c->out.len && srv.cfg.appendfsync != CONFIG_FSYNC_ALWAYS)
+        conn_flush(conn);
 }
 
 static int is_loopback(const struct sockaddr_storage *ss)
