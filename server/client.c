@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Pending output past which a reply is sent before the next command of a pipeline runs. */
+#define CLIENT_EARLY_FLUSH (64 * 1024)
+
 client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
 {
     client_t *c = xcalloc(1, sizeof(*c));
@@ -133,6 +136,11 @@ int client_process_input(client_t *c)
         command_dispatch(c);
         c->argc = 0;
         c->argv = NULL;
+        /* a large reply leaves now rather than behind the rest of a pipeline (the client
+         * starts reading it sooner); under appendfsync always replies wait for the fsync */
+        if (c->out.len >= CLIENT_EARLY_FLUSH && c->ops && c->ops->want_write &&
+            srv.cfg.appendfsync != CONFIG_FSYNC_ALWAYS)
+            c->ops->want_write(c);
     }
     c->flags &= ~(uint32_t)CLIENT_IN_INPUT;
     if (pos == c->qbuf.len) buf_clear(&c->qbuf);

@@ -128,6 +128,12 @@ static void index_contents(blob_t *b, uint64_t gen)
         search_blob_text(cat, b, gen, NULL, 0);
         return;
     }
+    /* one RAM extent: indexed in place, without a copy */
+    const char *view = n ? blob_ram_view(b, 0, n) : NULL;
+    if (view) {
+        index_text(b, gen, view, n, info.size > n);
+        return;
+    }
     /* RAM only: the scratch buffer; file parts: a buffer the read plan fills off the loop */
     char *buf = on_files(&info) ? try_malloc(n ? n : 1) : scratch_for(n);
     tag_plan_t *plan = NULL;

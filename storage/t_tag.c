@@ -853,6 +853,22 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
     return read_range(b, off, len, dst, 1, plan);
 }
 
+const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len)
+{
+    if (b->writing || !b->data) return NULL;
+    uint64_t pos = 0;
+    for (uint32_t i = 0; i < b->data->n; i++) {
+        const tier_extent_t *e = &b->data->e[i];
+        if (off < pos + e->len) {
+            if (off + len > pos + e->len || tier_kind(tag_store.tiers->t[e->tier]) != TIER_RAM)
+                return NULL;
+            return e->at.mem + (off - pos);
+        }
+        pos += e->len;
+    }
+    return NULL;
+}
+
 int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan)
 {
     *plan = NULL;

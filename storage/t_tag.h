@@ -104,6 +104,9 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
  * (TAG_PENDING) that the caller runs and finishes like any other. Returns TAG_BUSY (nothing
  * done) while a write plan is in flight. */
 int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan);
+/* The bytes [off, off+len) of b in place when they lie in one RAM extent (len > 0), else NULL
+ * (then blob_peek copies them). Valid until b next changes; no access is counted. */
+const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len);
 /* TTRUNCATE: sets the size (zeros when growing), creating the blob if missing. */
 int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
                  tag_plan_t **plan);
