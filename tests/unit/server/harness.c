@@ -1,4 +1,5 @@
 /* harness.c - shared helpers of the command tests (see harness.h). No Test() here. */
+#define _GNU_SOURCE /* nftw */
 #include "harness.h"
 
 #include "server/server.h"
@@ -7,8 +8,10 @@
 #include "common/buf.h"
 
 #include <criterion/criterion.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_WORDS 4100
 
@@ -136,4 +139,41 @@ void harness_run_steps(client_t *c, const harness_step_t *steps, size_t n,
             harness_expect(c, steps[i].cmd,
                            resp == 3 && steps[i].resp3 ? steps[i].resp3 : steps[i].resp2);
     }
+}
+
+client_t *harness_server_start(int argc, char **argv)
+{
+    char err[512] = "";
+    config_init(&srv.cfg);
+    if (argc) cr_assert_eq(config_apply_args(&srv.cfg, argc, argv, err, sizeof(err)), 0, "%s", err);
+    server_init();
+    cr_assert_str_empty(srv.init_error, "server_init: %s", srv.init_error);
+    return client_new(NULL, NULL, -1);
+}
+
+void harness_server_stop(void)
+{
+    server_deinit();
+    config_deinit(&srv.cfg);
+}
+
+static char tmpdir[64], oldcwd[4096];
+
+const char *harness_tmpdir_make(const char *prefix)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/%s-XXXXXX", prefix);
+    cr_assert_not_null(mkdtemp(tmpdir));
+    cr_assert_not_null(getcwd(oldcwd, sizeof(oldcwd)));
+    return tmpdir;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(p);
+}
+
+void harness_tmpdir_remove(void)
+{
+    cr_assert_eq(chdir(oldcwd), 0);
+    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

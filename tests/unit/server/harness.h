@@ -8,6 +8,18 @@
 
 #include <stddef.h>
 
+/* Sets up the server as a command test needs it: the default config with command-line style
+ * overrides argv[1..argc) applied (argc 0: none), server_init (both must succeed) and one
+ * socketless client, returned. harness_server_stop undoes it. */
+client_t *harness_server_start(int argc, char **argv);
+void harness_server_stop(void);
+/* Makes a fresh directory /tmp/<prefix>-XXXXXX for a test's files (file tiers, the
+ * append-only file: a test may chdir into it) and returns its path (static storage).
+ * harness_tmpdir_remove returns to the working directory of the make call and removes the
+ * directory with everything in it. */
+const char *harness_tmpdir_make(const char *prefix);
+void harness_tmpdir_remove(void);
+
 /* Sends a command written as words separated by spaces from c (as a RESP multibulk); a word in
  * double quotes may hold spaces or be empty (""). Up to 4100 words. */
 void harness_send(client_t *c, const char *line);

@@ -17,41 +17,32 @@
 #include <unistd.h>
 
 static client_t *c;
-static char dir[64], cwd[4096];
 
 static void start(int appendonly)
 {
-    config_init(&srv.cfg);
-    srv.cfg.appendonly = appendonly;
-    srv.cfg.appendfsync = CONFIG_FSYNC_ALWAYS;
-    server_init();
+    char *argv[] = {"cte-server", "--appendonly", appendonly ? "yes" : "no", "--appendfsync",
+                    "always"};
+    c = harness_server_start(5, argv);
     cr_assert_eq(aof_load(), 0);
     cr_assert_eq(aof_open(), 0);
-    c = client_new(NULL, NULL, -1);
 }
 
 static void stop(void)
 {
     aof_shutdown();
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/cte-aof-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
-    cr_assert_eq(chdir(dir), 0);
+    cr_assert_eq(chdir(harness_tmpdir_make("cte-aof")), 0);
     start(1);
 }
 
 static void teardown(void)
 {
     stop();
-    unlink("appendonly.aof");
-    cr_assert_eq(chdir(cwd), 0);
-    rmdir(dir);
+    harness_tmpdir_remove();
 }
 
 TestSuite(aof, .init = setup, .fini = teardown);

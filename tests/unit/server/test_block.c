@@ -1,5 +1,6 @@
 /* Tests for blocking commands (server/block.c, cmd_blist.c, BZPOP* in cmd_zset.c) and CLIENT
  * PAUSE, through socketless clients. */
+#include "harness.h"
 #include "common/buf.h"
 #include "common/util.h"
 #include "server/block.h"
@@ -14,17 +15,14 @@ static client_t *a, *b, *p;
 
 static void setup(void)
 {
-    config_init(&srv.cfg);
-    server_init();
-    a = client_new(NULL, NULL, -1);
+    a = harness_server_start(0, NULL);
     b = client_new(NULL, NULL, -1);
     p = client_new(NULL, NULL, -1);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 TestSuite(block, .init = setup, .fini = teardown);

@@ -33,15 +33,12 @@ static obj_t *add_fake(const char *key)
 
 static void setup(void)
 {
-    config_init(&srv.cfg);
-    server_init();
-    C = client_new(NULL, NULL, -1);
+    C = harness_server_start(0, NULL);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 TestSuite(cmd_keys, .init = setup, .fini = teardown);

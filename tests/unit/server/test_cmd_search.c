@@ -21,7 +21,6 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,33 +29,19 @@
 #include <unistd.h>
 
 static client_t *C;
-static char dir[64];
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(p);
-}
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/cte-cmdsearch-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    config_init(&srv.cfg);
     char disk[128];
-    snprintf(disk, sizeof(disk), "disk:file:1mb:%s/disk:0", dir);
+    snprintf(disk, sizeof(disk), "disk:file:1mb:%s/disk:0", harness_tmpdir_make("cte-cmdsearch"));
     char *argv[] = {"cte-server", "--tier", "ram:ram:64kb::0.1", "--tier", disk};
-    char err[512] = "";
-    cr_assert_eq(config_apply_args(&srv.cfg, 5, argv, err, sizeof(err)), 0, "%s", err);
-    server_init();
-    cr_assert_str_eq(srv.init_error, "", "server_init: %s", srv.init_error);
-    C = client_new(NULL, NULL, -1);
+    C = harness_server_start(5, argv);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    harness_server_stop();
+    harness_tmpdir_remove();
 }
 
 TestSuite(cmd_search, .init = setup, .fini = teardown, .timeout = 60);

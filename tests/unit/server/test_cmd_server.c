@@ -1,4 +1,5 @@
 /* Tests for the dispatcher, connection and server commands through the socketless client. */
+#include "harness.h"
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/command.h"
@@ -13,15 +14,12 @@ static client_t *c;
 
 static void setup(void)
 {
-    config_init(&srv.cfg);
-    server_init();
-    c = client_new(NULL, NULL, -1);
+    c = harness_server_start(0, NULL);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 TestSuite(server_cmds, .init = setup, .fini = teardown);

@@ -17,7 +17,6 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +24,10 @@
 #include <unistd.h>
 
 static client_t *C;
-static char dir[64];
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(p);
-}
 
 static void start(const char *const *tiers, int ntiers)
 {
-    strcpy(dir, "/tmp/cte-cmdtag-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    config_init(&srv.cfg);
+    const char *dir = harness_tmpdir_make("cte-cmdtag");
     char *argv[32];
     char specs[8][256];
     int argc = 0;
@@ -48,11 +39,7 @@ static void start(const char *const *tiers, int ntiers)
     }
     argv[argc++] = "--max-blob-size";
     argv[argc++] = "1mb";
-    char err[512] = "";
-    cr_assert_eq(config_apply_args(&srv.cfg, argc, argv, err, sizeof(err)), 0, "%s", err);
-    server_init();
-    cr_assert_str_eq(srv.init_error, "", "server_init: %s", srv.init_error);
-    C = client_new(NULL, NULL, -1);
+    C = harness_server_start(argc, argv);
 }
 
 static void setup(void)
@@ -70,9 +57,8 @@ static void setup3(void)
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    harness_server_stop();
+    harness_tmpdir_remove();
 }
 
 TestSuite(cmd_tag, .init = setup, .fini = teardown, .timeout = 20);

@@ -27,15 +27,12 @@ static client_t *C;
 
 static void setup(void)
 {
-    config_init(&srv.cfg);
-    server_init();
-    C = client_new(NULL, NULL, -1);
+    C = harness_server_start(0, NULL);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 TestSuite(cmd_zset, .init = setup, .fini = teardown);

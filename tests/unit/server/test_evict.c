@@ -33,21 +33,15 @@ static client_t *C;
 
 static void setup(void)
 {
-    config_init(&srv.cfg);
     char *argv[] = {"cte-server", "--tier", "ram:ram:4mb::1"};
-    char err[256] = "";
-    cr_assert_eq(config_apply_args(&srv.cfg, 3, argv, err, sizeof(err)), 0, "%s", err);
-    server_init();
-    cr_assert_str_eq(srv.init_error, "", "server_init: %s", srv.init_error);
-    C = client_new(NULL, NULL, -1);
+    C = harness_server_start(3, argv);
     /* no time limit: a loaded machine must not leave evictions to a cron that never runs here */
     srv.cfg.maxmemory_eviction_tenacity = 100;
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 TestSuite(evict, .init = setup, .fini = teardown);

@@ -1,5 +1,6 @@
 /* Tests for transactions (server/multi.c) and pub/sub (server/pubsub.c) through socketless
  * clients. */
+#include "harness.h"
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -11,16 +12,13 @@ static client_t *a, *b;
 
 static void setup(void)
 {
-    config_init(&srv.cfg);
-    server_init();
-    a = client_new(NULL, NULL, -1);
+    a = harness_server_start(0, NULL);
     b = client_new(NULL, NULL, -1);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
+    harness_server_stop();
 }
 
 TestSuite(multi_pubsub, .init = setup, .fini = teardown);

@@ -1,5 +1,7 @@
 /* Tests for DEBUG RELOAD (server/rewrite.c, server/aof.c): every type and TTL survive the save
  * to the append-only file and its replay. Each test runs in its own temp directory. */
+#include "harness.h"
+
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -11,27 +13,18 @@
 #include <unistd.h>
 
 static client_t *c;
-static char dir[64], cwd[4096];
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/cte-reload-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
-    cr_assert_eq(chdir(dir), 0);
-    config_init(&srv.cfg);
-    srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
-    server_init();
-    c = client_new(NULL, NULL, -1);
+    cr_assert_eq(chdir(harness_tmpdir_make("cte-reload")), 0);
+    char *argv[] = {"cte-server", "--enable-debug-command", "yes"};
+    c = harness_server_start(3, argv);
 }
 
 static void teardown(void)
 {
-    server_deinit();
-    config_deinit(&srv.cfg);
-    unlink("appendonly.aof");
-    cr_assert_eq(chdir(cwd), 0);
-    rmdir(dir);
+    harness_server_stop();
+    harness_tmpdir_remove();
 }
 
 TestSuite(reload, .init = setup, .fini = teardown);
