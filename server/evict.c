@@ -9,15 +9,16 @@
  * before eviction (the key may be gone, or without a TTL under a volatile policy). The random
  * policies take one random key, visiting the databases in turn.
  *
- * Deleting runs as a DEL would (a tag frees its blobs), after the DEL is handed to the
- * append-only file, then the change is reported (WATCH, blocked clients, the `evicted` event).
+ * A key is deleted through db_evict, as an expired key is: the keyspace observer (server.c)
+ * hands DEL to the append-only file, counts evicted_keys and reports the change (WATCH,
+ * blocked clients, the `evicted` event) while the key is still in place; then it is deleted as
+ * a DEL would (a tag frees its blobs).
  * The memory is measured again after every key, so a value whose freeing is deferred (blob
  * I/O in flight) just makes eviction go on. Loop thread only. */
 #include "server/evict.h"
 
 #include "common/alloc.h"
 #include "common/util.h"
-#include "server/aof.h"
 #include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -210,19 +211,6 @@ static kv_t *pick(int p, db_t **dbp)
 
 /* ---- evicting ---------------------------------------------------------------------------- */
 
-static void evict_key(db_t *db, kv_t *kv)
-{
-    char small[128];
-    size_t len = kv_keylen(kv);
-    char *key = len < sizeof(small) ? small : xmalloc(len + 1);
-    memcpy(key, kv_key(kv), len);
-    aof_propagate_del(db->id, key, len);
-    db_delete_kv(db, kv);
-    srv.stat.evicted_keys++;
-    server_key_changed(NULL, db, key, len, NOTIFY_EVICTED, "evicted");
-    if (key != small) xfree(key);
-}
-
 int evict_perform(uint64_t budget_us)
 {
     if (!over_limit()) return EVICT_OK;
@@ -233,7 +221,7 @@ int evict_perform(uint64_t budget_us)
         db_t *db = NULL;
         kv_t *kv = pick(p, &db);
         if (!kv) return EVICT_FAIL;
-        evict_key(db, kv);
+        db_evict(db, kv); /* the observer (server.c) logs DEL, counts it and sends "evicted" */
         if (++freed % 16 == 0 && mono_us() - start > budget_us)
             return over_limit() ? EVICT_RUNNING : EVICT_OK;
     } while (over_limit());

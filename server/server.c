@@ -85,7 +85,8 @@ void server_apply_config(void)
     log_set_level(cfg->loglevel); /* CONFIG SET loglevel takes effect at once */
 }
 
-/* Storage deletes expired keys on its own: count them and report them as changes. */
+/* Keys storage deletes on its own (expiry) or on the server's behalf (eviction, db_evict):
+ * logged as DEL, counted and reported as changes, before the key goes. */
 static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
 {
     aof_propagate_del(db->id, kv_key(kv), kv_keylen(kv));

@@ -98,6 +98,11 @@ static void expire_now(db_t *db, kv_t *kv, int reason)
     db_delete_kv(db, kv);
 }
 
+void db_evict(db_t *db, kv_t *kv)
+{
+    expire_now(db, kv, DB_DEL_EVICTED);
+}
+
 kv_t *db_lookup(db_t *db, const void *key, size_t len)
 {
     kv_t *kv = db_find(db, key, len);

@@ -80,6 +80,9 @@ void db_replace_value(db_t *db, kv_t *kv, obj_t *val);
 /* Removes a key with its TTL and frees its value. Returns 1 if it existed. */
 int db_delete(db_t *db, const void *key, size_t len);
 void db_delete_kv(db_t *db, kv_t *kv);
+/* Deletes kv because the server chose to (eviction): the observer is told first, with
+ * DB_DEL_EVICTED, as for an expired key. */
+void db_evict(db_t *db, kv_t *kv);
 /* Removes the key but hands its value to the caller (RENAME, MOVE). */
 obj_t *db_take_value(db_t *db, kv_t *kv);
 

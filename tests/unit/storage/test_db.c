@@ -7,10 +7,11 @@
 
 static db_t db;
 static int deleted_events;
+static int want_reason = DB_DEL_EXPIRED;
 
 static void on_deleted(void *ud, db_t *d, kv_t *kv, int reason)
 {
-    cr_assert_eq(reason, DB_DEL_EXPIRED);
+    cr_assert_eq(reason, want_reason);
     cr_assert_not_null(db_find(d, kv_key(kv), kv_keylen(kv)), "observer runs before deletion");
     deleted_events++;
 }
@@ -20,6 +21,7 @@ static void setup(void)
     db_init(&db, 0);
     db_set_observer(on_deleted, NULL);
     deleted_events = 0;
+    want_reason = DB_DEL_EXPIRED;
     db_now_ms = 1000000;
 }
 
@@ -200,4 +202,14 @@ Test(db, sample_picks_live_entries_and_only_volatile_ones_when_asked)
     }
     cr_assert_eq(db_sample(&db, 0, out, when, 4), 4);
     for (int i = 0; i < 4; i++) cr_assert_eq(when[i], db_get_expire(&db, out[i]));
+}
+
+Test(db, evict_tells_the_observer_before_the_key_goes)
+{
+    kv_t *kv = put("k", "v");
+    want_reason = DB_DEL_EVICTED;
+    db_evict(&db, kv);
+    cr_assert_eq(deleted_events, 1);
+    cr_assert_null(db_find(&db, "k", 1));
+    cr_assert_eq(db_size(&db), 0);
 }
