@@ -1,7 +1,7 @@
 /* client.h - the state of one client connection, independent of its transport.
  *
  * A client owns a query buffer that its transport fills, a RESP parser, and an output buffer
- * that commands append replies to. The transport (server/net.c for TCP and Unix sockets, a
+ * that commands append replies to. The transport (server/net/net.c for TCP and Unix sockets, a
  * shared-memory ring later, nothing at all for the socketless test client) only moves bytes:
  * it calls client_process_input() after adding bytes to qbuf and sends what is in out.
  * Runs on the loop thread. */

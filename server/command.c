@@ -9,7 +9,7 @@
 #include "common/buf.h"
 #include "common/dict.h"
 #include "common/util.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/block.h"
 #include "server/evict.h"
 #include "server/introspect.h"

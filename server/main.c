@@ -8,8 +8,8 @@
 #include "common/buf.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "server/aof.h"
-#include "server/net.h"
+#include "server/persist/aof.h"
+#include "server/net/net.h"
 #include "server/server.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "common/alloc.h"
 #include "common/dict.h"
 #include "server/clientmap.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"

@@ -1,6 +1,6 @@
 /* harness.c - shared helpers of the command tests (see harness.h). No Test() here. */
 #define _GNU_SOURCE /* nftw */
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include "server/server.h"
 

@@ -1,6 +1,6 @@
 /* Tests for blocking commands (server/block.c, cmd_blist.c, BZPOP* in cmd_zset.c) and CLIENT
  * PAUSE, through socketless clients. */
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 #include "common/buf.h"
 #include "common/util.h"
 #include "server/block.h"

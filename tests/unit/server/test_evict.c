@@ -17,7 +17,7 @@
 #include "storage/t_tag.h"
 #include "tiers/tier.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Tests for transactions (server/multi.c) and pub/sub (server/pubsub.c) through socketless
  * clients. */
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/server.h"

@@ -1,4 +1,4 @@
-/* test_cmd_search.c - server/cmd_search.c through the socketless client: the exact RESP2 and
+/* test_cmd_search.c - server/cmd/search.c through the socketless client: the exact RESP2 and
  * RESP3 replies of TQUERY and TSEARCH and their errors, INFO search, and the index kept
  * consistent by every kind of change (TPUT at any offset, TTRUNCATE, TDEL, DEL, RENAME, MOVE,
  * SWAPDB, expiry, FLUSHDB, FLUSHALL, file-tier blobs, binary blobs, the per-blob byte limit):
@@ -18,7 +18,7 @@
 #include "server/server.h"
 #include "storage/t_tag.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

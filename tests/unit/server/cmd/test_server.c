@@ -1,5 +1,5 @@
 /* Tests for the dispatcher, connection and server commands through the socketless client. */
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/command.h"

@@ -1,4 +1,4 @@
-/* test_cmd_set.c - server/cmd_set.c through the socketless client.
+/* test_cmd_set.c - server/cmd/set.c through the socketless client.
  *
  * Most tests are scenarios: a sequence of commands, each with the exact reply bytes that
  * redis-server 7.0.15 gave for it in RESP2 and in RESP3 (NULL: the same bytes). A scenario
@@ -19,7 +19,7 @@
 #include "storage/object.h"
 #include "storage/t_set.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_cmd_keys.c - server/cmd_keys.c through the socketless client: the exact RESP2 and RESP3
+/* test_cmd_keys.c - server/cmd/keys.c through the socketless client: the exact RESP2 and RESP3
  * bytes of the generic key commands and their errors (texts taken from redis-server 7.0.15),
  * expiry rules (NX XX GT LT, times in the past, overflow), RENAME onto itself, MOVE to the
  * same db, COPY with REPLACE and DB, KEYS patterns, SCAN covering every key also while the
@@ -11,7 +11,7 @@
 #include "storage/db.h"
 #include "storage/object.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

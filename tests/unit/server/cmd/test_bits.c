@@ -1,4 +1,4 @@
-/* test_cmd_bits.c - server/cmd_bits.c through the socketless client: the exact RESP2 and RESP3
+/* test_cmd_bits.c - server/cmd/bits.c through the socketless client: the exact RESP2 and RESP3
  * bytes of SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO and LCS, every option and
  * error (replies taken from redis-server 7.0.15), encodings, proto-max-bulk-len, keyspace
  * events, hit/miss and dirty counting, and random BITCOUNT/BITPOS/BITOP/BITFIELD results
@@ -13,7 +13,7 @@
 #include "storage/db.h"
 #include "storage/object.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -17,7 +17,7 @@
  * right there, once for all the turn's writes (group commit); everysec hands an fsync to the
  * background thread at most once a second; no leaves it to the kernel.
  *
- * Rewrite: a forked child writes the dataset (server/rewrite.c) to temp-rewriteaof-bg-<pid>.aof
+ * Rewrite: a forked child writes the dataset (server/persist/rewrite.c) to temp-rewriteaof-bg-<pid>.aof
  * while the parent goes on. Before the fork, file-tier writes in flight are drained (new ones
  * wait, see aof_fork_waitname) so that the child's snapshot of blob bytes matches their
  * metadata; while the child lives, file-tier space that is freed is held back
@@ -27,7 +27,7 @@
  * place while the child reads them are written again by the diff's records.
  *
  * Threads: the loop thread, except bio_main (fsync and close of old files) and the child. */
-#include "server/aof.h"
+#include "server/persist/aof.h"
 
 #include "common/alloc.h"
 #include "common/log.h"
@@ -36,7 +36,7 @@
 #include "server/command.h"
 #include "server/multi.h"
 #include "server/reply.h"
-#include "server/rewrite.h"
+#include "server/persist/rewrite.h"
 #include "server/server.h"
 #include "storage/t_hash.h"
 #include "storage/t_tag.h"

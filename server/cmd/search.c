@@ -21,14 +21,14 @@
  * order) and goes on from an idle handle on the next loop turns, so other clients are served
  * in between; inside MULTI and without a loop it runs to the end at once. TSEARCH is one
  * bounded pass over the query terms' posting lists. Loop thread only. */
-#include "server/cmd_search.h"
+#include "server/cmd/search.h"
 
 #include "common/alloc.h"
 #include "search/regex.h"
 #include "search/search.h"
 #include "search/token.h"
 #include "server/block.h"
-#include "server/cmd_tag.h"
+#include "server/cmd/tag.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_tag.h"

@@ -1,4 +1,4 @@
-/* test_cmd_tag.c - server/cmd_tag.c through the socketless client: the exact RESP2 and RESP3
+/* test_cmd_tag.c - server/cmd/tag.c through the socketless client: the exact RESP2 and RESP3
  * replies of TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG TINFO TLIST TSCAN TLEN TIERS, their
  * argument errors, WRONGTYPE both ways, the generic key commands on tags (TYPE DEL EXISTS EXPIRE
  * TTL RENAME MOVE SCAN TYPE KEYS COPY), a tag disappearing with its last blob, TSCAN with
@@ -14,7 +14,7 @@
 #include "server/command.h"
 #include "server/server.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

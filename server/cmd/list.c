@@ -6,11 +6,11 @@
  * wins over a missing key or WRONGTYPE exactly when it does in Redis. A list never lives empty
  * in the keyspace: the command that removes its last element deletes the key and sends "del".
  * The parts that the blocking commands reuse (popping with a reply, LMOVE's move, LMPOP's
- * parsing and serving) are exported through cmd_list.h.
+ * parsing and serving) are exported through server/cmd/list.h.
  *
  * Read commands (LLEN LRANGE LINDEX LPOS) count keyspace hits and misses as Redis's
  * lookupKeyRead; write commands look up without counting, as lookupKeyWrite. Loop thread. */
-#include "server/cmd_list.h"
+#include "server/cmd/list.h"
 
 #include "common/alloc.h"
 #include "common/util.h"

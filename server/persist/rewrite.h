@@ -1,5 +1,5 @@
 /* rewrite.h - the dataset written as commands (RESP): the compact form of an append-only-file
- * rewrite, SAVE and DEBUG RELOAD (server/aof.c). Loop thread, or a forked child. */
+ * rewrite, SAVE and DEBUG RELOAD (server/persist/aof.c). Loop thread, or a forked child. */
 #ifndef CTE_SERVER_REWRITE_H
 #define CTE_SERVER_REWRITE_H
 

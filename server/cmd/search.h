@@ -1,5 +1,5 @@
-/* cmd_search.h - TQUERY and TSEARCH, and the hooks that keep the search catalogue
- * (search/search.h) in step with the keyspace (server/cmd_search.c).
+/* server/cmd/search.h - TQUERY and TSEARCH, and the hooks that keep the search catalogue
+ * (search/search.h) in step with the keyspace (server/cmd/search.c).
  *
  * The server calls search_commands_init() after the tiers are open: it registers storage's
  * blob and tag observers. server_key_changed() passes every key event to

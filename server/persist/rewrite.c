@@ -5,8 +5,8 @@
  * TPUTs per blob (bytes from file tiers are read synchronously: in the forked child of an AOF
  * rewrite, or on the loop thread for SAVE and DEBUG RELOAD, which stop the server as Redis's
  * do) and TMETA for its times and counters, then PEXPIREAT for a TTL. Keys already
- * expired are left out. server/aof.c writes the stream to a file and replays it. */
-#include "server/rewrite.h"
+ * expired are left out. server/persist/aof.c writes the stream to a file and replays it. */
+#include "server/persist/rewrite.h"
 
 #include "common/alloc.h"
 #include "common/util.h"

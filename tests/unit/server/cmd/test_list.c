@@ -1,4 +1,4 @@
-/* test_cmd_list.c - server/cmd_list.c through the socketless client: the exact RESP2 and RESP3
+/* test_cmd_list.c - server/cmd/list.c through the socketless client: the exact RESP2 and RESP3
  * bytes of every non-blocking list command, option and error (texts and the order in which
  * Redis checks arguments, key and type were taken from redis-server 7.0.15), deletion of lists
  * that become empty, keyspace hit/miss counting, change counting, and the helpers exported
@@ -6,14 +6,14 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/client.h"
-#include "server/cmd_list.h"
+#include "server/cmd/list.h"
 #include "server/command.h"
 #include "server/server.h"
 #include "storage/db.h"
 #include "storage/object.h"
 #include "storage/t_list.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

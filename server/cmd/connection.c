@@ -6,7 +6,7 @@
 #include "common/util.h"
 #include "server/command.h"
 #include "server/block.h"
-#include "server/cmd_search.h"
+#include "server/cmd/search.h"
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"

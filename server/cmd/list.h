@@ -1,4 +1,4 @@
-/* cmd_list.h - the list commands' building blocks that the blocking list commands reuse.
+/* server/cmd/list.h - the list commands' building blocks that the blocking list commands reuse.
  *
  * BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP do what LPOP, LMOVE and LMPOP do once a key has
  * elements; these functions are that part, with the replies, keyspace events and key deletion

@@ -11,10 +11,10 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "search/regex.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/block.h"
-#include "server/cmd_search.h"
-#include "server/cmd_tag.h"
+#include "server/cmd/search.h"
+#include "server/cmd/tag.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -765,7 +765,7 @@ command_t cmds_tag[] = {
     TAGCMD("tlen", tlen_cmd, 2, R | CMD_FAST, 1, 1, "Returns the number of blobs of a tag."),
     TAGCMD("tiers", tiers_cmd, 1, R | CMD_LOADING | CMD_STALE, 0, 0,
            "Returns the tiers with their capacity and use."),
-    /* search (server/cmd_search.c): no keys, nothing to wait on per blob */
+    /* search (server/cmd/search.c): no keys, nothing to wait on per blob */
     {.name = "tquery", .proc = tquery_cmd, .arity = -3, .flags = R, .group = "tag",
      .since = "0.1.0", .summary = "Lists tag names, or blob names by tag and time, matching regexes.",
      .complexity = "O(log N + M) with M the names under the patterns' literal prefixes"},

@@ -1,11 +1,11 @@
 /* cmd_blist.c - the blocking list commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP.
  *
- * Each serves at once when a key has elements (with the building blocks of cmd_list.h), and
+ * Each serves at once when a key has elements (with the building blocks of server/cmd/list.h), and
  * otherwise blocks on its keys (server/block.c) until a change to one of them lets it run
  * again, its timeout passes (null reply) or CLIENT UNBLOCK ends the wait. Inside MULTI they
  * never block: they answer as if the timeout had passed. */
 #include "server/block.h"
-#include "server/cmd_list.h"
+#include "server/cmd/list.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "server/server.h"

@@ -1,4 +1,4 @@
-/* test_cmd_hash.c - server/cmd_hash.c through the socketless client: the exact RESP2 and RESP3
+/* test_cmd_hash.c - server/cmd/hash.c through the socketless client: the exact RESP2 and RESP3
  * bytes of every hash command, its errors (texts taken from redis-server 7.0.15), WRONGTYPE,
  * arity errors from the dispatcher, the listpack/hashtable conversions Redis makes, key
  * deletion when the last field goes, HRANDFIELD's shapes and HSCAN's cursor, MATCH and COUNT,
@@ -12,7 +12,7 @@
 #include "storage/object.h"
 #include "storage/t_hash.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

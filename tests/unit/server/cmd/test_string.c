@@ -1,4 +1,4 @@
-/* test_cmd_string.c - server/cmd_string.c through the socketless client: the exact RESP2 and
+/* test_cmd_string.c - server/cmd/string.c through the socketless client: the exact RESP2 and
  * RESP3 bytes of every string command, option and error (texts taken from redis-server 7.0.15),
  * expiry, in-place reuse of string blocks, proto-max-bulk-len, keyspace hit/miss counting. */
 #include "common/alloc.h"
@@ -9,7 +9,7 @@
 #include "storage/db.h"
 #include "storage/object.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

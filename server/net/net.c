@@ -7,12 +7,12 @@
  * whatever the socket does not take moves to an in-flight buffer owned by a uv_write request,
  * and new replies keep going to client->out meanwhile, so replies stay in order.
  * Only this file and main.c include uv.h. Runs on the loop thread. */
-#include "server/net.h"
+#include "server/net/net.h"
 
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"

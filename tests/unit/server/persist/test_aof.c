@@ -1,11 +1,11 @@
-/* Tests for server/aof.c: what write commands log (SELECT, the #MS time line, argv, or what a
+/* Tests for server/persist/aof.c: what write commands log (SELECT, the #MS time line, argv, or what a
  * command is logged as instead), and loading: a replay gives the same data, a torn tail is cut,
  * corruption in the middle stops the load. Each test runs in its own temp directory with a
  * socketless client; aof_flush() stands in for the loop's flush before replies. */
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include "common/buf.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/client.h"
 #include "server/server.h"
 

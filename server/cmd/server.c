@@ -10,14 +10,14 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/command.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/block.h"
-#include "server/cmd_search.h"
-#include "server/cmd_tag.h"
+#include "server/cmd/search.h"
+#include "server/cmd/tag.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
-#include "server/rewrite.h"
+#include "server/persist/rewrite.h"
 #include "server/server.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* cmd_tag.h - set-up of the tiered store behind the tag commands (server/cmd_tag.c). */
+/* server/cmd/tag.h - set-up of the tiered store behind the tag commands (server/cmd/tag.c). */
 #ifndef CTE_SERVER_CMD_TAG_H
 #define CTE_SERVER_CMD_TAG_H
 

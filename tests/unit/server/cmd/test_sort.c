@@ -1,4 +1,4 @@
-/* test_cmd_sort.c - server/cmd_sort.c through the socketless client.
+/* test_cmd_sort.c - server/cmd/sort.c through the socketless client.
  *
  * The scenarios are sequences of commands, each with the exact reply bytes that redis-server
  * 7.0.15 gave for it in RESP2 and in RESP3 (NULL: the same bytes), generated with a script
@@ -17,7 +17,7 @@
 #include "server/server.h"
 #include "storage/db.h"
 
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* Tests for DEBUG RELOAD (server/rewrite.c, server/aof.c): every type and TTL survive the save
+/* Tests for DEBUG RELOAD (server/persist/rewrite.c, server/persist/aof.c): every type and TTL survive the save
  * to the append-only file and its replay. Each test runs in its own temp directory. */
-#include "harness.h"
+#include "tests/unit/server/harness.h"
 
 #include "common/buf.h"
 #include "server/client.h"

@@ -23,7 +23,7 @@
 #include "common/alloc.h"
 #include "common/glob.h"
 #include "common/util.h"
-#include "server/aof.h"
+#include "server/persist/aof.h"
 #include "server/command.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
