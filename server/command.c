@@ -9,9 +9,9 @@
 #include "common/buf.h"
 #include "common/dict.h"
 #include "common/util.h"
-#include "server/persist/aof.h"
 #include "server/block.h"
 #include "server/evict.h"
+#include "server/hooks.h"
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -44,11 +44,7 @@ static const dict_type_t cmd_dict_type = {cmd_key, cmd_free};
 static dict_t table;
 static int table_ready;
 
-static command_t *const groups[] = {cmds_connection, cmds_server, cmds_keys, cmds_string,
-                                    cmds_hash,       cmds_zset,   cmds_list, cmds_set,
-                                    cmds_multi,      cmds_pubsub, cmds_introspect,
-                                    cmds_bits,       cmds_tag,    cmds_blist,
-                                    cmds_sort,       cmds_aof};
+static command_t *const core_tables[] = {cmds_multi, cmds_pubsub, cmds_introspect};
 
 static void name_sub(command_t *parent)
 {
@@ -58,20 +54,28 @@ static void name_sub(command_t *parent)
     }
 }
 
+static void add_table(command_t *cmds)
+{
+    for (command_t *cmd = cmds; cmd->name; cmd++) {
+        cmd_node_t *n = xmalloc(sizeof(*n));
+        n->cmd = cmd;
+        n->node.hash = dict_hash(cmd->name, strlen(cmd->name));
+        snprintf(cmd->fullname, sizeof(cmd->fullname), "%s", cmd->name);
+        name_sub(cmd);
+        dict_insert(&table, &n->node);
+    }
+}
+
 void command_table_init(void)
 {
     if (table_ready) return;
     dict_init(&table, &cmd_dict_type);
-    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
-        for (command_t *cmd = groups[g]; cmd->name; cmd++) {
-            cmd_node_t *n = xmalloc(sizeof(*n));
-            n->cmd = cmd;
-            n->node.hash = dict_hash(cmd->name, strlen(cmd->name));
-            snprintf(cmd->fullname, sizeof(cmd->fullname), "%s", cmd->name);
-            name_sub(cmd);
-            dict_insert(&table, &n->node);
-        }
-    }
+    for (size_t g = 0; g < sizeof(core_tables) / sizeof(core_tables[0]); g++)
+        add_table(core_tables[g]);
+    const server_room_t *const *rooms;
+    size_t n = server_rooms(&rooms);
+    for (size_t i = 0; i < n; i++)
+        if (rooms[i]->commands) add_table(rooms[i]->commands);
     table_ready = 1;
 }
 
@@ -188,8 +192,9 @@ void command_call(client_t *c)
     long long dirty = srv.dirty;
     cmd->proc(c);
     /* a write that changed something is logged (as argv, or what the command put instead) */
-    if ((cmd->flags & CMD_WRITE) && srv.dirty != dirty) aof_propagate(c, c->dbid, c->argc, c->argv);
-    else aof_replace_argv_drop();
+    if ((cmd->flags & CMD_WRITE) && srv.dirty != dirty)
+        server_log_propagate(c, c->dbid, c->argc, c->argv);
+    else server_log_replace_argv_drop();
     c->flags = (c->flags & ~(uint32_t)CLIENT_IN_CALL) | in_call;
     db_now_ms = saved_now;
     long long us = time_us() - t0;
@@ -212,8 +217,8 @@ int command_dispatch(client_t *c)
     }
     if (multi_should_queue(c, cmd)) {
         multi_queue(c);
-    } else if ((cmd->flags & CMD_WRITE) && aof_write_failing()) {
-        reply_error(c, aof_write_error_msg());
+    } else if ((cmd->flags & CMD_WRITE) && server_log_write_error()) {
+        reply_error(c, server_log_write_error());
     } else if (introspect_paused(cmd)) {
         block_postpone(c);
     } else {

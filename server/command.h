@@ -1,7 +1,9 @@
 /* command.h - the command table: one row per command (and per subcommand).
  *
- * Each group of commands lives in its own server/cmd_<group>.c and exports one table ending
- * with a row whose name is NULL; command.c lists the tables. COMMAND INFO/DOCS/COUNT/LIST and
+ * Each group of commands lives in its own file (server/cmd/<group>.c, or the core's
+ * MULTI, pub/sub and introspection files) and exports one table ending with a row whose
+ * name is NULL; the core's tables and those of the registered rooms (server/hooks.h) are
+ * looked up. COMMAND INFO/DOCS/COUNT/LIST and
  * key extraction read the rows. Arity as Redis: N means exactly N arguments counting the name,
  * -N at least N. */
 #ifndef CTE_SERVER_COMMAND_H
@@ -60,9 +62,9 @@ typedef struct command {
     uint64_t calls, usec, rejected_calls, failed_calls;
 } command_t;
 
-/* The tables, one per group (each in server/cmd_<group>.c). */
-extern command_t cmds_connection[], cmds_server[], cmds_keys[], cmds_string[], cmds_hash[],
-    cmds_zset[], cmds_list[], cmds_set[], cmds_multi[], cmds_pubsub[], cmds_introspect[], cmds_bits[], cmds_tag[], cmds_blist[], cmds_sort[], cmds_aof[];
+/* The core's own tables (multi.c, pubsub.c, introspect.c); the command groups' are in
+ * server/cmd/cmd.h. */
+extern command_t cmds_multi[], cmds_pubsub[], cmds_introspect[];
 
 /* Builds the lookup table; call once at start. */
 void command_table_init(void);

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "server/persist/aof.h"
 #include "server/net/net.h"
+#include "server/rooms.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -173,6 +174,7 @@ int main(int argc, char **argv)
     warn_unimplemented();
     uv_loop_init(&loop);
     srv.loop = &loop;
+    server_rooms_register();
     server_init();
     if (srv.init_error[0]) {
         log_warning("%s", srv.init_error);

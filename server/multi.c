@@ -8,7 +8,7 @@
 #include "common/alloc.h"
 #include "common/dict.h"
 #include "server/clientmap.h"
-#include "server/persist/aof.h"
+#include "server/hooks.h"
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -293,14 +293,14 @@ static void exec_cmd(client_t *c)
     int argc = c->argc;
     resp_arg_t *argv = c->argv;
     reply_array(c, tx->nq);
-    aof_exec_begin(); /* the writes are logged between MULTI and EXEC */
+    server_log_exec_begin(); /* the writes are logged between MULTI and EXEC */
     for (int i = 0; i < tx->nq; i++) {
         c->argc = tx->q[i].argc;
         c->argv = tx->q[i].argv;
         c->cmd = tx->q[i].cmd;
         command_call(c);
     }
-    aof_exec_end();
+    server_log_exec_end();
     c->cmd = exec;
     c->argc = argc;
     c->argv = argv;

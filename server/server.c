@@ -8,12 +8,10 @@
 #include "common/dict.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "server/command.h"
-#include "server/persist/aof.h"
 #include "server/block.h"
-#include "server/cmd/search.h"
-#include "server/cmd/tag.h"
+#include "server/command.h"
 #include "server/evict.h"
+#include "server/hooks.h"
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -89,7 +87,7 @@ void server_apply_config(void)
  * logged as DEL, counted and reported as changes, before the key goes. */
 static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
 {
-    aof_propagate_del(db->id, kv_key(kv), kv_keylen(kv));
+    server_log_propagate_del(db->id, kv_key(kv), kv_keylen(kv));
     if (reason == DB_DEL_EXPIRED) {
         srv.stat.expired_keys++;
         server_key_changed(NULL, db, kv_key(kv), kv_keylen(kv), NOTIFY_EXPIRED, "expired");
@@ -102,10 +100,8 @@ static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
 static void on_config_change(const char *name, void *ud)
 {
     server_apply_config();
-    if (!strcmp(name, "appendonly")) {
-        char err[256];
-        if (aof_config_changed(err, sizeof(err)) < 0) log_warning("%s", err);
-    }
+    char err[256];
+    if (server_log_config_changed(name, err, sizeof(err)) < 0) log_warning("%s", err);
 }
 
 void server_init(void)
@@ -132,16 +128,21 @@ void server_init(void)
     config_on_change(&srv.cfg, on_config_change, NULL);
     server_apply_config();
     srv.init_error[0] = '\0';
-    tag_commands_init(srv.init_error, sizeof(srv.init_error));
-    search_commands_init();
+    const server_room_t *const *rooms;
+    size_t n = server_rooms(&rooms);
+    for (size_t i = 0; i < n && !srv.init_error[0]; i++)
+        if (rooms[i]->init && rooms[i]->init(srv.init_error, sizeof(srv.init_error)) < 0 &&
+            !srv.init_error[0])
+            snprintf(srv.init_error, sizeof(srv.init_error), "%s: start-up failed", rooms[i]->name);
 }
 
 void server_deinit(void)
 {
     while (srv.clients) client_free(srv.clients);
     for (int i = 0; i < srv.ndb; i++) db_deinit(&srv.db[i]);
-    tag_commands_deinit();
-    search_commands_deinit();
+    const server_room_t *const *rooms;
+    for (size_t i = server_rooms(&rooms); i-- > 0;)
+        if (rooms[i]->deinit) rooms[i]->deinit();
     multi_deinit();
     evict_deinit();
     pubsub_deinit();
@@ -161,7 +162,10 @@ void server_key_changed(client_t *c, db_t *db, const char *key, size_t len, int 
     srv.dirty++;
     multi_touch_key(db, key, len);
     block_signal_key(db, key, len);
-    search_on_key_event(db, key, len, klass, event);
+    const server_room_t *const *rooms;
+    size_t n = server_rooms(&rooms);
+    for (size_t i = 0; i < n; i++)
+        if (rooms[i]->key_event) rooms[i]->key_event(db, key, len, klass, event);
     notify_keyspace_event(klass, event, key, len, db->id);
 }
 
@@ -207,9 +211,10 @@ void server_cron(void)
     shrink_idle_buffers(now);
     block_check_timeouts(now);
     introspect_pause_check(now);
-    tag_cron(now);
-    search_commands_cron();
-    aof_cron();
+    const server_room_t *const *rooms;
+    size_t n = server_rooms(&rooms);
+    for (size_t i = 0; i < n; i++)
+        if (rooms[i]->cron) rooms[i]->cron(now);
     evict_cron();
     sample_ops(now);
 }

@@ -12,8 +12,8 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "server/persist/aof.h"
 #include "server/block.h"
+#include "server/hooks.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -165,7 +165,7 @@ static void conn_flush(conn_t *conn)
         return;
     }
     if (c->out.len) {
-        aof_flush(); /* a write callback may flush replies before the loop's own flush */
+        server_log_flush(); /* a write callback may flush replies before the loop's own flush */
         uv_buf_t b = uv_buf_init(c->out.data, (unsigned)c->out.len);
         int n = uv_try_write(&conn->h.stream, &b, 1);
         if (n == UV_EAGAIN) n = 0;
@@ -224,7 +224,7 @@ static void conn_want_write(client_t *c)
 
 void net_flush_pending(void)
 {
-    aof_flush(); /* appendfsync always: replies leave only once their writes are on disk */
+    server_log_flush(); /* appendfsync always: replies leave only once their writes are on disk */
     while (srv.pending_write) {
         client_t *c = srv.pending_write;
         srv.pending_write = c->pw_next;

@@ -18,6 +18,7 @@
 #include "common/buf.h"
 #include "resp/resp.h"
 #include "server/client.h"
+#include "server/command.h"
 
 #include <stddef.h>
 
@@ -73,5 +74,8 @@ const char *aof_write_error_msg(void);
 long long aof_last_save(void);
 /* The "# Persistence" section of INFO. */
 void aof_info(buf_t *b);
+
+/* BGREWRITEAOF, SAVE and the other persistence commands. */
+extern command_t cmds_aof[];
 
 #endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* nftw */
 #include "tests/unit/server/harness.h"
 
+#include "server/rooms.h"
 #include "server/server.h"
 
 #include "common/alloc.h"
@@ -146,6 +147,7 @@ client_t *harness_server_start(int argc, char **argv)
     char err[512] = "";
     config_init(&srv.cfg);
     if (argc) cr_assert_eq(config_apply_args(&srv.cfg, argc, argv, err, sizeof(err)), 0, "%s", err);
+    server_rooms_register();
     server_init();
     cr_assert_str_empty(srv.init_error, "server_init: %s", srv.init_error);
     return client_new(NULL, NULL, -1);

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "server/persist/aof.h"
 #include "server/client.h"
+#include "server/rooms.h"
 #include "server/server.h"
 
 #include <criterion/criterion.h>
@@ -196,6 +197,7 @@ Test(aof, corruption_in_the_middle_stops_the_load)
     long long size = size_of("appendonly.aof");
     stop();
     config_init(&srv.cfg);
+    server_rooms_register();
     server_init();
     cr_assert_eq(aof_load(), -1);
     cr_assert_eq(size_of("appendonly.aof"), size, "a corrupt file must not be cut");
