@@ -62,6 +62,18 @@ typedef struct command {
     uint64_t calls, usec, rejected_calls, failed_calls;
 } command_t;
 
+/* One row of a command table, with designated initializers so the fields filled at start-up
+ * stay zero; optional members (.getkeys, .waitname, .subcommands, .acl) follow as
+ * designated initializers too: CMD_ROW("get", get_cmd, 2, CMD_READONLY, 1, 1, 1, "string",
+ * "1.0.0", "Returns the value of a key.", "O(1)"). */
+#define CMD_ROW(name_, proc_, arity_, flags_, first_, last_, step_, group_, since_, summary_,      \
+                complexity_, ...)                                                                  \
+    {                                                                                              \
+        .name = name_, .proc = proc_, .arity = arity_, .flags = flags_, .first_key = first_,       \
+        .last_key = last_, .key_step = step_, .group = group_, .since = since_,                    \
+        .summary = summary_, .complexity = complexity_, __VA_ARGS__                                \
+    }
+
 /* The core's own tables (multi.c, pubsub.c, introspect.c); the command groups' are in
  * server/cmd/cmd.h. */
 extern command_t cmds_multi[], cmds_pubsub[], cmds_introspect[];

@@ -596,61 +596,64 @@ static int lmpop_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
     "O(1) for each element added, so O(N) to add N elements when the command is called with "      \
     "multiple arguments."
 
-#define LCMDK(n, p, a, f, fk, lk, ks, since_, sum, cplx, gk)                                       \
-    {                                                                                              \
-        .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = lk,             \
-        .key_step = ks, .group = "list", .since = since_, .summary = sum, .complexity = cplx,      \
-        .getkeys = gk                                                                              \
-    }
-#define LCMD(n, p, a, f, since_, sum, cplx) LCMDK(n, p, a, f, 1, 1, 1, since_, sum, cplx, NULL)
-
 command_t cmds_list[] = {
-    LCMD("lpush", lpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, "1.0.0",
-         "Prepend one or multiple elements to a list", PUSH_CPLX),
-    LCMD("rpush", rpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, "1.0.0",
-         "Append one or multiple elements to a list", PUSH_CPLX),
-    LCMD("lpushx", lpushx_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, "2.2.0",
-         "Prepend an element to a list, only if the list exists", PUSH_CPLX),
-    LCMD("rpushx", rpushx_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, "2.2.0",
-         "Append an element to a list, only if the list exists", PUSH_CPLX),
-    LCMD("lpop", lpop_cmd, -2, RW | CMD_FAST, "1.0.0",
-         "Remove and get the first elements in a list",
-         "O(N) where N is the number of elements returned"),
-    LCMD("rpop", rpop_cmd, -2, RW | CMD_FAST, "1.0.0", "Remove and get the last elements in a list",
-         "O(N) where N is the number of elements returned"),
-    LCMD("llen", llen_cmd, 2, RO | CMD_FAST, "1.0.0", "Get the length of a list", "O(1)"),
-    LCMD("lrange", lrange_cmd, 4, RO, "1.0.0", "Get a range of elements from a list",
-         "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest "
-         "end (HEAD or TAIL) for large lists; and N is the number of elements in the specified "
-         "range."),
-    LCMD("lindex", lindex_cmd, 3, RO, "1.0.0", "Get an element from a list by its index",
-         "O(N) where N is the number of elements to traverse to get to the element at index. This "
-         "makes asking for the first or the last element of the list O(1)."),
-    LCMD("lset", lset_cmd, 4, RW | CMD_DENYOOM, "1.0.0",
-         "Set the value of an element in a list by its index",
-         "O(N) where N is the length of the list. Setting either the first or the last element of "
-         "the list is O(1)."),
-    LCMD("lrem", lrem_cmd, 4, RW, "1.0.0", "Remove elements from a list",
-         "O(N+M) where N is the length of the list and M is the number of elements removed."),
-    LCMD("ltrim", ltrim_cmd, 4, RW, "1.0.0", "Trim a list to the specified range",
-         "O(N) where N is the number of elements to be removed by the operation."),
-    LCMD("linsert", linsert_cmd, 5, RW | CMD_DENYOOM, "2.2.0",
-         "Insert an element before or after another element in a list",
-         "O(N) where N is the number of elements to traverse before seeing the value pivot. This "
-         "means that inserting somewhere on the left end on the list (head) can be considered "
-         "O(1) and inserting somewhere on the right end (tail) is O(N)."),
-    LCMD("lpos", lpos_cmd, -3, RO, "6.0.6", "Return the index of matching elements on a list",
-         "O(N) where N is the number of elements in the list, for the average case. When "
-         "searching for elements near the head or the tail of the list, or when the MAXLEN option "
-         "is provided, the command may run in constant time."),
-    LCMDK("lmove", lmove_cmd, 5, RW | CMD_DENYOOM, 1, 2, 1, "6.2.0",
-          "Pop an element from a list, push it to another list and return it", "O(1)", NULL),
-    LCMDK("rpoplpush", rpoplpush_cmd, 3, RW | CMD_DENYOOM, 1, 2, 1, "1.2.0",
-          "Remove the last element in a list, prepend it to another list and return it", "O(1)",
-          NULL),
-    LCMDK("lmpop", lmpop_cmd, -4, RW | CMD_MOVABLE_KEYS, 0, 0, 0, "7.0.0",
-          "Pop elements from a list",
-          "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-          lmpop_getkeys),
+    CMD_ROW("lpush", lpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "1.0.0",
+            "Prepend one or multiple elements to a list", PUSH_CPLX),
+    CMD_ROW("rpush", rpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "1.0.0",
+            "Append one or multiple elements to a list", PUSH_CPLX),
+    CMD_ROW("lpushx", lpushx_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "2.2.0",
+            "Prepend an element to a list, only if the list exists", PUSH_CPLX),
+    CMD_ROW("rpushx", rpushx_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "2.2.0",
+            "Append an element to a list, only if the list exists", PUSH_CPLX),
+    CMD_ROW("lpop", lpop_cmd, -2, RW | CMD_FAST, 1, 1, 1, "list", "1.0.0",
+            "Remove and get the first elements in a list",
+            "O(N) where N is the number of elements returned"),
+    CMD_ROW("rpop", rpop_cmd, -2, RW | CMD_FAST, 1, 1, 1, "list", "1.0.0",
+            "Remove and get the last elements in a list",
+            "O(N) where N is the number of elements returned"),
+    CMD_ROW("llen", llen_cmd, 2, RO | CMD_FAST, 1, 1, 1, "list", "1.0.0",
+            "Get the length of a list", "O(1)"),
+    CMD_ROW(
+        "lrange", lrange_cmd, 4, RO, 1, 1, 1, "list", "1.0.0",
+        "Get a range of elements from a list",
+        "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest "
+        "end (HEAD or TAIL) for large lists; and N is the number of elements in the specified "
+        "range."),
+    CMD_ROW(
+        "lindex", lindex_cmd, 3, RO, 1, 1, 1, "list", "1.0.0",
+        "Get an element from a list by its index",
+        "O(N) where N is the number of elements to traverse to get to the element at index. This "
+        "makes asking for the first or the last element of the list O(1)."),
+    CMD_ROW(
+        "lset", lset_cmd, 4, RW | CMD_DENYOOM, 1, 1, 1, "list", "1.0.0",
+        "Set the value of an element in a list by its index",
+        "O(N) where N is the length of the list. Setting either the first or the last element of "
+        "the list is O(1)."),
+    CMD_ROW("lrem", lrem_cmd, 4, RW, 1, 1, 1, "list", "1.0.0", "Remove elements from a list",
+            "O(N+M) where N is the length of the list and M is the number of elements removed."),
+    CMD_ROW("ltrim", ltrim_cmd, 4, RW, 1, 1, 1, "list", "1.0.0",
+            "Trim a list to the specified range",
+            "O(N) where N is the number of elements to be removed by the operation."),
+    CMD_ROW(
+        "linsert", linsert_cmd, 5, RW | CMD_DENYOOM, 1, 1, 1, "list", "2.2.0",
+        "Insert an element before or after another element in a list",
+        "O(N) where N is the number of elements to traverse before seeing the value pivot. This "
+        "means that inserting somewhere on the left end on the list (head) can be considered "
+        "O(1) and inserting somewhere on the right end (tail) is O(N)."),
+    CMD_ROW(
+        "lpos", lpos_cmd, -3, RO, 1, 1, 1, "list", "6.0.6",
+        "Return the index of matching elements on a list",
+        "O(N) where N is the number of elements in the list, for the average case. When "
+        "searching for elements near the head or the tail of the list, or when the MAXLEN option "
+        "is provided, the command may run in constant time."),
+    CMD_ROW("lmove", lmove_cmd, 5, RW | CMD_DENYOOM, 1, 2, 1, "list", "6.2.0",
+            "Pop an element from a list, push it to another list and return it", "O(1)"),
+    CMD_ROW("rpoplpush", rpoplpush_cmd, 3, RW | CMD_DENYOOM, 1, 2, 1, "list", "1.2.0",
+            "Remove the last element in a list, prepend it to another list and return it", "O(1)"),
+    CMD_ROW(
+        "lmpop", lmpop_cmd, -4, RW | CMD_MOVABLE_KEYS, 0, 0, 0, "list", "7.0.0",
+        "Pop elements from a list",
+        "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+        .getkeys = lmpop_getkeys),
     {NULL},
 };

@@ -835,57 +835,51 @@ static int numkeys_at_1(int argc, const resp_arg_t *argv, int *pos, int max)
     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "     \
     "sets."
 
-/* Rows with designated initializers: the fields filled at start-up stay zero. */
-#define SCMDK(n, p, a, f, fk, lk, ks, since_, sum, cplx, gk)                                       \
-    {                                                                                              \
-        .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = lk,             \
-        .key_step = ks, .group = GROUP, .since = since_, .summary = sum, .complexity = cplx,       \
-        .getkeys = gk                                                                              \
-    }
-#define SCMD(n, p, a, f, fk, lk, ks, since_, sum, cplx)                                            \
-    SCMDK(n, p, a, f, fk, lk, ks, since_, sum, cplx, NULL)
-
 command_t cmds_set[] = {
-    SCMD("sadd", sadd_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "1.0.0",
-         "Add one or more members to a set",
-         "O(1) for each element added, so O(N) to add N elements when the command is called with "
-         "multiple arguments."),
-    SCMD("srem", srem_cmd, -3, RW | CMD_FAST, 1, 1, 1, "1.0.0",
-         "Remove one or more members from a set",
-         "O(N) where N is the number of members to be removed."),
-    SCMD("smove", smove_cmd, 4, RW | CMD_FAST, 1, 2, 1, "1.0.0",
-         "Move a member from one set to another", "O(1)"),
-    SCMD("sismember", sismember_cmd, 3, RO | CMD_FAST, 1, 1, 1, "1.0.0",
-         "Determine if a given value is a member of a set", "O(1)"),
-    SCMD("smismember", smismember_cmd, -3, RO | CMD_FAST, 1, 1, 1, "6.2.0",
-         "Returns the membership associated with the given elements for a set",
-         "O(N) where N is the number of elements being checked for membership"),
-    SCMD("scard", scard_cmd, 2, RO | CMD_FAST, 1, 1, 1, "1.0.0",
-         "Get the number of members in a set", "O(1)"),
-    SCMD("smembers", smembers_cmd, 2, RO, 1, 1, 1, "1.0.0", "Get all the members in a set",
-         "O(N) where N is the set cardinality."),
-    SCMD("spop", spop_cmd, -2, RW | CMD_FAST, 1, 1, 1, "1.0.0",
-         "Remove and return one or multiple random members from a set",
-         "Without the count argument O(1), otherwise O(N) where N is the value of the passed "
-         "count."),
-    SCMD("srandmember", srandmember_cmd, -2, RO, 1, 1, 1, "1.0.0",
-         "Get one or multiple random members from a set",
-         "Without the count argument O(1), otherwise O(N) where N is the absolute value of the "
-         "passed count."),
-    SCMD("sinter", sinter_cmd, -2, RO, 1, -1, 1, "1.0.0", "Intersect multiple sets", INTER_CPLX),
-    SCMDK("sintercard", sintercard_cmd, -3, RO | CMD_MOVABLE_KEYS, 0, 0, 0, "7.0.0",
-          "Intersect multiple sets and return the cardinality of the result", INTER_CPLX,
-          numkeys_at_1),
-    SCMD("sinterstore", sinterstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, "1.0.0",
-         "Intersect multiple sets and store the resulting set in a key", INTER_CPLX),
-    SCMD("sunion", sunion_cmd, -2, RO, 1, -1, 1, "1.0.0", "Add multiple sets", ALL_SETS),
-    SCMD("sunionstore", sunionstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, "1.0.0",
-         "Add multiple sets and store the resulting set in a key", ALL_SETS),
-    SCMD("sdiff", sdiff_cmd, -2, RO, 1, -1, 1, "1.0.0", "Subtract multiple sets", ALL_SETS),
-    SCMD("sdiffstore", sdiffstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, "1.0.0",
-         "Subtract multiple sets and store the resulting set in a key", ALL_SETS),
-    SCMD("sscan", sscan_cmd, -3, RO, 1, 1, 1, "2.8.0", "Incrementally iterate Set elements",
-         "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
-         "the cursor to return back to 0. N is the number of elements inside the collection.."),
+    CMD_ROW(
+        "sadd", sadd_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
+        "Add one or more members to a set",
+        "O(1) for each element added, so O(N) to add N elements when the command is called with "
+        "multiple arguments."),
+    CMD_ROW("srem", srem_cmd, -3, RW | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
+            "Remove one or more members from a set",
+            "O(N) where N is the number of members to be removed."),
+    CMD_ROW("smove", smove_cmd, 4, RW | CMD_FAST, 1, 2, 1, GROUP, "1.0.0",
+            "Move a member from one set to another", "O(1)"),
+    CMD_ROW("sismember", sismember_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
+            "Determine if a given value is a member of a set", "O(1)"),
+    CMD_ROW("smismember", smismember_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",
+            "Returns the membership associated with the given elements for a set",
+            "O(N) where N is the number of elements being checked for membership"),
+    CMD_ROW("scard", scard_cmd, 2, RO | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
+            "Get the number of members in a set", "O(1)"),
+    CMD_ROW("smembers", smembers_cmd, 2, RO, 1, 1, 1, GROUP, "1.0.0",
+            "Get all the members in a set", "O(N) where N is the set cardinality."),
+    CMD_ROW("spop", spop_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
+            "Remove and return one or multiple random members from a set",
+            "Without the count argument O(1), otherwise O(N) where N is the value of the passed "
+            "count."),
+    CMD_ROW("srandmember", srandmember_cmd, -2, RO, 1, 1, 1, GROUP, "1.0.0",
+            "Get one or multiple random members from a set",
+            "Without the count argument O(1), otherwise O(N) where N is the absolute value of the "
+            "passed count."),
+    CMD_ROW("sinter", sinter_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Intersect multiple sets",
+            INTER_CPLX),
+    CMD_ROW("sintercard", sintercard_cmd, -3, RO | CMD_MOVABLE_KEYS, 0, 0, 0, GROUP, "7.0.0",
+            "Intersect multiple sets and return the cardinality of the result", INTER_CPLX,
+            .getkeys = numkeys_at_1),
+    CMD_ROW("sinterstore", sinterstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
+            "Intersect multiple sets and store the resulting set in a key", INTER_CPLX),
+    CMD_ROW("sunion", sunion_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Add multiple sets", ALL_SETS),
+    CMD_ROW("sunionstore", sunionstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
+            "Add multiple sets and store the resulting set in a key", ALL_SETS),
+    CMD_ROW("sdiff", sdiff_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Subtract multiple sets",
+            ALL_SETS),
+    CMD_ROW("sdiffstore", sdiffstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
+            "Subtract multiple sets and store the resulting set in a key", ALL_SETS),
+    CMD_ROW(
+        "sscan", sscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0", "Incrementally iterate Set elements",
+        "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
+        "the cursor to return back to 0. N is the number of elements inside the collection.."),
     {NULL},
 };

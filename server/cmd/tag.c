@@ -738,39 +738,54 @@ static size_t read_waitname(client_t *c, int argc, const resp_arg_t *argv, char 
 
 #define W CMD_WRITE
 #define R CMD_READONLY
-#define TAGCMD(n, p, a, f, fk, lk, sum)                                                            \
-    {                                                                                              \
-        .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = lk,             \
-        .key_step = fk ? 1 : 0, .group = "tag", .since = "0.1.0", .summary = sum,                  \
-        .complexity = "O(N) in the bytes moved",                                                   \
-        .waitname = (f) & CMD_WRITE ? write_waitname : read_waitname                               \
-    }
+#define TAG_CPLX "O(N) in the bytes moved"
 
 command_t cmds_tag[] = {
-    TAGCMD("tput", tput_cmd, -5, W | CMD_DENYOOM, 1, 1,
-           "Writes bytes into a blob of a tag at an offset, creating both as needed."),
-    TAGCMD("tget", tget_cmd, -3, R, 1, 1, "Reads bytes of a blob from an offset."),
-    TAGCMD("tsize", tsize_cmd, 3, R | CMD_FAST, 1, 1, "Returns the size of a blob."),
-    TAGCMD("ttruncate", ttruncate_cmd, 4, W | CMD_DENYOOM, 1, 1,
-           "Shrinks a blob, or grows it with zero bytes."),
-    TAGCMD("tdel", tdel_cmd, -3, W | CMD_FAST, 1, 1, "Deletes blobs of a tag."),
-    TAGCMD("tscore", tscore_cmd, 3, R | CMD_FAST, 1, 1, "Returns the score of a blob."),
-    TAGCMD("reorg", reorg_cmd, 4, W, 1, 1,
-           "Sets the score of a blob and moves it to the tier placement picks."),
-    TAGCMD("tinfo", tinfo_cmd, 3, R | CMD_FAST, 1, 1, "Returns the metadata of a blob."),
-    TAGCMD("tmeta", tmeta_cmd, 8, W | CMD_FAST, 1, 1,
-           "Sets the times and counters of a blob (as the append-only file restores them)."),
-    TAGCMD("tlist", tlist_cmd, 2, R, 1, 1, "Returns the names of every blob of a tag."),
-    TAGCMD("tscan", tscan_cmd, -3, R, 1, 1, "Incrementally lists the blobs of a tag."),
-    TAGCMD("tlen", tlen_cmd, 2, R | CMD_FAST, 1, 1, "Returns the number of blobs of a tag."),
-    TAGCMD("tiers", tiers_cmd, 1, R | CMD_LOADING | CMD_STALE, 0, 0,
-           "Returns the tiers with their capacity and use."),
+    CMD_ROW("tput", tput_cmd, -5, W | CMD_DENYOOM, 1, 1, 1, "tag", "0.1.0",
+            "Writes bytes into a blob of a tag at an offset, creating both as needed.", TAG_CPLX,
+            .waitname = write_waitname),
+    CMD_ROW("tget", tget_cmd, -3, R, 1, 1, 1, "tag", "0.1.0",
+            "Reads bytes of a blob from an offset.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("tsize", tsize_cmd, 3, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
+            "Returns the size of a blob.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("ttruncate", ttruncate_cmd, 4, W | CMD_DENYOOM, 1, 1, 1, "tag", "0.1.0",
+            "Shrinks a blob, or grows it with zero bytes.", TAG_CPLX, .waitname = write_waitname),
+    CMD_ROW("tdel", tdel_cmd, -3, W | CMD_FAST, 1, 1, 1, "tag", "0.1.0", "Deletes blobs of a tag.",
+            TAG_CPLX, .waitname = write_waitname),
+    CMD_ROW("tscore", tscore_cmd, 3, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
+            "Returns the score of a blob.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("reorg", reorg_cmd, 4, W, 1, 1, 1, "tag", "0.1.0",
+            "Sets the score of a blob and moves it to the tier placement picks.", TAG_CPLX,
+            .waitname = write_waitname),
+    CMD_ROW("tinfo", tinfo_cmd, 3, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
+            "Returns the metadata of a blob.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("tmeta", tmeta_cmd, 8, W | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
+            "Sets the times and counters of a blob (as the append-only file restores them).",
+            TAG_CPLX, .waitname = write_waitname),
+    CMD_ROW("tlist", tlist_cmd, 2, R, 1, 1, 1, "tag", "0.1.0",
+            "Returns the names of every blob of a tag.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("tscan", tscan_cmd, -3, R, 1, 1, 1, "tag", "0.1.0",
+            "Incrementally lists the blobs of a tag.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("tlen", tlen_cmd, 2, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
+            "Returns the number of blobs of a tag.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("tiers", tiers_cmd, 1, R | CMD_LOADING | CMD_STALE, 0, 0, 0, "tag", "0.1.0",
+            "Returns the tiers with their capacity and use.", TAG_CPLX, .waitname = read_waitname),
     /* search (server/cmd/search.c): no keys, nothing to wait on per blob */
-    {.name = "tquery", .proc = tquery_cmd, .arity = -3, .flags = R, .group = "tag",
-     .since = "0.1.0", .summary = "Lists tag names, or blob names by tag and time, matching regexes.",
+    {.name = "tquery",
+     .proc = tquery_cmd,
+     .arity = -3,
+     .flags = R,
+     .group = "tag",
+     .since = "0.1.0",
+     .summary = "Lists tag names, or blob names by tag and time, matching regexes.",
      .complexity = "O(log N + M) with M the names under the patterns' literal prefixes"},
-    {.name = "tsearch", .proc = tsearch_cmd, .arity = -2, .flags = R, .group = "tag",
-     .since = "0.1.0", .summary = "Ranks blobs by keyword relevance of their contents (BM25).",
+    {.name = "tsearch",
+     .proc = tsearch_cmd,
+     .arity = -2,
+     .flags = R,
+     .group = "tag",
+     .since = "0.1.0",
+     .summary = "Ranks blobs by keyword relevance of their contents (BM25).",
      .complexity = "O(P + M log K) with P the postings of the query terms"},
     {NULL},
 };

@@ -1402,131 +1402,131 @@ static int dst_and_numkeys_at_2(int argc, const resp_arg_t *argv, int *pos, int 
     "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, "      \
     "N is the size of the first set, and K is the size of the result set."
 
-/* Rows with designated initializers: the fields filled at start-up stay zero. */
-#define ZCMDK(n, p, a, f, fk, lk, ks, since_, sum, cplx, gk)                                       \
-    {                                                                                              \
-        .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = lk,             \
-        .key_step = ks, .group = GROUP, .since = since_, .summary = sum, .complexity = cplx,       \
-        .getkeys = gk                                                                              \
-    }
-#define ZCMD(n, p, a, f, fk, lk, ks, since_, sum, cplx)                                            \
-    ZCMDK(n, p, a, f, fk, lk, ks, since_, sum, cplx, NULL)
-
 command_t cmds_zset[] = {
-    ZCMD("zadd", zadd_cmd, -4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "1.2.0",
-         "Adds one or more members to a sorted set, or updates their scores. Creates the key if it "
-         "doesn't exist.",
-         "O(log(N)) for each item added, where N is the number of elements in the sorted set."),
-    ZCMD("zincrby", zincrby_cmd, 4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "1.2.0",
-         "Increments the score of a member in a sorted set.", LOGN),
-    ZCMD("zrem", zrem_cmd, -3, RW | CMD_FAST, 1, 1, 1, "1.2.0",
-         "Removes one or more members from a sorted set. Deletes the sorted set if all members "
-         "were removed.",
-         "O(M*log(N)) with N being the number of elements in the sorted set and M the number of "
-         "elements to be removed."),
-    ZCMD("zscore", zscore_cmd, 3, RO | CMD_FAST, 1, 1, 1, "1.2.0",
-         "Returns the score of a member in a sorted set.", "O(1)"),
-    ZCMD("zmscore", zmscore_cmd, -3, RO | CMD_FAST, 1, 1, 1, "6.2.0",
-         "Returns the score of one or more members in a sorted set.",
-         "O(N) where N is the number of members being requested."),
-    ZCMD("zcard", zcard_cmd, 2, RO | CMD_FAST, 1, 1, 1, "1.2.0",
-         "Returns the number of members in a sorted set.", "O(1)"),
-    ZCMD("zcount", zcount_cmd, 4, RO | CMD_FAST, 1, 1, 1, "2.0.0",
-         "Returns the count of members in a sorted set that have scores within a range.",
-         "O(log(N)) with N being the number of elements in the sorted set."),
-    ZCMD("zlexcount", zlexcount_cmd, 4, RO | CMD_FAST, 1, 1, 1, "2.8.9",
-         "Returns the number of members in a sorted set within a lexicographical range.",
-         "O(log(N)) with N being the number of elements in the sorted set."),
-    ZCMD("zrank", zrank_cmd, 3, RO | CMD_FAST, 1, 1, 1, "2.0.0",
-         "Returns the index of a member in a sorted set ordered by ascending scores.", "O(log(N))"),
-    ZCMD("zrevrank", zrevrank_cmd, 3, RO | CMD_FAST, 1, 1, 1, "2.0.0",
-         "Returns the index of a member in a sorted set ordered by descending scores.",
-         "O(log(N))"),
-    ZCMD("zrange", zrange_cmd, -4, RO, 1, 1, 1, "1.2.0",
-         "Returns members in a sorted set within a range of indexes.", RANGE_M),
-    ZCMD("zrangestore", zrangestore_cmd, -5, RW | CMD_DENYOOM, 1, 2, 1, "6.2.0",
-         "Stores a range of members from sorted set in a key.",
-         "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
-         "elements stored into the destination key."),
-    ZCMD("zrangebyscore", zrangebyscore_cmd, -4, RO, 1, 1, 1, "1.0.5",
-         "Returns members in a sorted set within a range of scores.", RANGE_LIMIT),
-    ZCMD("zrevrangebyscore", zrevrangebyscore_cmd, -4, RO, 1, 1, 1, "2.2.0",
-         "Returns members in a sorted set within a range of scores in reverse order.", RANGE_LIMIT),
-    ZCMD("zrangebylex", zrangebylex_cmd, -4, RO, 1, 1, 1, "2.8.9",
-         "Returns members in a sorted set within a lexicographical range.", RANGE_LIMIT),
-    ZCMD("zrevrangebylex", zrevrangebylex_cmd, -4, RO, 1, 1, 1, "2.8.9",
-         "Returns members in a sorted set within a lexicographical range in reverse order.",
-         RANGE_LIMIT),
-    ZCMD("zrevrange", zrevrange_cmd, -4, RO, 1, 1, 1, "1.2.0",
-         "Returns members in a sorted set within a range of indexes in reverse order.", RANGE_M),
-    ZCMD("zpopmin", zpopmin_cmd, -2, RW | CMD_FAST, 1, 1, 1, "5.0.0",
-         "Returns the lowest-scoring members from a sorted set after removing them. Deletes the "
-         "sorted set if the last member was popped.",
-         POP_CPLX),
-    ZCMD("zpopmax", zpopmax_cmd, -2, RW | CMD_FAST, 1, 1, 1, "5.0.0",
-         "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
-         "sorted set if the last member was popped.",
-         POP_CPLX),
-    ZCMD("bzpopmin", bzpopmin_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, "5.0.0",
-         "Removes and returns the member with the lowest score from one or more sorted sets. "
-         "Blocks until a member is available otherwise. Deletes the sorted set if the last "
-         "element was popped.",
-         "O(log(N)) with N being the number of elements in the sorted set."),
-    ZCMD("bzpopmax", bzpopmax_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, "5.0.0",
-         "Removes and returns the member with the highest score from one or more sorted sets. "
-         "Blocks until a member available otherwise.  Deletes the sorted set if the last element "
-         "was popped.",
-         "O(log(N)) with N being the number of elements in the sorted set."),
-    ZCMDK("bzmpop", bzmpop_cmd, -5, RW | MOVABLE | CMD_BLOCKING, 0, 0, 0, "7.0.0",
-          "Removes and returns a member by score from one or more sorted sets. Blocks until a "
-          "member is available otherwise. Deletes the sorted set if the last element was popped.",
-          "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
-          "elements in the sorted set, and M being the number of elements popped.",
-          numkeys_at_2),
-    ZCMDK("zmpop", zmpop_cmd, -4, RW | MOVABLE, 0, 0, 0, "7.0.0",
-          "Returns the highest- or lowest-scoring members from one or more sorted sets after "
-          "removing them. Deletes the sorted set if the last member was popped.",
-          "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
-          "elements in the sorted set, and M being the number of elements popped.",
-          numkeys_at_1),
-    ZCMD("zrandmember", zrandmember_cmd, -2, RO, 1, 1, 1, "6.2.0",
-         "Returns one or more random members from a sorted set.",
-         "O(N) where N is the number of members returned"),
-    ZCMDK("zunion", zunion_cmd, -3, RO | MOVABLE, 0, 0, 0, "6.2.0",
-          "Returns the union of multiple sorted sets.", UNION_CPLX, numkeys_at_1),
-    ZCMDK("zinter", zinter_cmd, -3, RO | MOVABLE, 0, 0, 0, "6.2.0",
-          "Returns the intersect of multiple sorted sets.", INTER_CPLX, numkeys_at_1),
-    ZCMDK("zintercard", zintercard_cmd, -3, RO | MOVABLE, 0, 0, 0, "7.0.0",
-          "Returns the number of members of the intersect of multiple sorted sets.",
-          "O(N*K) worst case with N being the smallest input sorted set, K being the number of "
-          "input sorted sets.",
-          numkeys_at_1),
-    ZCMDK("zdiff", zdiff_cmd, -3, RO | MOVABLE, 0, 0, 0, "6.2.0",
-          "Returns the difference between multiple sorted sets.", DIFF_CPLX, numkeys_at_1),
-    ZCMDK("zunionstore", zunionstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, "2.0.0",
-          "Stores the union of multiple sorted sets in a key.", UNION_CPLX, dst_and_numkeys_at_2),
-    ZCMDK("zinterstore", zinterstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, "2.0.0",
-          "Stores the intersect of multiple sorted sets in a key.", INTER_CPLX,
-          dst_and_numkeys_at_2),
-    ZCMDK("zdiffstore", zdiffstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, "6.2.0",
-          "Stores the difference of multiple sorted sets in a key.", DIFF_CPLX,
-          dst_and_numkeys_at_2),
-    ZCMD("zremrangebyscore", zremrangebyscore_cmd, 4, RW, 1, 1, 1, "1.2.0",
-         "Removes members in a sorted set within a range of scores. Deletes the sorted set if all "
-         "members were removed.",
-         REMRANGE),
-    ZCMD("zremrangebyrank", zremrangebyrank_cmd, 4, RW, 1, 1, 1, "2.0.0",
-         "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all "
-         "members were removed.",
-         REMRANGE),
-    ZCMD(
-        "zremrangebylex", zremrangebylex_cmd, 4, RW, 1, 1, 1, "2.8.9",
+    CMD_ROW(
+        "zadd", zadd_cmd, -4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
+        "Adds one or more members to a sorted set, or updates their scores. Creates the key if it "
+        "doesn't exist.",
+        "O(log(N)) for each item added, where N is the number of elements in the sorted set."),
+    CMD_ROW("zincrby", zincrby_cmd, 4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
+            "Increments the score of a member in a sorted set.", LOGN),
+    CMD_ROW("zrem", zrem_cmd, -3, RW | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
+            "Removes one or more members from a sorted set. Deletes the sorted set if all members "
+            "were removed.",
+            "O(M*log(N)) with N being the number of elements in the sorted set and M the number of "
+            "elements to be removed."),
+    CMD_ROW("zscore", zscore_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
+            "Returns the score of a member in a sorted set.", "O(1)"),
+    CMD_ROW("zmscore", zmscore_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",
+            "Returns the score of one or more members in a sorted set.",
+            "O(N) where N is the number of members being requested."),
+    CMD_ROW("zcard", zcard_cmd, 2, RO | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
+            "Returns the number of members in a sorted set.", "O(1)"),
+    CMD_ROW("zcount", zcount_cmd, 4, RO | CMD_FAST, 1, 1, 1, GROUP, "2.0.0",
+            "Returns the count of members in a sorted set that have scores within a range.",
+            "O(log(N)) with N being the number of elements in the sorted set."),
+    CMD_ROW("zlexcount", zlexcount_cmd, 4, RO | CMD_FAST, 1, 1, 1, GROUP, "2.8.9",
+            "Returns the number of members in a sorted set within a lexicographical range.",
+            "O(log(N)) with N being the number of elements in the sorted set."),
+    CMD_ROW("zrank", zrank_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "2.0.0",
+            "Returns the index of a member in a sorted set ordered by ascending scores.",
+            "O(log(N))"),
+    CMD_ROW("zrevrank", zrevrank_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "2.0.0",
+            "Returns the index of a member in a sorted set ordered by descending scores.",
+            "O(log(N))"),
+    CMD_ROW("zrange", zrange_cmd, -4, RO, 1, 1, 1, GROUP, "1.2.0",
+            "Returns members in a sorted set within a range of indexes.", RANGE_M),
+    CMD_ROW("zrangestore", zrangestore_cmd, -5, RW | CMD_DENYOOM, 1, 2, 1, GROUP, "6.2.0",
+            "Stores a range of members from sorted set in a key.",
+            "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+            "elements stored into the destination key."),
+    CMD_ROW("zrangebyscore", zrangebyscore_cmd, -4, RO, 1, 1, 1, GROUP, "1.0.5",
+            "Returns members in a sorted set within a range of scores.", RANGE_LIMIT),
+    CMD_ROW("zrevrangebyscore", zrevrangebyscore_cmd, -4, RO, 1, 1, 1, GROUP, "2.2.0",
+            "Returns members in a sorted set within a range of scores in reverse order.",
+            RANGE_LIMIT),
+    CMD_ROW("zrangebylex", zrangebylex_cmd, -4, RO, 1, 1, 1, GROUP, "2.8.9",
+            "Returns members in a sorted set within a lexicographical range.", RANGE_LIMIT),
+    CMD_ROW("zrevrangebylex", zrevrangebylex_cmd, -4, RO, 1, 1, 1, GROUP, "2.8.9",
+            "Returns members in a sorted set within a lexicographical range in reverse order.",
+            RANGE_LIMIT),
+    CMD_ROW("zrevrange", zrevrange_cmd, -4, RO, 1, 1, 1, GROUP, "1.2.0",
+            "Returns members in a sorted set within a range of indexes in reverse order.", RANGE_M),
+    CMD_ROW("zpopmin", zpopmin_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "5.0.0",
+            "Returns the lowest-scoring members from a sorted set after removing them. Deletes the "
+            "sorted set if the last member was popped.",
+            POP_CPLX),
+    CMD_ROW(
+        "zpopmax", zpopmax_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "5.0.0",
+        "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
+        "sorted set if the last member was popped.",
+        POP_CPLX),
+    CMD_ROW("bzpopmin", bzpopmin_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
+            "Removes and returns the member with the lowest score from one or more sorted sets. "
+            "Blocks until a member is available otherwise. Deletes the sorted set if the last "
+            "element was popped.",
+            "O(log(N)) with N being the number of elements in the sorted set."),
+    CMD_ROW(
+        "bzpopmax", bzpopmax_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
+        "Removes and returns the member with the highest score from one or more sorted sets. "
+        "Blocks until a member available otherwise.  Deletes the sorted set if the last element "
+        "was popped.",
+        "O(log(N)) with N being the number of elements in the sorted set."),
+    CMD_ROW("bzmpop", bzmpop_cmd, -5, RW | MOVABLE | CMD_BLOCKING, 0, 0, 0, GROUP, "7.0.0",
+            "Removes and returns a member by score from one or more sorted sets. Blocks until a "
+            "member is available otherwise. Deletes the sorted set if the last element was popped.",
+            "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
+            "elements in the sorted set, and M being the number of elements popped.",
+            .getkeys = numkeys_at_2),
+    CMD_ROW("zmpop", zmpop_cmd, -4, RW | MOVABLE, 0, 0, 0, GROUP, "7.0.0",
+            "Returns the highest- or lowest-scoring members from one or more sorted sets after "
+            "removing them. Deletes the sorted set if the last member was popped.",
+            "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
+            "elements in the sorted set, and M being the number of elements popped.",
+            .getkeys = numkeys_at_1),
+    CMD_ROW("zrandmember", zrandmember_cmd, -2, RO, 1, 1, 1, GROUP, "6.2.0",
+            "Returns one or more random members from a sorted set.",
+            "O(N) where N is the number of members returned"),
+    CMD_ROW("zunion", zunion_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
+            "Returns the union of multiple sorted sets.", UNION_CPLX, .getkeys = numkeys_at_1),
+    CMD_ROW("zinter", zinter_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
+            "Returns the intersect of multiple sorted sets.", INTER_CPLX, .getkeys = numkeys_at_1),
+    CMD_ROW("zintercard", zintercard_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "7.0.0",
+            "Returns the number of members of the intersect of multiple sorted sets.",
+            "O(N*K) worst case with N being the smallest input sorted set, K being the number of "
+            "input sorted sets.",
+            .getkeys = numkeys_at_1),
+    CMD_ROW("zdiff", zdiff_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
+            "Returns the difference between multiple sorted sets.", DIFF_CPLX,
+            .getkeys = numkeys_at_1),
+    CMD_ROW("zunionstore", zunionstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "2.0.0",
+            "Stores the union of multiple sorted sets in a key.", UNION_CPLX,
+            .getkeys = dst_and_numkeys_at_2),
+    CMD_ROW("zinterstore", zinterstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "2.0.0",
+            "Stores the intersect of multiple sorted sets in a key.", INTER_CPLX,
+            .getkeys = dst_and_numkeys_at_2),
+    CMD_ROW("zdiffstore", zdiffstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "6.2.0",
+            "Stores the difference of multiple sorted sets in a key.", DIFF_CPLX,
+            .getkeys = dst_and_numkeys_at_2),
+    CMD_ROW(
+        "zremrangebyscore", zremrangebyscore_cmd, 4, RW, 1, 1, 1, GROUP, "1.2.0",
+        "Removes members in a sorted set within a range of scores. Deletes the sorted set if all "
+        "members were removed.",
+        REMRANGE),
+    CMD_ROW(
+        "zremrangebyrank", zremrangebyrank_cmd, 4, RW, 1, 1, 1, GROUP, "2.0.0",
+        "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all "
+        "members were removed.",
+        REMRANGE),
+    CMD_ROW(
+        "zremrangebylex", zremrangebylex_cmd, 4, RW, 1, 1, 1, GROUP, "2.8.9",
         "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if "
         "all members were removed.",
         REMRANGE),
-    ZCMD("zscan", zscan_cmd, -3, RO, 1, 1, 1, "2.8.0",
-         "Iterates over members and scores of a sorted set.",
-         "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
-         "the cursor to return back to 0. N is the number of elements inside the collection."),
+    CMD_ROW(
+        "zscan", zscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0",
+        "Iterates over members and scores of a sorted set.",
+        "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
+        "the cursor to return back to 0. N is the number of elements inside the collection."),
     {NULL},
 };
