@@ -387,29 +387,31 @@ static int place(uint64_t len, double s, extlist_t **l)
     tier_extent_t ext[MAX_ALLOC_EXTENTS];
     if (len == 0) return 0;
     for (int k = 0; k < n; k++) { /* one tier that holds it all */
-        if (tier_free(tag_store.tiers->t[order[k]]) < len) continue;
+        if (tier_room(tag_store.tiers->t[order[k]]) < len) continue;
         int got = tier_alloc(tag_store.tiers, order[k], len, ext, MAX_ALLOC_EXTENTS);
         if (got <= 0) continue;
         for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
         return 0;
     }
     uint64_t total = 0;
-    for (int k = 0; k < n; k++) total += tier_free(tag_store.tiers->t[order[k]]);
+    for (int k = 0; k < n; k++) total += tier_room(tag_store.tiers->t[order[k]]);
     if (total < len) return TAG_OOM;
     /* split across tiers, in placement order */
     uint32_t first = *l ? (*l)->n : 0;
     uint64_t left = len;
     for (int k = 0; k < n && left; k++) {
-        uint64_t take = tier_free(tag_store.tiers->t[order[k]]);
+        uint64_t take = tier_room(tag_store.tiers->t[order[k]]);
         if (take > left) take = left;
-        /* file tiers allocate whole blocks: ask for what fits in whole blocks */
-        while (take) {
+        /* file tiers allocate whole blocks: ask for what fits in whole blocks; after that,
+         * halve (the disk under a file tier may be filling up meanwhile) */
+        for (int tries = 0; take; tries++) {
             int got = tier_alloc(tag_store.tiers, order[k], take, ext, MAX_ALLOC_EXTENTS);
             if (got > 0) {
                 for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
                 left -= take;
                 break;
             }
+            if (tries) take /= 2;
             take = take > 4096 ? (take - 1) & ~(uint64_t)4095 : 0;
         }
     }
@@ -463,7 +465,7 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
     if (!old || b->size == 0) return TAG_OK;
     uint64_t need = b->size - extlist_bytes_on(old, dst), staged = 0;
     if (need == 0) return TAG_OK;
-    if (tier_free(tag_store.tiers->t[dst]) < need) return TAG_OOM;
+    if (tier_room(tag_store.tiers->t[dst]) < need) return TAG_OOM;
     for (uint32_t i = 0; i < old->n; i++)
         if (old->e[i].tier != dst && tier_kind(tag_store.tiers->t[old->e[i].tier]) == TIER_FILE)
             staged += old->e[i].len;
@@ -543,7 +545,7 @@ static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max
     for (uint32_t i = 0; i < h->n && i < 31; i++)
         if (h->v[i]->score < s && blob_idle(h->v[i])) cand[nc++] = h->v[i];
     qsort(cand, (size_t)nc, sizeof(cand[0]), by_score);
-    uint64_t have = tier_free(tag_store.tiers->t[t]), freed = 0;
+    uint64_t have = tier_room(tag_store.tiers->t[t]), freed = 0;
     for (int i = 0; i < nc && have + freed < len && started < max; i++) {
         uint64_t bytes = extlist_bytes_on(cand[i]->data, t);
         tag_plan_t *p = NULL;
@@ -630,11 +632,11 @@ static int grow(blob_t *b, uint64_t size)
 static int make_room(double s, uint64_t len)
 {
     int pick = tier_set_pick(tag_store.tiers, s);
-    uint64_t free = tier_free(tag_store.tiers->t[pick]), total = 0;
+    uint64_t free = tier_room(tag_store.tiers->t[pick]), total = 0;
     if (free >= len) return 0;
     /* moves only shift bytes between tiers: if all tiers together cannot take the write, it
      * fails with OOM and nothing may move */
-    for (int i = 0; i < tag_store.tiers->n; i++) total += tier_free(tag_store.tiers->t[i]);
+    for (int i = 0; i < tag_store.tiers->n; i++) total += tier_room(tag_store.tiers->t[i]);
     if (total < len) return 0;
     /* demotions already in flight will free enough: wait for them rather than start more */
     if (demoting[pick] && free + demoting[pick] >= len) return 1;

@@ -1,0 +1,191 @@
+"""A full or small disk under a file tier or the append-only file, against the real binary.
+
+A file tier's capacity may exceed the free space of the file system under it; these tests put
+tiers (and for the rewrite test, the server's directory) on small tmpfs mounts and check that
+an acknowledged write is never lost or turned into zeros, and a write that fails changes
+nothing, the append-only file included:
+
+  - a TPUT that finds the disk full fails with nothing changed (new blob absent, an existing
+    blob keeps its bytes and size, no AOF record: a restart does not bring it back);
+  - loading the AOF onto a tier with too little room stops the start naming the tier and the
+    bytes missing, or places the blobs on another tier that has room; never zeros;
+  - a background rewrite that fails for lack of space backs off (a few forks, not one per
+    cron tick), removes its temp file and says so in INFO persistence and the log;
+  - a TGET of a large blob is streamed: the server's memory stays bounded and the bytes are
+    right.
+
+Mounting needs root: without it the tests skip. Run with Debian's interpreter:
+
+    CTE_SERVER=$PWD/build/cte-server /usr/bin/python3 -m pytest -q tests/integration/test_disk_faults.py
+"""
+import hashlib
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import CTE_KIND
+
+pytestmark = pytest.mark.skipif(CTE_KIND != "cte", reason="tiers are cte-server's own")
+
+KB = 1 << 10
+MB = 1 << 20
+BLOCK = 4096
+
+
+def blocks(n):
+    return (n + BLOCK - 1) // BLOCK * BLOCK
+
+
+@pytest.fixture
+def tmpfs():
+    """tmpfs(size) -> path of a fresh tmpfs mount of that size (e.g. "8m"), unmounted after."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounts = []
+
+    def make(size):
+        d = tempfile.mkdtemp(prefix="cte-tmpfs-")
+        rc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "tmpfs", d],
+                            capture_output=True, text=True)
+        if rc.returncode != 0:
+            os.rmdir(d)
+            pytest.skip("cannot mount tmpfs: %s" % rc.stderr.strip())
+        mounts.append(d)
+        return d
+
+    yield make
+    for d in mounts:
+        subprocess.run(["umount", "-l", d], capture_output=True)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def client(s):
+    return s.redis(decode_responses=False, socket_timeout=60)
+
+
+def tiers(r):
+    out = {}
+    for t in r.execute_command("TIERS"):
+        d = dict(zip(t[::2], t[1::2]))
+        out[d[b"name"].decode()] = d
+    return out
+
+
+def pattern(n, seed):
+    """n bytes that differ per seed and per position (no zero runs)."""
+    unit = hashlib.sha256(b"%d" % seed).digest()
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def start(server_factory, disk_dir, disk_cap="64mb", extra=()):
+    args = ["--tier", "ram:ram:64kb", "--tier", "disk:file:%s:%s" % (disk_cap, disk_dir),
+            "--max-blob-size", "4gb", "--appendonly", "yes", "--appendfsync", "always"]
+    return server_factory(args + list(extra))
+
+
+def aof_text(s):
+    with open(os.path.join(s.tmpdir, "appendonly.aof"), "rb") as f:
+        return f.read()
+
+
+# ---- a TPUT that finds the disk full ----
+
+
+def test_tput_that_finds_the_disk_full_changes_nothing(server_factory, tmpfs):
+    disk = tmpfs("8m")  # the tier claims 64 MiB: the file system runs out first
+    s = start(server_factory, disk)
+    r = client(s)
+    old = pattern(3 * MB, 1)
+    assert r.execute_command("TPUT", "t", "a", 0, old) == 3 * MB
+    before = tiers(r)["disk"]
+    aof_before = aof_text(s)
+
+    # a new blob bigger than the room left
+    with pytest.raises(Exception) as e:
+        r.execute_command("TPUT", "t", "new", 0, pattern(6 * MB, 2))
+    assert "OOM" in str(e.value) or "space" in str(e.value), e.value
+    assert r.execute_command("TLEN", "t") == 1
+    assert r.execute_command("TSIZE", "t", "new") is None
+    assert r.execute_command("TGET", "t", "new") is None
+
+    # an existing blob grown past the room left keeps its size and bytes
+    with pytest.raises(Exception):
+        r.execute_command("TPUT", "t", "a", 2 * MB, pattern(7 * MB, 3))
+    assert r.execute_command("TSIZE", "t", "a") == 3 * MB
+    assert r.execute_command("TGET", "t", "a") == old
+
+    after = tiers(r)["disk"]
+    for k in (b"used", b"blobs"):
+        assert after[k] == before[k], (k, before, after)
+    assert aof_text(s) == aof_before  # neither failed write was logged
+
+    # the room that is left still takes writes, and everything survives a restart
+    small = pattern(1 * MB, 4)
+    assert r.execute_command("TPUT", "t", "b", 0, small) == MB
+    s.restart_same_dir()
+    r = client(s)
+    assert r.execute_command("TGET", "t", "a") == old
+    assert r.execute_command("TGET", "t", "b") == small
+    assert r.execute_command("TSIZE", "t", "new") is None
+    assert r.execute_command("TLEN", "t") == 2
+
+
+def test_ttruncate_past_the_disk_changes_nothing(server_factory, tmpfs):
+    disk = tmpfs("4m")
+    s = start(server_factory, disk)
+    r = client(s)
+    data = pattern(MB, 5)
+    r.execute_command("TPUT", "t", "a", 0, data)
+    with pytest.raises(Exception):
+        r.execute_command("TTRUNCATE", "t", "a", 64 * MB)
+    assert r.execute_command("TSIZE", "t", "a") == MB
+    assert r.execute_command("TGET", "t", "a") == data
+    assert b"TTRUNCATE" not in aof_text(s).upper()
+
+
+# ---- loading onto a tier with too little room ----
+
+
+def fill_for_load(r, n, size):
+    blobs = {}
+    for i in range(n):
+        blobs["b%d" % i] = pattern(size, 100 + i)
+        assert r.execute_command("TPUT", "t", "b%d" % i, 0, blobs["b%d" % i]) == size
+    return blobs
+
+
+def test_load_places_blobs_on_another_tier_that_has_room(server_factory, tmpfs):
+    big, small, spare = tmpfs("24m"), tmpfs("8m"), tmpfs("24m")
+    s = start(server_factory, big)
+    r = client(s)
+    blobs = fill_for_load(r, 40, 256 * KB)
+    s.proc.send_signal(15)
+    assert s.wait_exit() == 0
+    s.extra_args = [a.replace(big, small) for a in s.extra_args] + [
+        "--tier", "spare:file:64mb:%s" % spare]
+    s.start(same_dir=True, attempts=1)
+    r = client(s)
+    for k, v in blobs.items():
+        assert r.execute_command("TGET", "t", k) == v, k
+    t = tiers(r)
+    assert t["spare"][b"blobs"] > 0 and t["disk"][b"blobs"] > 0
+    # a rewrite keeps them all
+    r.execute_command("BGREWRITEAOF")
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        info = r.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            break
+        time.sleep(0.05)
+    s.restart_same_dir()
+    r = client(s)
+    for k, v in blobs.items():
+        assert r.execute_command("TGET", "t", k) == v, k
