@@ -9,6 +9,7 @@
  * by itself (demotions) run the same way with nobody waiting. Without a loop (unit tests) plans
  * run inline. */
 #include "common/alloc.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "search/regex.h"
 #include "server/persist/aof.h"
@@ -66,6 +67,13 @@ static void detach_job(void *job)
 static void reply_job(io_job_t *j)
 {
     client_t *c = j->c;
+    if (j->status < 0 && srv.loading) {
+        /* replaying the append-only file runs plans inline: a blob whose bytes could not be
+         * written would come back wrong, so the start stops */
+        log_warning("Can't load the append only file: tier I/O failed: %s",
+                    strerror(-j->status));
+        aof_load_abort();
+    }
     if (j->status < 0) {
         reply_errorf(c, "ERR tier I/O failed: %s", strerror(-j->status));
         return;
@@ -267,12 +275,47 @@ static int status_error(client_t *c, int status)
     return 0;
 }
 
+/* Loading the append-only file, a write found no room for end - old more bytes: an
+ * acknowledged blob cannot come back, so the start stops, naming the tier and the bytes
+ * missing (the file stays as it is for a start with more room). */
+static void load_no_room(client_t *c, tag_obj_t *t, uint64_t end)
+{
+    const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2];
+    blob_t *b = tag_blob(t, blob->ptr, blob->len);
+    uint64_t old = 0, room = 0;
+    if (b) {
+        blob_info_t info;
+        blob_get_info(b, &info);
+        old = info.size;
+    }
+    char per[512] = "";
+    size_t n = 0;
+    for (int i = 0; i < tiers.n && n < sizeof(per); i++) {
+        uint64_t r = tier_room(tiers.t[i]);
+        room += r;
+        n += (size_t)snprintf(per + n, sizeof(per) - n, "%stier '%s' %llu%s", i ? ", " : "",
+                              tier_name(tiers.t[i]), (unsigned long long)r,
+                              r < tier_free(tiers.t[i]) ? " (its file system is full)" : "");
+    }
+    uint64_t need = end > old ? end - old : 0, missing = need > room ? need - room : 0;
+    log_warning("Can't load the append only file: blob '%.*s' of tag '%.*s' needs %llu more "
+                "bytes and no tier can hold them (bytes of room: %s): %llu bytes missing. Give "
+                "the tiers more room (capacity or disk space) and start again; the file is "
+                "left as it is.",
+                (int)(blob->len > 200 ? 200 : blob->len), blob->ptr,
+                (int)(key->len > 200 ? 200 : key->len), key->ptr, (unsigned long long)need, per,
+                (unsigned long long)missing);
+    aof_load_abort();
+}
+
 /* Ends TPUT and TTRUNCATE after storage answered rc: waits, errors (dropping a tag made for
- * this write), adds a new tag to the keyspace, and replies the size now or after the plan. */
+ * this write), adds a new tag to the keyspace, and replies the size now or after the plan.
+ * end is the size the blob would have after the write (for the loading error). */
 static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_plan_t *plan,
-                       uint64_t size, const char *event)
+                       uint64_t size, uint64_t end, const char *event)
 {
     const resp_arg_t *key = &c->argv[1];
+    if (rc == TAG_OOM && srv.loading) load_no_room(c, t, end);
     if (rc == TAG_BUSY || rc == TAG_NOSPACE || status_error(c, rc)) {
         if (rc == TAG_BUSY || rc == TAG_NOSPACE) wait_for(c, t, &c->argv[2], rc);
         if (fresh) obj_free((obj_t *)fresh);
@@ -322,7 +365,7 @@ static void tput_cmd(client_t *c)
     tag_plan_t *plan;
     int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
                      db_now_ms, &size, &plan);
-    write_done(c, t, fresh, rc, plan, size, "tput");
+    write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, "tput");
 }
 
 static void tget_cmd(client_t *c)
@@ -426,7 +469,7 @@ static void ttruncate_cmd(client_t *c)
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
     int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
-    write_done(c, t, fresh, rc, plan, size, "ttruncate");
+    write_done(c, t, fresh, rc, plan, size, size, "ttruncate");
 }
 
 static void tdel_cmd(client_t *c)

@@ -843,7 +843,16 @@ static int load_annotation(loader_t *l, size_t pos, size_t *used)
     return 1;
 }
 
-/* Runs one parsed command. Returns 0, or -1 for a command the server does not know. */
+/* Set by aof_load_abort while a replayed command runs. */
+static int load_aborted;
+
+void aof_load_abort(void)
+{
+    if (srv.loading) load_aborted = 1;
+}
+
+/* Runs one parsed command. Returns 0, or -1 for a command the server does not know or one
+ * that could not be replayed in full (aof_load_abort). */
 static int load_command(loader_t *l, long long off)
 {
     client_t *c = l->c;
@@ -857,9 +866,15 @@ static int load_command(loader_t *l, long long off)
     }
     int multi = c->argv[0].len == 5 && !strncasecmp(c->argv[0].ptr, "multi", 5);
     int exec = c->argv[0].len == 4 && !strncasecmp(c->argv[0].ptr, "exec", 4);
+    load_aborted = 0;
     command_dispatch(c);
     c->argc = 0;
     c->argv = NULL;
+    if (load_aborted) {
+        load_aborted = 0;
+        log_warning("Stopped loading the append only file %s at offset %lld", aof_path(), off);
+        return -1;
+    }
     if (multi) l->in_tx = 1;
     if (exec) l->in_tx = 0;
     l->commands++;

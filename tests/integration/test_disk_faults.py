@@ -162,6 +162,27 @@ def fill_for_load(r, n, size):
     return blobs
 
 
+def test_load_onto_a_small_disk_stops_the_start_naming_tier_and_bytes(server_factory, tmpfs):
+    big, small = tmpfs("24m"), tmpfs("8m")
+    s = start(server_factory, big)
+    r = client(s)
+    fill_for_load(r, 40, 256 * KB)  # 10 MiB: more than the small disk holds
+    s.proc.send_signal(15)
+    assert s.wait_exit() == 0
+    s.extra_args = [a.replace(big, small) for a in s.extra_args]
+    aof = aof_text(s)
+    before = s.log_size()
+    with pytest.raises(Exception):
+        s.start(same_dir=True, attempts=1)
+    log = s.log_text(before)
+    assert s.proc.returncode not in (None, 0), log
+    assert re.search(r"tier 'disk' \d+ \(its file system is full\)", log), log
+    m = re.search(r"needs (\d+) more bytes.*: (\d+) bytes missing", log)
+    assert m, log
+    assert 0 < int(m.group(2)) <= int(m.group(1)) == 256 * KB
+    assert aof_text(s) == aof  # the file is left as it was for a start with more room
+
+
 def test_load_places_blobs_on_another_tier_that_has_room(server_factory, tmpfs):
     big, small, spare = tmpfs("24m"), tmpfs("8m"), tmpfs("24m")
     s = start(server_factory, big)
