@@ -210,3 +210,49 @@ def test_load_places_blobs_on_another_tier_that_has_room(server_factory, tmpfs):
     r = client(s)
     for k, v in blobs.items():
         assert r.execute_command("TGET", "t", k) == v, k
+
+
+# ---- a rewrite that finds the disk full ----
+
+
+def test_failed_rewrite_backs_off_removes_its_temp_file_and_says_so(server_factory, tmpfs):
+    d = tmpfs("8m")  # the server's directory: the AOF and the rewrite's temp file live here
+    s = server_factory(["--dir", d, "--tier", "ram:ram:64mb", "--appendonly", "yes",
+                        "--auto-aof-rewrite-min-size", "1mb",
+                        "--auto-aof-rewrite-percentage", "100"])
+    r = client(s)
+    # the AOF grows past the min size: the rewrite starts by itself and keeps wanting to
+    filler = os.path.join(d, "filler")
+    with open(filler, "wb") as f:
+        f.write(b"\0" * (3 * MB))
+    for i in range(12):
+        r.set("k%d" % i, pattern(256 * KB, i))
+    log0 = s.log_size()
+    t0 = time.time()
+    time.sleep(3.5)
+    log = s.log_text(log0)
+    forks = log.count("rewriting started")
+    info = r.info("persistence")
+    # a fork per cron tick (10 per second) before; now 1 s, 2 s, 4 s apart
+    assert 1 <= forks <= 3, log
+    assert log.count("Background AOF rewrite failed") == forks - (1 if info[
+        "aof_rewrite_in_progress"] else 0), log
+    assert "No space left on device" in log, log
+    assert info["aof_last_bgrewrite_status"] == "err"
+    assert info["aof_rewrites_consecutive_failures"] >= 1
+    assert info["aof_rewrite_retry_in_sec"] >= 0
+    assert "space" in str(info["aof_last_bgrewrite_error"])
+    assert not [f for f in os.listdir(d) if f.startswith("temp-rewriteaof")]
+    # writes still work meanwhile, and once there is room the next try succeeds
+    os.unlink(filler)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        info = r.info("persistence")
+        if info["aof_last_bgrewrite_status"] == "ok" and not info["aof_rewrite_in_progress"]:
+            break
+        time.sleep(0.1)
+    assert info["aof_last_bgrewrite_status"] == "ok", info
+    assert info["aof_rewrites_consecutive_failures"] == 0
+    s.restart_same_dir()
+    r = client(s)
+    assert r.get("k11") == pattern(256 * KB, 11)
