@@ -810,16 +810,16 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     return TAG_OK;
 }
 
-/* Copies [off, off+len) of b (within its size) into dst: RAM extents now, file extents through
- * a read plan (TAG_PENDING, *plan set, holding the extents) or TAG_OK when none is needed.
- * count_io: the bytes count in the tiers' read statistics. */
-static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
-                      tag_plan_t **plan)
+/* Copies [off, off+len) of the extents l of b (within its size) into dst: RAM extents now,
+ * file extents through a read plan (TAG_PENDING, *plan set, holding l) or TAG_OK when none is
+ * needed. count_io: the bytes count in the tiers' read statistics. */
+static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *dst,
+                     int count_io, tag_plan_t **plan)
 {
     tag_plan_t *p = NULL;
     uint64_t pos = 0, done = 0;
-    for (uint32_t i = 0; b->data && i < b->data->n && done < len; i++) {
-        tier_extent_t *e = &b->data->e[i];
+    for (uint32_t i = 0; l && i < l->n && done < len; i++) {
+        tier_extent_t *e = &l->e[i];
         uint64_t at = off + done;
         if (at >= pos + e->len) {
             pos += e->len;
@@ -837,11 +837,17 @@ static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int coun
         pos += e->len;
     }
     if (!p) return TAG_OK;
-    p->hold = b->data;
-    b->data->refs++;
+    p->hold = l;
+    l->refs++;
     b->readers++;
     *plan = p;
     return TAG_PENDING;
+}
+
+static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
+                      tag_plan_t **plan)
+{
+    return read_list(b, b->data, off, len, dst, count_io, plan);
 }
 
 int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
@@ -894,6 +900,60 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
     *out = buf;
     *outlen = len;
     return tag_read_into(t, name, nlen, off, len, now, buf, plan);
+}
+
+/* ---- readers (a TGET streamed in pieces) ---- */
+
+static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf);
+
+struct tag_reader {
+    blob_t *b;     /* a reference */
+    extlist_t *l;  /* a reference: the extents as they were at open */
+    uint64_t off;  /* where the read starts in the blob */
+    uint64_t len;
+};
+
+int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+                    long long now, tag_reader_t **r, uint64_t *len)
+{
+    int io;
+    *r = NULL;
+    int rc = tag_read_prepare(t, name, nlen, off, count, len, &io);
+    if (rc != TAG_OK) return rc;
+    blob_t *b = tag_blob(t, name, nlen);
+    tag_reader_t *x = xcalloc(1, sizeof(*x));
+    x->b = b;
+    b->refs++;
+    b->readers++; /* writes and moves wait until the reader is closed */
+    x->l = b->data;
+    if (x->l) x->l->refs++;
+    x->off = off;
+    x->len = *len;
+    b->atime = now;
+    b->reads++;
+    *r = x;
+    return TAG_OK;
+}
+
+int tag_reader_read(tag_reader_t *r, uint64_t pos, uint64_t n, char *dst, tag_plan_t **plan)
+{
+    *plan = NULL;
+    assert(pos <= r->len && n <= r->len - pos);
+    return read_list(r->b, r->l, r->off + pos, n, dst, 1, plan);
+}
+
+void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, size_t len),
+                      void *ud)
+{
+    blob_t *b = r->b;
+    b->readers--;
+    extlist_unref(r->l);
+    if (wake) {
+        char name[64];
+        wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
+    }
+    blob_unref(b);
+    xfree(r);
 }
 
 /* ---- delete, reorg ---- */

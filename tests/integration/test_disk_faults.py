@@ -256,3 +256,181 @@ def test_failed_rewrite_backs_off_removes_its_temp_file_and_says_so(server_facto
     s.restart_same_dir()
     r = client(s)
     assert r.get("k11") == pattern(256 * KB, 11)
+
+
+# ---- a large TGET is streamed ----
+
+
+def proc_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def put_big(r, name, size, piece=32 * MB):
+    """Writes a blob of size bytes in pieces; returns its sha256."""
+    h = hashlib.sha256()
+    unit = pattern(piece, 7)
+    for off in range(0, size, piece):
+        chunk = unit[:min(piece, size - off)]
+        # vary each piece so that a misplaced piece changes the hash
+        chunk = (b"%016d" % off) + chunk[16:]
+        assert r.execute_command("TPUT", "t", name, off, chunk) == off + len(chunk)
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def tget_hash(port, name, slow=False):
+    """TGET over a raw socket, hashing the bulk as it arrives; returns (length, sha256)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(b"*3\r\n$4\r\nTGET\r\n$1\r\nt\r\n$%d\r\n%s\r\n" % (len(name), name.encode()))
+    buf = b""
+    while b"\r\n" not in buf:
+        buf += s.recv(65536)
+    hdr, rest = buf.split(b"\r\n", 1)
+    assert hdr.startswith(b"$"), hdr
+    n = int(hdr[1:])
+    h = hashlib.sha256()
+    got = 0
+    want = n + 2
+    data = rest
+    while True:
+        take = data[:max(0, min(len(data), n - got))]
+        h.update(take)
+        got += len(take)
+        want -= len(data)
+        if want <= 0:
+            break
+        if slow:
+            time.sleep(0.002)
+        data = s.recv(1 << 20)
+        assert data, "connection closed after %d of %d bytes" % (got, n)
+    s.close()
+    return n, h.hexdigest()
+
+
+@pytest.mark.parametrize("kind", ["file", "ram"])
+def test_large_tget_is_streamed_with_bounded_memory(server_factory, kind):
+    # past 2 GiB on a file tier (the old reply buffer aborted there), 256 MiB on RAM
+    size = 2048 * MB + 4 * MB if kind == "file" else 256 * MB
+    tier = ("disk:file:3gb:disk" if kind == "file" else "ram:ram:512mb")
+    s = server_factory(["--tier", tier, "--max-blob-size", "4gb",
+                        "--proto-max-bulk-len", "64mb"])
+    r = client(s)
+    digest = put_big(r, "big", size)
+    base_vm, base_rss = proc_kb(s.pid, "VmSize"), proc_kb(s.pid, "VmRSS")
+    peak = [base_vm, base_rss]
+    import threading
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], proc_kb(s.pid, "VmSize"))
+            peak[1] = max(peak[1], proc_kb(s.pid, "VmRSS"))
+            time.sleep(0.01)
+
+    w = threading.Thread(target=watch)
+    w.start()
+    try:
+        n, got = tget_hash(s.port, "big", slow=True)
+        # other clients are served while the reply streams out
+        assert r.ping()
+    finally:
+        done.set()
+        w.join()
+    assert n == size and got == digest
+    grew_vm, grew_rss = (peak[0] - base_vm) * KB, (peak[1] - base_rss) * KB
+    print("TGET %s %d MiB: VmSize +%d MiB, RSS +%d MiB" % (kind, size // MB, grew_vm // MB,
+                                                      grew_rss // MB))
+    # a few MiB per reply in flight (plus allocator slack), never the blob's size
+    assert grew_rss < 64 * MB, "RSS grew by %d MiB" % (grew_rss // MB)
+    assert grew_vm < 160 * MB, "VmSize grew by %d MiB" % (grew_vm // MB)
+    # the blob is not busy afterwards: a write to it goes through
+    assert r.execute_command("TPUT", "t", "big", 0, b"x") == size
+
+
+def read_replies(sock, n):
+    """Reads n RESP2 replies (bulk, simple, integer, error) from a raw socket; bulks as bytes."""
+    buf = bytearray()
+    out = []
+
+    def fill():
+        d = sock.recv(1 << 20)
+        assert d, "connection closed"
+        buf.extend(d)
+
+    pos = 0
+    while len(out) < n:
+        while buf.find(b"\r\n", pos) < 0:
+            fill()
+        end = buf.find(b"\r\n", pos)
+        line = bytes(buf[pos:end])
+        if line[:1] == b"$" and line != b"$-1":
+            ln = int(line[1:])
+            while len(buf) < end + 2 + ln + 2:
+                fill()
+            out.append(bytes(buf[end + 2:end + 2 + ln]))
+            pos = end + 2 + ln + 2
+        else:
+            out.append(line)
+            pos = end + 2
+        if pos > 64 * MB:
+            del buf[:pos]
+            pos = 0
+    return out
+
+
+def test_streamed_tgets_keep_reply_order_and_survive_writes_and_hangups(server_factory):
+    s = server_factory(["--tier", "ram:ram:64mb", "--tier", "disk:file:512mb:disk",
+                        "--max-blob-size", "4gb", "--enable-debug-command", "yes"])
+    r = client(s)
+    a, b = pattern(40 * MB, 11), pattern(24 * MB, 12)
+    for name, data in (("a", a), ("b", b)):
+        for off in range(0, len(data), 8 * MB):
+            r.execute_command("TPUT", "t", name, off, data[off:off + 8 * MB], 0.0)
+    r.execute_command("TPUT", "t", "small", 0, b"tiny", 0.0)
+    # a slow tier: the small late reply before the streams finishes last
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 50000)
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    cmds = [("TGET", "t", "small"), ("TGET", "t", "a"), ("PING",), ("TGET", "t", "b"),
+            ("TGET", "t", "a", 5, 10), ("TGET", "t", "b", MB, 5 * MB)]
+    from conftest import encode_command
+    sock.sendall(b"".join(encode_command(*c) for c in cmds))
+    time.sleep(0.05)
+    # a write to a blob being streamed waits for the stream, then applies
+    import threading
+    wrote = []
+    w = threading.Thread(target=lambda: wrote.append(
+        client(s).execute_command("TPUT", "t", "a", 0, b"NEW")))
+    w.start()
+    got = read_replies(sock, len(cmds))
+    w.join()
+    assert wrote == [40 * MB]
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 0)
+    assert got[0] == b"tiny"
+    assert got[1] == a  # the bytes as they were when the read began
+    assert got[2] == b"+PONG"
+    assert got[3] == b
+    assert got[4] == a[5:15]
+    assert got[5] == b[MB:6 * MB]
+    sock.close()
+    assert r.execute_command("TGET", "t", "a", 0, 3) == b"NEW"
+
+    # a client that hangs up in the middle of a stream: the blob is released
+    for _ in range(3):
+        h = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+        h.sendall(encode_command("TGET", "t", "a"))
+        h.recv(65536)
+        h.close()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        info = r.info("tiers")
+        if info.get("tier_io_inflight") == 0:
+            break
+        time.sleep(0.05)
+    assert r.info("tiers").get("tier_io_inflight") == 0
+    assert r.execute_command("TPUT", "t", "a", 0, b"AFTER") == 40 * MB
+    assert r.execute_command("TGET", "t", "a", 0, 5) == b"AFTER"
+    assert r.ping()
