@@ -164,6 +164,7 @@ typedef struct reply_seg {
     int done; /* its reply is complete: it may move to c->out once it is at the head */
     buf_t b;
     void (*detach)(void *job); /* the operation that will fill a late reply */
+    void (*drain)(void *job);  /* streamed: told when it may take more bytes */
     void *job;
 } reply_seg_t;
 
@@ -189,15 +190,10 @@ struct reply_seg *client_reply_later(client_t *c, void (*detach)(void *job), voi
     return late;
 }
 
-void client_reply_fill(client_t *c, struct reply_seg *seg, int begin)
+/* seg's reply is complete: moves every complete place at the head into c->out, then lets a
+ * streamed reply that reached the head go on. */
+static void seg_done(client_t *c, reply_seg_t *seg)
 {
-    static buf_t *saved;
-    if (begin) {
-        saved = c->rbuf;
-        c->rbuf = &seg->b;
-        return;
-    }
-    c->rbuf = saved;
     seg->done = 1;
     while (c->seg_head && c->seg_head->done) {
         reply_seg_t *h = c->seg_head;
@@ -215,6 +211,68 @@ void client_reply_fill(client_t *c, struct reply_seg *seg, int begin)
         xfree(h);
     }
     client_want_write(c);
+    client_output_drained(c);
+}
+
+void client_reply_fill(client_t *c, struct reply_seg *seg, int begin)
+{
+    static buf_t *saved;
+    if (begin) {
+        saved = c->rbuf;
+        c->rbuf = &seg->b;
+        return;
+    }
+    c->rbuf = saved;
+    seg_done(c, seg);
+}
+
+struct reply_seg *client_reply_stream_later(client_t *c, void (*detach)(void *job),
+                                            void (*drain)(void *job), void *job)
+{
+    reply_seg_t *s = client_reply_later(c, detach, job);
+    s->drain = drain;
+    return s;
+}
+
+void client_reply_stream(client_t *c, struct reply_seg *seg, const void *p, size_t len)
+{
+    if (c->seg_head != seg) {
+        buf_append(&seg->b, p, len);
+        return;
+    }
+    if (seg->b.len) { /* what it took before it reached the head goes first */
+        buf_append(&c->out, seg->b.data, seg->b.len);
+        buf_deinit(&seg->b);
+    }
+    buf_append(&c->out, p, len);
+    client_want_write(c);
+}
+
+int client_reply_room(const client_t *c, const struct reply_seg *seg, size_t ahead)
+{
+    return (c->seg_head == seg ? c->out.len + seg->b.len : seg->b.len) < ahead;
+}
+
+void client_reply_stream_end(client_t *c, struct reply_seg *seg)
+{
+    if (c->seg_head == seg && seg->b.len) {
+        buf_append(&c->out, seg->b.data, seg->b.len);
+        buf_clear(&seg->b);
+    }
+    seg->drain = NULL;
+    seg_done(c, seg);
+}
+
+void client_output_drained(client_t *c)
+{
+    reply_seg_t *h = c->seg_head;
+    if (!h || h->done || !h->drain) return;
+    if (h->b.len) { /* it reached the head: what it holds goes out first */
+        buf_append(&c->out, h->b.data, h->b.len);
+        buf_deinit(&h->b);
+        client_want_write(c);
+    }
+    h->drain(h->job);
 }
 
 void client_reply_drop(client_t *c)

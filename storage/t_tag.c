@@ -387,29 +387,31 @@ static int place(uint64_t len, double s, extlist_t **l)
     tier_extent_t ext[MAX_ALLOC_EXTENTS];
     if (len == 0) return 0;
     for (int k = 0; k < n; k++) { /* one tier that holds it all */
-        if (tier_free(tag_store.tiers->t[order[k]]) < len) continue;
+        if (tier_room(tag_store.tiers->t[order[k]]) < len) continue;
         int got = tier_alloc(tag_store.tiers, order[k], len, ext, MAX_ALLOC_EXTENTS);
         if (got <= 0) continue;
         for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
         return 0;
     }
     uint64_t total = 0;
-    for (int k = 0; k < n; k++) total += tier_free(tag_store.tiers->t[order[k]]);
+    for (int k = 0; k < n; k++) total += tier_room(tag_store.tiers->t[order[k]]);
     if (total < len) return TAG_OOM;
     /* split across tiers, in placement order */
     uint32_t first = *l ? (*l)->n : 0;
     uint64_t left = len;
     for (int k = 0; k < n && left; k++) {
-        uint64_t take = tier_free(tag_store.tiers->t[order[k]]);
+        uint64_t take = tier_room(tag_store.tiers->t[order[k]]);
         if (take > left) take = left;
-        /* file tiers allocate whole blocks: ask for what fits in whole blocks */
-        while (take) {
+        /* file tiers allocate whole blocks: ask for what fits in whole blocks; after that,
+         * halve (the disk under a file tier may be filling up meanwhile) */
+        for (int tries = 0; take; tries++) {
             int got = tier_alloc(tag_store.tiers, order[k], take, ext, MAX_ALLOC_EXTENTS);
             if (got > 0) {
                 for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
                 left -= take;
                 break;
             }
+            if (tries) take /= 2;
             take = take > 4096 ? (take - 1) & ~(uint64_t)4095 : 0;
         }
     }
@@ -463,7 +465,7 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
     if (!old || b->size == 0) return TAG_OK;
     uint64_t need = b->size - extlist_bytes_on(old, dst), staged = 0;
     if (need == 0) return TAG_OK;
-    if (tier_free(tag_store.tiers->t[dst]) < need) return TAG_OOM;
+    if (tier_room(tag_store.tiers->t[dst]) < need) return TAG_OOM;
     for (uint32_t i = 0; i < old->n; i++)
         if (old->e[i].tier != dst && tier_kind(tag_store.tiers->t[old->e[i].tier]) == TIER_FILE)
             staged += old->e[i].len;
@@ -543,7 +545,7 @@ static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max
     for (uint32_t i = 0; i < h->n && i < 31; i++)
         if (h->v[i]->score < s && blob_idle(h->v[i])) cand[nc++] = h->v[i];
     qsort(cand, (size_t)nc, sizeof(cand[0]), by_score);
-    uint64_t have = tier_free(tag_store.tiers->t[t]), freed = 0;
+    uint64_t have = tier_room(tag_store.tiers->t[t]), freed = 0;
     for (int i = 0; i < nc && have + freed < len && started < max; i++) {
         uint64_t bytes = extlist_bytes_on(cand[i]->data, t);
         tag_plan_t *p = NULL;
@@ -630,11 +632,11 @@ static int grow(blob_t *b, uint64_t size)
 static int make_room(double s, uint64_t len)
 {
     int pick = tier_set_pick(tag_store.tiers, s);
-    uint64_t free = tier_free(tag_store.tiers->t[pick]), total = 0;
+    uint64_t free = tier_room(tag_store.tiers->t[pick]), total = 0;
     if (free >= len) return 0;
     /* moves only shift bytes between tiers: if all tiers together cannot take the write, it
      * fails with OOM and nothing may move */
-    for (int i = 0; i < tag_store.tiers->n; i++) total += tier_free(tag_store.tiers->t[i]);
+    for (int i = 0; i < tag_store.tiers->n; i++) total += tier_room(tag_store.tiers->t[i]);
     if (total < len) return 0;
     /* demotions already in flight will free enough: wait for them rather than start more */
     if (demoting[pick] && free + demoting[pick] >= len) return 1;
@@ -808,16 +810,16 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     return TAG_OK;
 }
 
-/* Copies [off, off+len) of b (within its size) into dst: RAM extents now, file extents through
- * a read plan (TAG_PENDING, *plan set, holding the extents) or TAG_OK when none is needed.
- * count_io: the bytes count in the tiers' read statistics. */
-static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
-                      tag_plan_t **plan)
+/* Copies [off, off+len) of the extents l of b (within its size) into dst: RAM extents now,
+ * file extents through a read plan (TAG_PENDING, *plan set, holding l) or TAG_OK when none is
+ * needed. count_io: the bytes count in the tiers' read statistics. */
+static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *dst,
+                     int count_io, tag_plan_t **plan)
 {
     tag_plan_t *p = NULL;
     uint64_t pos = 0, done = 0;
-    for (uint32_t i = 0; b->data && i < b->data->n && done < len; i++) {
-        tier_extent_t *e = &b->data->e[i];
+    for (uint32_t i = 0; l && i < l->n && done < len; i++) {
+        tier_extent_t *e = &l->e[i];
         uint64_t at = off + done;
         if (at >= pos + e->len) {
             pos += e->len;
@@ -835,11 +837,17 @@ static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int coun
         pos += e->len;
     }
     if (!p) return TAG_OK;
-    p->hold = b->data;
-    b->data->refs++;
+    p->hold = l;
+    l->refs++;
     b->readers++;
     *plan = p;
     return TAG_PENDING;
+}
+
+static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
+                      tag_plan_t **plan)
+{
+    return read_list(b, b->data, off, len, dst, count_io, plan);
 }
 
 int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
@@ -892,6 +900,60 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
     *out = buf;
     *outlen = len;
     return tag_read_into(t, name, nlen, off, len, now, buf, plan);
+}
+
+/* ---- readers (a TGET streamed in pieces) ---- */
+
+static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf);
+
+struct tag_reader {
+    blob_t *b;     /* a reference */
+    extlist_t *l;  /* a reference: the extents as they were at open */
+    uint64_t off;  /* where the read starts in the blob */
+    uint64_t len;
+};
+
+int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+                    long long now, tag_reader_t **r, uint64_t *len)
+{
+    int io;
+    *r = NULL;
+    int rc = tag_read_prepare(t, name, nlen, off, count, len, &io);
+    if (rc != TAG_OK) return rc;
+    blob_t *b = tag_blob(t, name, nlen);
+    tag_reader_t *x = xcalloc(1, sizeof(*x));
+    x->b = b;
+    b->refs++;
+    b->readers++; /* writes and moves wait until the reader is closed */
+    x->l = b->data;
+    if (x->l) x->l->refs++;
+    x->off = off;
+    x->len = *len;
+    b->atime = now;
+    b->reads++;
+    *r = x;
+    return TAG_OK;
+}
+
+int tag_reader_read(tag_reader_t *r, uint64_t pos, uint64_t n, char *dst, tag_plan_t **plan)
+{
+    *plan = NULL;
+    assert(pos <= r->len && n <= r->len - pos);
+    return read_list(r->b, r->l, r->off + pos, n, dst, 1, plan);
+}
+
+void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, size_t len),
+                      void *ud)
+{
+    blob_t *b = r->b;
+    b->readers--;
+    extlist_unref(r->l);
+    if (wake) {
+        char name[64];
+        wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
+    }
+    blob_unref(b);
+    xfree(r);
 }
 
 /* ---- delete, reorg ---- */

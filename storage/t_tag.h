@@ -98,6 +98,20 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
                      uint64_t count, uint64_t *len, int *needs_io);
 int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
                   long long now, char *dst, tag_plan_t **plan);
+/* A TGET too large to hold in memory at once, read in pieces: tag_reader_open takes the blob's
+ * extents as they are (*len: the bytes a read of count from off returns) and counts one read
+ * access; until tag_reader_close the blob counts as read in flight (writes and moves answer
+ * TAG_BUSY; a TDEL frees its extents only after the close). tag_reader_read copies [pos,
+ * pos+n) of the reader's range into dst: RAM now (TAG_OK), file extents through *plan
+ * (TAG_PENDING) that the caller runs and finishes like any other. tag_reader_close frees the
+ * reader and names the blob's waiters through wake (may be NULL). open returns TAG_OK,
+ * TAG_MISSING or TAG_BUSY (a write in flight). Loop thread. */
+typedef struct tag_reader tag_reader_t;
+int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+                    long long now, tag_reader_t **r, uint64_t *len);
+int tag_reader_read(tag_reader_t *r, uint64_t pos, uint64_t n, char *dst, tag_plan_t **plan);
+void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, size_t len),
+                      void *ud);
 /* Reads [off, off+len) of b (within its size) into dst without counting an access (atime,
  * reads and tier counters stay as they are): for the search index, which reads what it
  * indexes. RAM extents are copied now (TAG_OK); file extents come back as a read *plan

@@ -26,7 +26,15 @@
  * runs), so -ENOSPC and -E2BIG leave the tier untouched. An extent's len is what the caller
  * asked for; it owns ceil(len / 4 KiB) blocks from its offset, so growing within the last
  * block costs nothing and shrinking returns only whole trailing blocks. Blocks are not zeroed:
- * reused ones hold a freed extent's old bytes, and freeing does not punch holes.
+ * reused ones hold a freed extent's old bytes.
+ *
+ * Reservation. A tier's capacity may exceed the free space of the file system under it, so
+ * blocks are reserved (fallocate) when they are handed out and given back (a punched hole)
+ * when they are freed: a full disk shows up as -ENOSPC from tier_alloc or tier_grow_extent,
+ * on the loop thread, before any byte changed, and a later pwrite into an extent never needs
+ * new space. tier_room() is the free space a tier can really hand out now (its own free blocks,
+ * bounded by the file system's). On a file system without fallocate nothing is reserved and
+ * pwrite may still fail with ENOSPC.
  *
  * Threads: everything but the I/O functions belongs to the loop thread. tier_pread,
  * tier_pwrite and tier_zero read only fields fixed at open (kind, fd, size) and the atomic
@@ -46,6 +54,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -395,6 +404,7 @@ struct tier {
     uint64_t *held;
     size_t nheld, held_cap;
     int hold;
+    int no_reserve; /* TIER_FILE: the file system has no fallocate: nothing is reserved */
 };
 
 static const void *ram_key(const dict_node_t *n, size_t *len)
@@ -658,6 +668,39 @@ int tier_set_pick(const tier_set_t *set, double s)
 
 /* ---- allocation ------------------------------------------------------------------------- */
 
+static void release_now(tier_t *t, uint64_t start, uint64_t nblk);
+
+/* Reserves file blocks [start, start + nblk) on the file system. Returns 0 or -errno
+ * (-ENOSPC: the disk is full); 0 without reserving on a file system that cannot. */
+static int reserve(tier_t *t, uint64_t start, uint64_t nblk)
+{
+    if (t->no_reserve || !nblk) return 0;
+    if (fallocate(t->fd, FALLOC_FL_KEEP_SIZE, (off_t)(start * BLOCK), (off_t)(nblk * BLOCK)) == 0)
+        return 0;
+    if (errno == EOPNOTSUPP || errno == ENOSYS) {
+        t->no_reserve = 1;
+        return 0;
+    }
+    return -errno;
+}
+
+/* Gives blocks back to the file system (their bytes read as zeros afterwards). */
+static void unreserve(tier_t *t, uint64_t start, uint64_t nblk)
+{
+    if (t->no_reserve || !nblk) return;
+    (void)fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(start * BLOCK),
+                    (off_t)(nblk * BLOCK));
+}
+
+uint64_t tier_room(const tier_t *t)
+{
+    uint64_t own = tier_free(t);
+    struct statvfs vfs;
+    if (t->kind != TIER_FILE || t->no_reserve || fstatvfs(t->fd, &vfs) < 0) return own;
+    uint64_t fs = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize / BLOCK * BLOCK;
+    return fs < own ? fs : own;
+}
+
 static int ram_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max)
 {
     if (len > t->capacity - t->used) return -ENOSPC;
@@ -690,6 +733,11 @@ static int file_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int ma
         rest -= nblk;
     }
     t->used += need * BLOCK;
+    for (int j = 0; j < k; j++) {
+        if (reserve(t, out[j].at.off / BLOCK, blocks_of(out[j].len)) == 0) continue;
+        for (int m = 0; m < k; m++) release_now(t, out[m].at.off / BLOCK, blocks_of(out[m].len));
+        return -ENOSPC; /* the file system is full: nothing stays allocated */
+    }
     return k;
 }
 
@@ -708,6 +756,14 @@ static uint64_t first_block(const tier_t *t, const tier_extent_t *e)
     return e->at.off / BLOCK;
 }
 
+/* Frees a run of file blocks now: back to the allocator and to the file system. */
+static void release_now(tier_t *t, uint64_t start, uint64_t nblk)
+{
+    unreserve(t, start, nblk);
+    release(&t->fa, start, nblk);
+    t->used -= nblk * BLOCK;
+}
+
 /* Frees a run of file blocks, or keeps it aside while frees are held. */
 static void release_blocks(tier_t *t, uint64_t start, uint64_t nblk)
 {
@@ -721,8 +777,7 @@ static void release_blocks(tier_t *t, uint64_t start, uint64_t nblk)
         t->held[t->nheld++] = nblk;
         return;
     }
-    release(&t->fa, start, nblk);
-    t->used -= nblk * BLOCK;
+    release_now(t, start, nblk);
 }
 
 void tier_set_hold_frees(tier_set_t *set, int on)
@@ -789,6 +844,10 @@ int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
             if (!r || r->start + r->nblk < from + (need - have)) return -ENOSPC;
             take_range(&t->fa, r, from, need - have);
             t->used += (need - have) * BLOCK;
+            if (reserve(t, from, need - have) < 0) {
+                release_now(t, from, need - have);
+                return -ENOSPC;
+            }
         }
         e->len = new_len;
         return 0;
@@ -893,15 +952,21 @@ static int write_zeros(int fd, uint64_t pos, uint64_t len)
     return 0;
 }
 
-/* Zeroes file bytes [pos, pos + len): large ranges punch a hole over their whole blocks (the
- * blocks belong to the extent, so nobody else's bytes are touched) and write the ragged ends;
- * file systems without hole punching get zeros written. */
+/* Zeroes file bytes [pos, pos + len): over the whole blocks of a large range the file system
+ * zeroes in place (FALLOC_FL_ZERO_RANGE keeps the blocks reserved), or, where it cannot (tmpfs),
+ * punches a hole and reserves the blocks again (if the disk filled up meanwhile the hole stays:
+ * it reads as zeros, and a later write there may meet ENOSPC); the ragged ends, and file
+ * systems with neither, get zeros written. The blocks belong to the extent, so nobody else's
+ * bytes are touched. */
 static int file_zero(int fd, uint64_t pos, uint64_t len)
 {
     uint64_t a = (pos + BLOCK - 1) / BLOCK * BLOCK, b = (pos + len) / BLOCK * BLOCK;
-    if (len < PUNCH_MIN || b < a + PUNCH_MIN ||
-        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)(b - a)) < 0)
-        return write_zeros(fd, pos, len);
+    if (len < PUNCH_MIN || b < a + PUNCH_MIN) return write_zeros(fd, pos, len);
+    if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)(b - a)) < 0) {
+        if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)(b - a)) < 0)
+            return write_zeros(fd, pos, len);
+        (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)(b - a));
+    }
     int rc = write_zeros(fd, pos, a - pos);
     return rc < 0 ? rc : write_zeros(fd, b, pos + len - b);
 }

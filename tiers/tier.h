@@ -71,6 +71,9 @@ double tier_score(const tier_t *t);
 uint64_t tier_capacity(const tier_t *t);
 uint64_t tier_used(const tier_t *t);
 uint64_t tier_free(const tier_t *t);
+/* What the tier can really hand out now: tier_free(), bounded for a file tier by the free
+ * space of the file system under it (a capacity may exceed it). One fstatvfs; loop thread. */
+uint64_t tier_room(const tier_t *t);
 /* Process memory holding the tier's bytes: for RAM the allocator's usable size of every block
  * (what alloc_used_memory counts for them, a little more than tier_used), 0 for a file tier. */
 uint64_t tier_mem(const tier_t *t);
@@ -85,8 +88,11 @@ int tier_set_pick(const tier_set_t *set, double s);
  *
  * Allocates len bytes on tier i as one or more extents (a file tier may hand out several runs
  * when fragmented; RAM always gives one). Writes up to max extents into out and returns how
- * many, or -ENOSPC when the tier has less than len free (nothing allocated), or -E2BIG when
- * more than max extents would be needed. RAM memory is not zeroed. Loop thread only. */
+ * many, or -ENOSPC when the tier has less than len free or (file tier) the file system under
+ * it cannot reserve the blocks (nothing allocated), or -E2BIG when more than max extents would
+ * be needed. File blocks handed out are reserved on disk (fallocate), so writes into them
+ * do not fail for lack of space; freed ones are given back. RAM memory is not zeroed. Loop
+ * thread only. */
 int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max);
 /* Returns an extent's space to its tier (the bytes are gone). Loop thread only. */
 void tier_free_extent(tier_set_t *set, const tier_extent_t *e);
@@ -97,8 +103,8 @@ void tier_set_hold_frees(tier_set_t *set, int on);
 /* Shrinks an extent to new_len (< e->len) from its end, returning the tail's space. RAM
  * extents may move (realloc): e->at.mem is updated. */
 void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len);
-/* Grows an extent in place by extra bytes if the space right after it is free (file) or by
- * realloc (RAM); returns 0, or -ENOSPC (e unchanged). */
+/* Grows an extent in place by extra bytes if the space right after it is free (file: and the
+ * file system can reserve it) or by realloc (RAM); returns 0, or -ENOSPC (e unchanged). */
 int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra);
 
 /* Data access, any thread for file tiers (RAM extents are plain memory: memcpy).

@@ -9,6 +9,7 @@
  * by itself (demotions) run the same way with nobody waiting. Without a loop (unit tests) plans
  * run inline. */
 #include "common/alloc.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "search/regex.h"
 #include "server/persist/aof.h"
@@ -66,6 +67,13 @@ static void detach_job(void *job)
 static void reply_job(io_job_t *j)
 {
     client_t *c = j->c;
+    if (j->status < 0 && srv.loading) {
+        /* replaying the append-only file runs plans inline: a blob whose bytes could not be
+         * written would come back wrong, so the start stops */
+        log_warning("Can't load the append only file: tier I/O failed: %s",
+                    strerror(-j->status));
+        aof_load_abort();
+    }
     if (j->status < 0) {
         reply_errorf(c, "ERR tier I/O failed: %s", strerror(-j->status));
         return;
@@ -165,6 +173,139 @@ void tag_run_plan(tag_plan_t *plan, void (*done)(void *ud, int status), void *ud
     j->done = done;
     j->done_ud = ud;
     submit(plan, NULL, j);
+}
+
+/* ---- streamed reads: a large TGET sent in pieces ---- */
+
+/* A TGET of at least STREAM_MIN bytes (outside MULTI, to a client on a transport) is not read
+ * into one buffer: the bulk header goes out, then pieces of STREAM_PIECE bytes are read (RAM:
+ * copied on the loop; file: on the thread pool) and appended to the client's output while
+ * fewer than STREAM_AHEAD bytes of it wait to be sent, so one reply holds a few MiB however
+ * large the blob (the piece buffer, c->out and what the socket write has in flight). The blob
+ * counts as read in flight until the last piece left (writes to it wait). */
+#define STREAM_MIN (4u << 20)
+#define STREAM_PIECE (1u << 20)
+#define STREAM_AHEAD (2u << 20)
+
+typedef struct stream_job {
+    uv_work_t req;
+    tag_reader_t *r;
+    tag_plan_t *plan; /* the piece being read on the thread pool */
+    client_t *c;      /* NULL once the client went away */
+    struct reply_seg *seg;
+    uint64_t len, pos; /* the reply's bytes, and how many were appended */
+    uint64_t piece;    /* bytes of the piece in buf */
+    char *buf;
+    int status;
+    int reading; /* a piece is on the thread pool */
+    int blocked; /* the client stopped reading commands until this reply is done */
+} stream_job_t;
+
+static void stream_free(stream_job_t *j)
+{
+    tag_reader_close(j->r, wake, NULL);
+    xfree(j->buf);
+    xfree(j);
+    inflight--;
+}
+
+static void stream_detach(void *job)
+{
+    stream_job_t *j = job;
+    j->c = NULL;
+    if (!j->reading) stream_free(j);
+}
+
+static void stream_piece_cb(uv_work_t *req)
+{
+    stream_job_t *j = req->data;
+    j->status = tag_plan_run(j->plan);
+}
+
+static void stream_piece_done(uv_work_t *req, int status);
+
+/* Appends pieces while the client's output has room; starts a file read and returns when a
+ * piece needs one; completes the reply after the last piece. */
+static void stream_next(stream_job_t *j)
+{
+    client_t *c = j->status < 0 ? NULL : j->c; /* a failed one waits for the close */
+    while (!j->reading && c && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD)) {
+        uint64_t n = j->len - j->pos < STREAM_PIECE ? j->len - j->pos : STREAM_PIECE;
+        if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == TAG_OK) {
+            client_reply_stream(c, j->seg, j->buf, n);
+            j->pos += n;
+            continue;
+        }
+        j->piece = n;
+        j->reading = 1;
+        j->req.data = j;
+        int rc = uv_queue_work(srv.loop, &j->req, stream_piece_cb, stream_piece_done);
+        if (rc < 0) { /* cannot happen with a live loop */
+            j->status = rc;
+            stream_piece_done(&j->req, 0);
+        }
+        return;
+    }
+    if (!c || j->reading || j->pos < j->len) return;
+    client_reply_stream(c, j->seg, "\r\n", 2);
+    client_reply_stream_end(c, j->seg);
+    if (j->blocked) block_io_done(c);
+    stream_free(j);
+}
+
+static void stream_drain(void *job)
+{
+    stream_next(job);
+}
+
+static void stream_piece_done(uv_work_t *req, int status)
+{
+    stream_job_t *j = req->data;
+    if (status < 0 && j->status == 0) j->status = status;
+    tag_plan_finish(j->plan, j->status, wake, NULL);
+    j->plan = NULL;
+    j->reading = 0;
+    if (!j->c) {
+        stream_free(j);
+    } else if (j->status < 0) {
+        /* the header is out: the only honest end is to drop the connection */
+        log_warning("Closing client id=%llu: tier I/O failed in the middle of a TGET reply: %s",
+                    (unsigned long long)j->c->id, strerror(-j->status));
+        client_t *c = j->c;
+        client_close(c); /* the client's places are dropped when it is freed (detach) */
+    } else {
+        client_reply_stream(j->c, j->seg, j->buf, j->piece);
+        j->pos += j->piece;
+        stream_next(j);
+    }
+    block_handle_ready();
+}
+
+/* 1 if TGET of len bytes for c is streamed. */
+static int streams(client_t *c, uint64_t len)
+{
+    return len >= STREAM_MIN && srv.loop && c->ops && c->ops->want_write &&
+           !(c->flags & (CLIENT_MULTI | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_FAKE));
+}
+
+/* Starts streaming the reader's bytes to c as one bulk string. */
+static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
+{
+    stream_job_t *j = xcalloc(1, sizeof(*j));
+    j->r = r;
+    j->c = c;
+    j->len = len;
+    j->buf = xmalloc(STREAM_PIECE);
+    inflight++;
+    j->seg = client_reply_stream_later(c, stream_detach, stream_drain, j);
+    if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
+        j->blocked = 1;
+        block_for_io(c, NULL, j);
+    }
+    char hdr[32];
+    int n = snprintf(hdr, sizeof(hdr), "$%llu\r\n", (unsigned long long)len);
+    client_reply_stream(c, j->seg, hdr, (size_t)n);
+    stream_next(j);
 }
 
 /* ---- setup ---- */
@@ -267,12 +408,47 @@ static int status_error(client_t *c, int status)
     return 0;
 }
 
+/* Loading the append-only file, a write found no room for end - old more bytes: an
+ * acknowledged blob cannot come back, so the start stops, naming the tier and the bytes
+ * missing (the file stays as it is for a start with more room). */
+static void load_no_room(client_t *c, tag_obj_t *t, uint64_t end)
+{
+    const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2];
+    blob_t *b = tag_blob(t, blob->ptr, blob->len);
+    uint64_t old = 0, room = 0;
+    if (b) {
+        blob_info_t info;
+        blob_get_info(b, &info);
+        old = info.size;
+    }
+    char per[512] = "";
+    size_t n = 0;
+    for (int i = 0; i < tiers.n && n < sizeof(per); i++) {
+        uint64_t r = tier_room(tiers.t[i]);
+        room += r;
+        n += (size_t)snprintf(per + n, sizeof(per) - n, "%stier '%s' %llu%s", i ? ", " : "",
+                              tier_name(tiers.t[i]), (unsigned long long)r,
+                              r < tier_free(tiers.t[i]) ? " (its file system is full)" : "");
+    }
+    uint64_t need = end > old ? end - old : 0, missing = need > room ? need - room : 0;
+    log_warning("Can't load the append only file: blob '%.*s' of tag '%.*s' needs %llu more "
+                "bytes and no tier can hold them (bytes of room: %s): %llu bytes missing. Give "
+                "the tiers more room (capacity or disk space) and start again; the file is "
+                "left as it is.",
+                (int)(blob->len > 200 ? 200 : blob->len), blob->ptr,
+                (int)(key->len > 200 ? 200 : key->len), key->ptr, (unsigned long long)need, per,
+                (unsigned long long)missing);
+    aof_load_abort();
+}
+
 /* Ends TPUT and TTRUNCATE after storage answered rc: waits, errors (dropping a tag made for
- * this write), adds a new tag to the keyspace, and replies the size now or after the plan. */
+ * this write), adds a new tag to the keyspace, and replies the size now or after the plan.
+ * end is the size the blob would have after the write (for the loading error). */
 static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_plan_t *plan,
-                       uint64_t size, const char *event)
+                       uint64_t size, uint64_t end, const char *event)
 {
     const resp_arg_t *key = &c->argv[1];
+    if (rc == TAG_OOM && srv.loading) load_no_room(c, t, end);
     if (rc == TAG_BUSY || rc == TAG_NOSPACE || status_error(c, rc)) {
         if (rc == TAG_BUSY || rc == TAG_NOSPACE) wait_for(c, t, &c->argv[2], rc);
         if (fresh) obj_free((obj_t *)fresh);
@@ -322,7 +498,7 @@ static void tput_cmd(client_t *c)
     tag_plan_t *plan;
     int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
                      db_now_ms, &size, &plan);
-    write_done(c, t, fresh, rc, plan, size, "tput");
+    write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, "tput");
 }
 
 static void tget_cmd(client_t *c)
@@ -351,6 +527,12 @@ static void tget_cmd(client_t *c)
     }
     if (rc == TAG_BUSY) {
         wait_for(c, t, blob, rc);
+        return;
+    }
+    if (streams(c, len)) {
+        tag_reader_t *r;
+        tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
+        stream_start(c, r, len);
         return;
     }
     tag_plan_t *plan;
@@ -426,7 +608,7 @@ static void ttruncate_cmd(client_t *c)
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
     int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
-    write_done(c, t, fresh, rc, plan, size, "ttruncate");
+    write_done(c, t, fresh, rc, plan, size, size, "ttruncate");
 }
 
 static void tdel_cmd(client_t *c)

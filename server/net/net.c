@@ -176,6 +176,7 @@ static void conn_flush(conn_t *conn)
         srv.stat.net_output_bytes += (uint64_t)n;
         if ((size_t)n == c->out.len) {
             buf_clear(&c->out); /* capacity kept: server_cron frees idle clients' buffers */
+            client_output_drained(c); /* a streamed reply adds its next piece */
         } else {
             /* the socket is full: hand the rest to libuv, keep appending to a fresh out */
             buf_t rest = c->out;
@@ -190,7 +191,9 @@ static void conn_flush(conn_t *conn)
             if (uv_write(&conn->wreq, &conn->h.stream, &wb, 1, on_written) < 0) {
                 conn->writing = 0;
                 conn_close(c);
+                return;
             }
+            client_output_drained(c);
             return;
         }
     }

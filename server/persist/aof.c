@@ -60,6 +60,9 @@
 #define LOAD_CHUNK (1u << 20)        /* bytes read at a time while loading */
 #define FORK_WAITNAME "\xff" "aof-fork"
 #define TEMP_PREFIX "temp-rewriteaof-"
+#define BACKOFF_MIN_MS 1000           /* wait after a failed rewrite, doubled per failure ... */
+#define BACKOFF_MAX_MS 60000          /* ... up to this */
+#define CHILD_ERRNO_EXIT 100          /* a rewrite child that failed with errno e exits 100 + e */
 
 enum { AOF_OFF, AOF_ON, AOF_WAIT_REWRITE /* turned on: the first rewrite makes the file */ };
 
@@ -83,6 +86,8 @@ static struct {
     buf_t diff;
     long long fork_dirty, rewrite_start_ms, last_rewrite_s, retry_after_ms;
     int last_rewrite_ok;
+    int failures;        /* rewrites failed in a row: the backoff step */
+    char last_error[96]; /* why the last one failed, "" after a success */
     uint64_t rewrites;
     long long last_save_s;
 } aof = {.fd = -1, .seldb = -1, .child = -1, .last_rewrite_ok = 1, .last_rewrite_s = -1};
@@ -556,9 +561,11 @@ static int write_snapshot(const char *path, char *err, size_t errlen)
     long long rc = rewrite_dataset(&out, sink_fd, &fd);
     buf_deinit(&out);
     if (rc != 0 || fsync(fd) < 0) {
-        snprintf(err, errlen, "ERR %s", rc > 0 ? "blobs had writes in flight" : strerror(errno));
+        int e = rc > 0 ? EBUSY : errno;
+        snprintf(err, errlen, "ERR %s", rc > 0 ? "blobs had writes in flight" : strerror(e));
         close(fd);
         unlink(path);
+        errno = e;
         return -1;
     }
     return close(fd) == 0 ? 0 : -1;
@@ -571,7 +578,34 @@ static void child_main(const char *tmp)
     signal(SIGTERM, SIG_DFL);         /* libuv's handlers would wake the parent's loop */
     signal(SIGINT, SIG_DFL);
     char err[256];
-    _exit(write_snapshot(tmp, err, sizeof(err)) == 0 ? 0 : 1);
+    if (write_snapshot(tmp, err, sizeof(err)) == 0) _exit(0);
+    _exit(errno > 0 && errno < 256 - CHILD_ERRNO_EXIT ? CHILD_ERRNO_EXIT + errno : 1);
+}
+
+/* A rewrite failed (why): the next automatic or scheduled one waits BACKOFF_MIN_MS, twice as
+ * long after each further failure in a row (up to BACKOFF_MAX_MS), so a full disk is not
+ * refilled by a temp file every cron tick; one log line per failure says when it retries.
+ * BGREWRITEAOF still starts one at once. */
+static void rewrite_failed(const char *why)
+{
+    int step = aof.failures < 7 ? aof.failures : 7;
+    long long wait = (long long)BACKOFF_MIN_MS << step;
+    if (wait > BACKOFF_MAX_MS) wait = BACKOFF_MAX_MS;
+    aof.failures++;
+    aof.last_rewrite_ok = 0;
+    aof.retry_after_ms = time_ms() + wait;
+    snprintf(aof.last_error, sizeof(aof.last_error), "%s", why);
+    log_warning("Background AOF rewrite failed: %s (%d in a row); its temp file was removed, "
+                "the next automatic try is in %lld s",
+                why, aof.failures, wait / 1000);
+}
+
+static void rewrite_succeeded(void)
+{
+    aof.failures = 0;
+    aof.last_error[0] = '\0';
+    aof.last_rewrite_ok = 1;
+    aof.retry_after_ms = 0;
 }
 
 /* After a save: the bookkeeping LASTSAVE and INFO read. */
@@ -614,7 +648,7 @@ void aof_try_fork(void)
     if (!aof.fork_pending || tag_writes_in_flight() > 0) return;
     aof.fork_pending = 0;
     char err[256];
-    if (fork_child(err, sizeof(err)) < 0) aof.last_rewrite_ok = 0;
+    if (fork_child(err, sizeof(err)) < 0) rewrite_failed(err + 4);
     block_signal_name(FORK_WAITNAME, sizeof(FORK_WAITNAME) - 1);
     block_handle_ready();
 }
@@ -637,14 +671,15 @@ int aof_rewrite_background(char *err, size_t errlen)
     if (tag_writes_in_flight() == 0) {
         aof.fork_pending = 0;
         if (fork_child(err, errlen) < 0) {
-            aof.last_rewrite_ok = 0;
+            rewrite_failed(err + 4);
             return -1;
         }
     }
     return 0;
 }
 
-/* The child succeeded: its file plus the diff becomes the AOF. Returns 0 or -1 (logged). */
+/* The child succeeded: its file plus the diff becomes the AOF. Returns 0, or -1 with errno set
+ * (the temp file removed; the caller logs it). */
 static int install_rewrite(void)
 {
     int fd = open(aof.child_tmp, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -669,41 +704,54 @@ static int install_rewrite(void)
     log_notice("Background AOF rewrite finished successfully (%zu bytes of writes during it)",
                aof.diff.len);
     return 0;
-fail:
-    log_warning("Background AOF rewrite: installing %s failed: %s", aof.child_tmp,
-                strerror(errno));
+fail:;
+    int e = errno; /* the caller logs it */
     if (fd >= 0) close(fd);
     unlink(aof.child_tmp);
+    errno = e;
     return -1;
+}
+
+/* Why a rewrite child with wait status st failed, into why. */
+static void child_failure(int st, char *why, size_t len)
+{
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (code > CHILD_ERRNO_EXIT) snprintf(why, len, "%s", strerror(code - CHILD_ERRNO_EXIT));
+    else if (WIFSIGNALED(st)) snprintf(why, len, "child killed by signal %d", WTERMSIG(st));
+    else snprintf(why, len, "child exit code %d", code);
 }
 
 static void reap_child(void)
 {
     int st;
+    char why[96];
     if (aof.child <= 0 || waitpid(aof.child, &st, WNOHANG) != aof.child) return;
     int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
     aof.child = -1;
     if (tag_store.tiers) tier_set_hold_frees(tag_store.tiers, 0);
     if (!ok) {
-        log_warning("Background AOF rewrite child failed (%s %d)",
-                    WIFSIGNALED(st) ? "signal" : "exit code",
-                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        child_failure(st, why, sizeof(why));
         unlink(aof.child_tmp);
-    } else {
-        ok = install_rewrite() == 0;
+    } else if (install_rewrite() < 0) {
+        ok = 0;
+        snprintf(why, sizeof(why), "installing %s: %s", aof.child_tmp, strerror(errno));
     }
     buf_clear(&aof.diff);
     if (aof.diff.cap > AOF_BUF_KEEP) buf_deinit(&aof.diff);
-    aof.last_rewrite_ok = ok;
     aof.last_rewrite_s = (time_ms() - aof.rewrite_start_ms) / 1000;
     aof.rewrites++;
-    if (ok) saved(aof.fork_dirty);
-    else if (aof.state == AOF_WAIT_REWRITE) aof.retry_after_ms = time_ms() + 5000;
+    if (ok) {
+        rewrite_succeeded();
+        saved(aof.fork_dirty);
+    } else {
+        rewrite_failed(why);
+    }
 }
 
 static void auto_rewrite(void)
 {
     if (aof.state != AOF_ON || aof.child > 0 || aof.fork_pending) return;
+    if (time_ms() < aof.retry_after_ms) return; /* backing off after a failure */
     if (srv.cfg.auto_aof_rewrite_percentage <= 0 ||
         aof.current_size < srv.cfg.auto_aof_rewrite_min_size)
         return;
@@ -843,7 +891,16 @@ static int load_annotation(loader_t *l, size_t pos, size_t *used)
     return 1;
 }
 
-/* Runs one parsed command. Returns 0, or -1 for a command the server does not know. */
+/* Set by aof_load_abort while a replayed command runs. */
+static int load_aborted;
+
+void aof_load_abort(void)
+{
+    if (srv.loading) load_aborted = 1;
+}
+
+/* Runs one parsed command. Returns 0, or -1 for a command the server does not know or one
+ * that could not be replayed in full (aof_load_abort). */
 static int load_command(loader_t *l, long long off)
 {
     client_t *c = l->c;
@@ -857,9 +914,15 @@ static int load_command(loader_t *l, long long off)
     }
     int multi = c->argv[0].len == 5 && !strncasecmp(c->argv[0].ptr, "multi", 5);
     int exec = c->argv[0].len == 4 && !strncasecmp(c->argv[0].ptr, "exec", 4);
+    load_aborted = 0;
     command_dispatch(c);
     c->argc = 0;
     c->argv = NULL;
+    if (load_aborted) {
+        load_aborted = 0;
+        log_warning("Stopped loading the append only file %s at offset %lld", aof_path(), off);
+        return -1;
+    }
     if (multi) l->in_tx = 1;
     if (exec) l->in_tx = 0;
     l->commands++;
@@ -1007,6 +1070,13 @@ int aof_reload(char *err, size_t errlen)
 
 /* ---- INFO and commands ---- */
 
+/* Seconds until the next automatic rewrite may start after failures (0: no wait). */
+static long long retry_in_s(void)
+{
+    long long left = aof.retry_after_ms - time_ms();
+    return aof.failures && left > 0 ? (left + 999) / 1000 : 0;
+}
+
 void aof_info(buf_t *b)
 {
     int busy = aof.child > 0 || aof.fork_pending;
@@ -1016,13 +1086,15 @@ void aof_info(buf_t *b)
                "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
                "aof_enabled:%d\r\naof_rewrite_in_progress:%d\r\naof_rewrite_scheduled:%d\r\n"
                "aof_last_rewrite_time_sec:%lld\r\naof_current_rewrite_time_sec:%lld\r\n"
-               "aof_last_bgrewrite_status:%s\r\naof_rewrites:%llu\r\naof_last_write_status:%s\r\n",
+               "aof_last_bgrewrite_status:%s\r\naof_rewrites:%llu\r\n"
+               "aof_rewrites_consecutive_failures:%d\r\naof_rewrite_retry_in_sec:%lld\r\n"
+               "aof_last_bgrewrite_error:%s\r\naof_last_write_status:%s\r\n",
                srv.loading, srv.dirty, busy, aof.last_save_s,
                aof.last_rewrite_ok ? "ok" : "err", aof.state != AOF_OFF, busy, aof.scheduled,
                aof.last_rewrite_s,
                aof.child > 0 ? (time_ms() - aof.rewrite_start_ms) / 1000 : -1LL,
                aof.last_rewrite_ok ? "ok" : "err", (unsigned long long)aof.rewrites,
-               aof.write_errno ? "err" : "ok");
+               aof.failures, retry_in_s(), aof.last_error, aof.write_errno ? "err" : "ok");
     if (aof.state != AOF_OFF)
         buf_printf(b,
                    "aof_current_size:%lld\r\naof_base_size:%lld\r\naof_pending_rewrite:%d\r\n"

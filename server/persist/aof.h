@@ -28,6 +28,11 @@ int aof_open(void);
 /* Loads the AOF (or the file SAVE wrote) at start, before clients connect. Returns 0 (also
  * when there is no file), or -1 when the start must stop (corruption; message logged). */
 int aof_load(void);
+/* Called while loading by a command that could not be replayed in full (a blob no tier has
+ * room for, a tier write that failed), after it logged why: the load stops after this command
+ * and aof_load fails, so the start stops rather than serve a dataset missing acknowledged
+ * writes. */
+void aof_load_abort(void);
 /* DEBUG RELOAD: saves (aof_rewrite_now), empties every database and loads the file again.
  * Returns 0 or -1 with a message in err. */
 int aof_reload(char *err, size_t errlen);

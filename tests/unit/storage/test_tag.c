@@ -1630,3 +1630,91 @@ Test(tag_store, foreach_that_reads_blobs_visits_each_once_while_rehashing)
         obj_free((obj_t *)t);
     }
 }
+
+/* ---- a file system smaller than its tier ---- */
+
+static char small_dir[96];
+
+/* Mounts a tmpfs of size bytes under dir (root only: 0 when it could not). */
+static int mount_small(uint64_t size)
+{
+    char cmd[256];
+    if (geteuid() != 0) return 0;
+    snprintf(small_dir, sizeof(small_dir), "%s/small", dir);
+    mkdir(small_dir, 0700);
+    snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=%llu tmpfs %s 2>/dev/null",
+             (unsigned long long)size, small_dir);
+    return system(cmd) == 0;
+}
+
+static void unmount_small(void)
+{
+    char cmd[256];
+    if (set_open) tier_set_close(&set);
+    set_open = 0;
+    snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", small_dir);
+    (void)system(cmd);
+}
+
+/* A file tier "disk" of 4 MiB on a 256 KiB tmpfs, after a 16 KiB RAM tier; with spare, a file
+ * tier "spare" of 1 MiB in the test directory below it. */
+static void open_small_disk(int spare)
+{
+    tier_spec_t specs[] = {{"ram", TIER_RAM, 16 * KB, NULL, 1.0},
+                           {"disk", TIER_FILE, 4096 * KB, small_dir, 0.5},
+                           {"spare", TIER_FILE, 1024 * KB, dir, 0.0}};
+    char err[256] = "";
+    cr_assert_eq(tier_set_open(&set, specs, spare ? 3 : 2, err, sizeof(err)), 0, "%s", err);
+    set_open = 1;
+    tag_store.tiers = &set;
+    tag_store.max_blob_size = 64 * 1024 * KB;
+    tag_store.on_blob_change = NULL;
+}
+
+Test(tag_place, a_write_the_disk_cannot_hold_changes_nothing)
+{
+    if (!mount_small(256 * KB)) cr_skip_test("mounting a tmpfs needs root");
+    open_small_disk(0);
+    tag_obj_t *t = tag_new();
+    char *a = xmalloc(128 * KB), *b = xmalloc(256 * KB);
+    fill(a, 128 * KB, 1);
+    fill(b, 256 * KB, 2);
+    cr_assert_eq(put(t, "a", 0, a, 128 * KB, 1, 0.5, NULL), TAG_OK);
+    uint64_t before = used("disk");
+    /* a new blob: refused, absent */
+    cr_assert_eq(put(t, "new", 0, b, 192 * KB, 1, 0.5, NULL), TAG_OOM);
+    cr_assert_null(tag_blob(t, S("new")));
+    /* growing an existing blob past the disk: refused, size and bytes as they were */
+    cr_assert_eq(put(t, "a", 64 * KB, b, 256 * KB, 0, 0, NULL), TAG_OOM);
+    cr_assert_eq(info_of(t, "a").size, 128 * KB);
+    char *back = get_all(t, "a");
+    cr_assert(memcmp(back, a, 128 * KB) == 0);
+    xfree(back);
+    cr_assert_eq(used("disk"), before);
+    cr_assert_eq(tag_len(t), 1);
+    check_tiers_consistent();
+    obj_free((obj_t *)t);
+    xfree(a);
+    xfree(b);
+    unmount_small();
+}
+
+Test(tag_place, a_full_disk_sends_the_blob_to_a_tier_with_room)
+{
+    if (!mount_small(256 * KB)) cr_skip_test("mounting a tmpfs needs root");
+    open_small_disk(1);
+    tag_obj_t *t = tag_new();
+    char *b = xmalloc(512 * KB);
+    fill(b, 512 * KB, 3);
+    /* the disk's capacity says yes, its file system says no: the blob lands on spare */
+    cr_assert_eq(put(t, "b", 0, b, 512 * KB, 1, 0.5, NULL), TAG_OK);
+    cr_assert_eq(info_of(t, "b").size, 512 * KB);
+    char *back = get_all(t, "b");
+    cr_assert(memcmp(back, b, 512 * KB) == 0);
+    xfree(back);
+    cr_assert_geq(used("spare"), 256 * KB);
+    check_tiers_consistent();
+    obj_free((obj_t *)t);
+    xfree(b);
+    unmount_small();
+}

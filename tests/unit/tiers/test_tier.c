@@ -977,3 +977,56 @@ Test(tier_file, keeps_the_allocator_consistent_with_a_block_model)
     cr_assert_eq(tier_alloc(&m.set, 0, MODEL_BLOCKS * BS, &all, 1), 1, "all merged back");
     tier_set_close(&m.set);
 }
+
+/* ---- a file system smaller than the tier ------------------------------------------------ */
+
+/* Mounts a tmpfs of size bytes on path_a (needs root: 0 when it could not, the test skips). */
+static int mount_small(uint64_t size)
+{
+    char cmd[256];
+    if (geteuid() != 0) return 0;
+    mkdir(path_a, 0700);
+    snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=%llu tmpfs %s 2>/dev/null",
+             (unsigned long long)size, path_a);
+    return system(cmd) == 0;
+}
+
+static void unmount_small(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", path_a);
+    (void)system(cmd);
+}
+
+Test(tier_file, reserves_blocks_so_a_full_disk_fails_the_alloc_not_the_write)
+{
+    if (!mount_small(256 * KB)) cr_skip_test("mounting a tmpfs needs root");
+    tier_set_t set;
+    tier_extent_t e[4], f[4];
+    open_file(&set, 4096 * KB); /* the tier claims 4 MiB on a 256 KiB file system */
+    cr_assert_leq(tier_room(set.t[0]), 256 * KB);
+    cr_assert_eq(tier_free(set.t[0]), 4096 * KB);
+    cr_assert_eq(tier_alloc(&set, 0, 192 * KB, e, 4), 1);
+    /* what is left on the disk is less than asked: refused, nothing allocated */
+    cr_assert_eq(tier_alloc(&set, 0, 128 * KB, f, 4), -ENOSPC);
+    cr_assert_eq(tier_used(set.t[0]), 192 * KB);
+    CHECK(&set, 0);
+    /* the extent that was handed out is reserved: writing all of it succeeds */
+    char *buf = xmalloc(192 * KB);
+    fill(buf, 192 * KB, 7);
+    cr_assert_eq(tier_pwrite(&set, e, 0, buf, 192 * KB), 0);
+    /* growing in place past the disk is refused too, leaving the extent as it was */
+    cr_assert_eq(tier_grow_extent(&set, e, 128 * KB), -ENOSPC);
+    cr_assert_eq(e[0].len, 192 * KB);
+    cr_assert_eq(tier_used(set.t[0]), 192 * KB);
+    CHECK(&set, 0);
+    /* freeing gives the blocks back to the file system */
+    uint64_t room = tier_room(set.t[0]);
+    tier_free_extent(&set, e);
+    cr_assert_geq(tier_room(set.t[0]), room + 192 * KB);
+    cr_assert_eq(tier_alloc(&set, 0, 200 * KB, f, 4), 1);
+    tier_free_extent(&set, f);
+    xfree(buf);
+    tier_set_close(&set);
+    unmount_small();
+}

@@ -1,0 +1,436 @@
+"""A full or small disk under a file tier or the append-only file, against the real binary.
+
+A file tier's capacity may exceed the free space of the file system under it; these tests put
+tiers (and for the rewrite test, the server's directory) on small tmpfs mounts and check that
+an acknowledged write is never lost or turned into zeros, and a write that fails changes
+nothing, the append-only file included:
+
+  - a TPUT that finds the disk full fails with nothing changed (new blob absent, an existing
+    blob keeps its bytes and size, no AOF record: a restart does not bring it back);
+  - loading the AOF onto a tier with too little room stops the start naming the tier and the
+    bytes missing, or places the blobs on another tier that has room; never zeros;
+  - a background rewrite that fails for lack of space backs off (a few forks, not one per
+    cron tick), removes its temp file and says so in INFO persistence and the log;
+  - a TGET of a large blob is streamed: the server's memory stays bounded and the bytes are
+    right.
+
+Mounting needs root: without it the tests skip. Run with Debian's interpreter:
+
+    CTE_SERVER=$PWD/build/cte-server /usr/bin/python3 -m pytest -q tests/integration/test_disk_faults.py
+"""
+import hashlib
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import CTE_KIND
+
+pytestmark = pytest.mark.skipif(CTE_KIND != "cte", reason="tiers are cte-server's own")
+
+KB = 1 << 10
+MB = 1 << 20
+BLOCK = 4096
+
+
+def blocks(n):
+    return (n + BLOCK - 1) // BLOCK * BLOCK
+
+
+@pytest.fixture
+def tmpfs():
+    """tmpfs(size) -> path of a fresh tmpfs mount of that size (e.g. "8m"), unmounted after."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounts = []
+
+    def make(size):
+        d = tempfile.mkdtemp(prefix="cte-tmpfs-")
+        rc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s" % size, "tmpfs", d],
+                            capture_output=True, text=True)
+        if rc.returncode != 0:
+            os.rmdir(d)
+            pytest.skip("cannot mount tmpfs: %s" % rc.stderr.strip())
+        mounts.append(d)
+        return d
+
+    yield make
+    for d in mounts:
+        subprocess.run(["umount", "-l", d], capture_output=True)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def client(s):
+    return s.redis(decode_responses=False, socket_timeout=60)
+
+
+def tiers(r):
+    out = {}
+    for t in r.execute_command("TIERS"):
+        d = dict(zip(t[::2], t[1::2]))
+        out[d[b"name"].decode()] = d
+    return out
+
+
+def pattern(n, seed):
+    """n bytes that differ per seed and per position (no zero runs)."""
+    unit = hashlib.sha256(b"%d" % seed).digest()
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def start(server_factory, disk_dir, disk_cap="64mb", extra=()):
+    args = ["--tier", "ram:ram:64kb", "--tier", "disk:file:%s:%s" % (disk_cap, disk_dir),
+            "--max-blob-size", "4gb", "--appendonly", "yes", "--appendfsync", "always"]
+    return server_factory(args + list(extra))
+
+
+def aof_text(s):
+    with open(os.path.join(s.tmpdir, "appendonly.aof"), "rb") as f:
+        return f.read()
+
+
+# ---- a TPUT that finds the disk full ----
+
+
+def test_tput_that_finds_the_disk_full_changes_nothing(server_factory, tmpfs):
+    disk = tmpfs("8m")  # the tier claims 64 MiB: the file system runs out first
+    s = start(server_factory, disk)
+    r = client(s)
+    old = pattern(3 * MB, 1)
+    assert r.execute_command("TPUT", "t", "a", 0, old) == 3 * MB
+    before = tiers(r)["disk"]
+    aof_before = aof_text(s)
+
+    # a new blob bigger than the room left
+    with pytest.raises(Exception) as e:
+        r.execute_command("TPUT", "t", "new", 0, pattern(6 * MB, 2))
+    assert "OOM" in str(e.value) or "space" in str(e.value), e.value
+    assert r.execute_command("TLEN", "t") == 1
+    assert r.execute_command("TSIZE", "t", "new") is None
+    assert r.execute_command("TGET", "t", "new") is None
+
+    # an existing blob grown past the room left keeps its size and bytes
+    with pytest.raises(Exception):
+        r.execute_command("TPUT", "t", "a", 2 * MB, pattern(7 * MB, 3))
+    assert r.execute_command("TSIZE", "t", "a") == 3 * MB
+    assert r.execute_command("TGET", "t", "a") == old
+
+    after = tiers(r)["disk"]
+    for k in (b"used", b"blobs"):
+        assert after[k] == before[k], (k, before, after)
+    assert aof_text(s) == aof_before  # neither failed write was logged
+
+    # the room that is left still takes writes, and everything survives a restart
+    small = pattern(1 * MB, 4)
+    assert r.execute_command("TPUT", "t", "b", 0, small) == MB
+    s.restart_same_dir()
+    r = client(s)
+    assert r.execute_command("TGET", "t", "a") == old
+    assert r.execute_command("TGET", "t", "b") == small
+    assert r.execute_command("TSIZE", "t", "new") is None
+    assert r.execute_command("TLEN", "t") == 2
+
+
+def test_ttruncate_past_the_disk_changes_nothing(server_factory, tmpfs):
+    disk = tmpfs("4m")
+    s = start(server_factory, disk)
+    r = client(s)
+    data = pattern(MB, 5)
+    r.execute_command("TPUT", "t", "a", 0, data)
+    with pytest.raises(Exception):
+        r.execute_command("TTRUNCATE", "t", "a", 64 * MB)
+    assert r.execute_command("TSIZE", "t", "a") == MB
+    assert r.execute_command("TGET", "t", "a") == data
+    assert b"TTRUNCATE" not in aof_text(s).upper()
+
+
+# ---- loading onto a tier with too little room ----
+
+
+def fill_for_load(r, n, size):
+    blobs = {}
+    for i in range(n):
+        blobs["b%d" % i] = pattern(size, 100 + i)
+        assert r.execute_command("TPUT", "t", "b%d" % i, 0, blobs["b%d" % i]) == size
+    return blobs
+
+
+def test_load_onto_a_small_disk_stops_the_start_naming_tier_and_bytes(server_factory, tmpfs):
+    big, small = tmpfs("24m"), tmpfs("8m")
+    s = start(server_factory, big)
+    r = client(s)
+    fill_for_load(r, 40, 256 * KB)  # 10 MiB: more than the small disk holds
+    s.proc.send_signal(15)
+    assert s.wait_exit() == 0
+    s.extra_args = [a.replace(big, small) for a in s.extra_args]
+    aof = aof_text(s)
+    before = s.log_size()
+    with pytest.raises(Exception):
+        s.start(same_dir=True, attempts=1)
+    log = s.log_text(before)
+    assert s.proc.returncode not in (None, 0), log
+    assert re.search(r"tier 'disk' \d+ \(its file system is full\)", log), log
+    m = re.search(r"needs (\d+) more bytes.*: (\d+) bytes missing", log)
+    assert m, log
+    assert 0 < int(m.group(2)) <= int(m.group(1)) == 256 * KB
+    assert aof_text(s) == aof  # the file is left as it was for a start with more room
+
+
+def test_load_places_blobs_on_another_tier_that_has_room(server_factory, tmpfs):
+    big, small, spare = tmpfs("24m"), tmpfs("8m"), tmpfs("24m")
+    s = start(server_factory, big)
+    r = client(s)
+    blobs = fill_for_load(r, 40, 256 * KB)
+    s.proc.send_signal(15)
+    assert s.wait_exit() == 0
+    s.extra_args = [a.replace(big, small) for a in s.extra_args] + [
+        "--tier", "spare:file:64mb:%s" % spare]
+    s.start(same_dir=True, attempts=1)
+    r = client(s)
+    for k, v in blobs.items():
+        assert r.execute_command("TGET", "t", k) == v, k
+    t = tiers(r)
+    assert t["spare"][b"blobs"] > 0 and t["disk"][b"blobs"] > 0
+    # a rewrite keeps them all
+    r.execute_command("BGREWRITEAOF")
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        info = r.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            break
+        time.sleep(0.05)
+    s.restart_same_dir()
+    r = client(s)
+    for k, v in blobs.items():
+        assert r.execute_command("TGET", "t", k) == v, k
+
+
+# ---- a rewrite that finds the disk full ----
+
+
+def test_failed_rewrite_backs_off_removes_its_temp_file_and_says_so(server_factory, tmpfs):
+    d = tmpfs("8m")  # the server's directory: the AOF and the rewrite's temp file live here
+    s = server_factory(["--dir", d, "--tier", "ram:ram:64mb", "--appendonly", "yes",
+                        "--auto-aof-rewrite-min-size", "1mb",
+                        "--auto-aof-rewrite-percentage", "100"])
+    r = client(s)
+    # the AOF grows past the min size: the rewrite starts by itself and keeps wanting to
+    filler = os.path.join(d, "filler")
+    with open(filler, "wb") as f:
+        f.write(b"\0" * (3 * MB))
+    for i in range(12):
+        r.set("k%d" % i, pattern(256 * KB, i))
+    log0 = s.log_size()
+    t0 = time.time()
+    time.sleep(3.5)
+    log = s.log_text(log0)
+    forks = log.count("rewriting started")
+    info = r.info("persistence")
+    # a fork per cron tick (10 per second) before; now 1 s, 2 s, 4 s apart
+    assert 1 <= forks <= 3, log
+    assert log.count("Background AOF rewrite failed") == forks - (1 if info[
+        "aof_rewrite_in_progress"] else 0), log
+    assert "No space left on device" in log, log
+    assert info["aof_last_bgrewrite_status"] == "err"
+    assert info["aof_rewrites_consecutive_failures"] >= 1
+    assert info["aof_rewrite_retry_in_sec"] >= 0
+    assert "space" in str(info["aof_last_bgrewrite_error"])
+    assert not [f for f in os.listdir(d) if f.startswith("temp-rewriteaof")]
+    # writes still work meanwhile, and once there is room the next try succeeds
+    os.unlink(filler)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        info = r.info("persistence")
+        if info["aof_last_bgrewrite_status"] == "ok" and not info["aof_rewrite_in_progress"]:
+            break
+        time.sleep(0.1)
+    assert info["aof_last_bgrewrite_status"] == "ok", info
+    assert info["aof_rewrites_consecutive_failures"] == 0
+    s.restart_same_dir()
+    r = client(s)
+    assert r.get("k11") == pattern(256 * KB, 11)
+
+
+# ---- a large TGET is streamed ----
+
+
+def proc_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def put_big(r, name, size, piece=32 * MB):
+    """Writes a blob of size bytes in pieces; returns its sha256."""
+    h = hashlib.sha256()
+    unit = pattern(piece, 7)
+    for off in range(0, size, piece):
+        chunk = unit[:min(piece, size - off)]
+        # vary each piece so that a misplaced piece changes the hash
+        chunk = (b"%016d" % off) + chunk[16:]
+        assert r.execute_command("TPUT", "t", name, off, chunk) == off + len(chunk)
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def tget_hash(port, name, slow=False):
+    """TGET over a raw socket, hashing the bulk as it arrives; returns (length, sha256)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(b"*3\r\n$4\r\nTGET\r\n$1\r\nt\r\n$%d\r\n%s\r\n" % (len(name), name.encode()))
+    buf = b""
+    while b"\r\n" not in buf:
+        buf += s.recv(65536)
+    hdr, rest = buf.split(b"\r\n", 1)
+    assert hdr.startswith(b"$"), hdr
+    n = int(hdr[1:])
+    h = hashlib.sha256()
+    got = 0
+    want = n + 2
+    data = rest
+    while True:
+        take = data[:max(0, min(len(data), n - got))]
+        h.update(take)
+        got += len(take)
+        want -= len(data)
+        if want <= 0:
+            break
+        if slow:
+            time.sleep(0.002)
+        data = s.recv(1 << 20)
+        assert data, "connection closed after %d of %d bytes" % (got, n)
+    s.close()
+    return n, h.hexdigest()
+
+
+@pytest.mark.parametrize("kind", ["file", "ram"])
+def test_large_tget_is_streamed_with_bounded_memory(server_factory, kind):
+    # past 2 GiB on a file tier (the old reply buffer aborted there), 256 MiB on RAM
+    size = 2048 * MB + 4 * MB if kind == "file" else 256 * MB
+    tier = ("disk:file:3gb:disk" if kind == "file" else "ram:ram:512mb")
+    s = server_factory(["--tier", tier, "--max-blob-size", "4gb",
+                        "--proto-max-bulk-len", "64mb"])
+    r = client(s)
+    digest = put_big(r, "big", size)
+    base_vm, base_rss = proc_kb(s.pid, "VmSize"), proc_kb(s.pid, "VmRSS")
+    peak = [base_vm, base_rss]
+    import threading
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], proc_kb(s.pid, "VmSize"))
+            peak[1] = max(peak[1], proc_kb(s.pid, "VmRSS"))
+            time.sleep(0.01)
+
+    w = threading.Thread(target=watch)
+    w.start()
+    try:
+        n, got = tget_hash(s.port, "big", slow=True)
+        # other clients are served while the reply streams out
+        assert r.ping()
+    finally:
+        done.set()
+        w.join()
+    assert n == size and got == digest
+    grew_vm, grew_rss = (peak[0] - base_vm) * KB, (peak[1] - base_rss) * KB
+    print("TGET %s %d MiB: VmSize +%d MiB, RSS +%d MiB" % (kind, size // MB, grew_vm // MB,
+                                                      grew_rss // MB))
+    # a few MiB per reply in flight (plus allocator slack), never the blob's size
+    assert grew_rss < 64 * MB, "RSS grew by %d MiB" % (grew_rss // MB)
+    assert grew_vm < 160 * MB, "VmSize grew by %d MiB" % (grew_vm // MB)
+    # the blob is not busy afterwards: a write to it goes through
+    assert r.execute_command("TPUT", "t", "big", 0, b"x") == size
+
+
+def read_replies(sock, n):
+    """Reads n RESP2 replies (bulk, simple, integer, error) from a raw socket; bulks as bytes."""
+    buf = bytearray()
+    out = []
+
+    def fill():
+        d = sock.recv(1 << 20)
+        assert d, "connection closed"
+        buf.extend(d)
+
+    pos = 0
+    while len(out) < n:
+        while buf.find(b"\r\n", pos) < 0:
+            fill()
+        end = buf.find(b"\r\n", pos)
+        line = bytes(buf[pos:end])
+        if line[:1] == b"$" and line != b"$-1":
+            ln = int(line[1:])
+            while len(buf) < end + 2 + ln + 2:
+                fill()
+            out.append(bytes(buf[end + 2:end + 2 + ln]))
+            pos = end + 2 + ln + 2
+        else:
+            out.append(line)
+            pos = end + 2
+        if pos > 64 * MB:
+            del buf[:pos]
+            pos = 0
+    return out
+
+
+def test_streamed_tgets_keep_reply_order_and_survive_writes_and_hangups(server_factory):
+    s = server_factory(["--tier", "ram:ram:64mb", "--tier", "disk:file:512mb:disk",
+                        "--max-blob-size", "4gb", "--enable-debug-command", "yes"])
+    r = client(s)
+    a, b = pattern(40 * MB, 11), pattern(24 * MB, 12)
+    for name, data in (("a", a), ("b", b)):
+        for off in range(0, len(data), 8 * MB):
+            r.execute_command("TPUT", "t", name, off, data[off:off + 8 * MB], 0.0)
+    r.execute_command("TPUT", "t", "small", 0, b"tiny", 0.0)
+    # a slow tier: the small late reply before the streams finishes last
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 50000)
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    cmds = [("TGET", "t", "small"), ("TGET", "t", "a"), ("PING",), ("TGET", "t", "b"),
+            ("TGET", "t", "a", 5, 10), ("TGET", "t", "b", MB, 5 * MB)]
+    from conftest import encode_command
+    sock.sendall(b"".join(encode_command(*c) for c in cmds))
+    time.sleep(0.05)
+    # a write to a blob being streamed waits for the stream, then applies
+    import threading
+    wrote = []
+    w = threading.Thread(target=lambda: wrote.append(
+        client(s).execute_command("TPUT", "t", "a", 0, b"NEW")))
+    w.start()
+    got = read_replies(sock, len(cmds))
+    w.join()
+    assert wrote == [40 * MB]
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 0)
+    assert got[0] == b"tiny"
+    assert got[1] == a  # the bytes as they were when the read began
+    assert got[2] == b"+PONG"
+    assert got[3] == b
+    assert got[4] == a[5:15]
+    assert got[5] == b[MB:6 * MB]
+    sock.close()
+    assert r.execute_command("TGET", "t", "a", 0, 3) == b"NEW"
+
+    # a client that hangs up in the middle of a stream: the blob is released
+    for _ in range(3):
+        h = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+        h.sendall(encode_command("TGET", "t", "a"))
+        h.recv(65536)
+        h.close()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        info = r.info("tiers")
+        if info.get("tier_io_inflight") == 0:
+            break
+        time.sleep(0.05)
+    assert r.info("tiers").get("tier_io_inflight") == 0
+    assert r.execute_command("TPUT", "t", "a", 0, b"AFTER") == 40 * MB
+    assert r.execute_command("TGET", "t", "a", 0, 5) == b"AFTER"
+    assert r.ping()
