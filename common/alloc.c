@@ -1,14 +1,25 @@
 /* alloc.c - counted allocation over jemalloc (linked as the process malloc).
  *
- * The counter is a relaxed atomic because worker threads (file tier I/O) allocate too. */
+ * The counter is a relaxed atomic because worker threads (file tier I/O) allocate too.
+ * jemalloc's statistics and purging go through mallctl, declared weak here: programs that
+ * link without jemalloc (the fuzz targets) get NULL and the functions report -ENOTSUP. */
 #include "common/alloc.h"
 
+#include <errno.h>
 #include <malloc.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* jemalloc's MALLCTL_ARENAS_ALL: "arena.4096.purge" means every arena */
+#define ARENAS_ALL 4096
+
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+    __attribute__((weak));
 
 static _Atomic size_t used;
 
@@ -101,5 +112,64 @@ size_t alloc_rss(void)
 
 const char *alloc_name(void)
 {
-    return "jemalloc-5.3.0";
+    static char name[64];
+    const char *ver = NULL;
+    size_t len = sizeof(ver);
+    if (name[0]) return name;
+    if (!mallctl || mallctl("version", &ver, &len, NULL, 0) != 0 || !ver) return "libc";
+    /* "5.3.0-0-g54eaed1d..." -> "jemalloc-5.3.0" */
+    snprintf(name, sizeof(name), "jemalloc-%.*s", (int)strcspn(ver, "-"), ver);
+    return name;
+}
+
+static size_t stat_size(const char *key)
+{
+    size_t v = 0, len = sizeof(v);
+    if (mallctl(key, &v, &len, NULL, 0) != 0) return 0;
+    return v;
+}
+
+int alloc_stats(alloc_stats_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (!mallctl) return -ENOTSUP;
+    uint64_t epoch = 1;
+    size_t len = sizeof(epoch);
+    mallctl("epoch", &epoch, &len, &epoch, len); /* refreshes the stats.* snapshot */
+    st->allocated = stat_size("stats.allocated");
+    st->active = stat_size("stats.active");
+    st->resident = stat_size("stats.resident");
+    st->mapped = stat_size("stats.mapped");
+    st->retained = stat_size("stats.retained");
+    return 0;
+}
+
+int alloc_purge(void)
+{
+    char key[32];
+    if (!mallctl) return -ENOTSUP;
+    snprintf(key, sizeof(key), "arena.%d.purge", ARENAS_ALL);
+    return mallctl(key, NULL, NULL, NULL, 0) == 0 ? 0 : -EINVAL;
+}
+
+int alloc_background_purge(int on)
+{
+    bool v = on != 0;
+    if (!mallctl) return -ENOTSUP;
+    int rc = mallctl("background_thread", NULL, NULL, &v, sizeof(v));
+    return rc ? -rc : 0; /* mallctl returns a positive errno */
+}
+
+int alloc_purge_after_drop(size_t min_drop)
+{
+    static size_t mark; /* highest count since the last purge */
+    size_t now = alloc_used_memory();
+    if (now >= mark) {
+        mark = now;
+        return 0;
+    }
+    size_t drop = mark - now;
+    if (drop < min_drop || drop < mark / 8) return 0;
+    mark = now;
+    return alloc_purge() == 0;
 }

@@ -26,7 +26,33 @@ size_t alloc_size(const void *p);
 size_t alloc_used_memory(void);
 /* Resident set size of the process in bytes, 0 when unknown. */
 size_t alloc_rss(void);
-/* Allocator name and version for INFO, e.g. "jemalloc-5.3.0". */
+/* Allocator name and version for INFO, e.g. "jemalloc-5.3.0" ("libc" when the process
+ * malloc is not jemalloc). The string is static. */
 const char *alloc_name(void);
+
+/* jemalloc's own view of the heap, in bytes (its stats.* after an epoch refresh): allocated
+ * (what the application holds), active (the pages of those allocations), resident (pages
+ * the allocator holds in RAM, its metadata included), mapped (its mapped chunks) and retained
+ * (virtual memory kept without RAM behind it). */
+typedef struct alloc_stats {
+    size_t allocated, active, resident, mapped, retained;
+} alloc_stats_t;
+
+/* Fills st (zeroed first). Returns 0, or -ENOTSUP when the process malloc is not jemalloc. */
+int alloc_stats(alloc_stats_t *st);
+/* Returns every arena's unused dirty pages to the OS at once (arena.<all>.purge): RSS drops
+ * to about what is allocated. Costs about a millisecond per 100 MB purged on the calling
+ * thread. Returns 0, or -ENOTSUP without jemalloc. */
+int alloc_purge(void);
+/* Starts (on != 0) or stops jemalloc's background threads, which return dirty pages to the
+ * OS on their own as they decay (after dirty_decay_ms, 10 s), also while the process is idle;
+ * without them jemalloc purges only when it allocates or frees. Returns 0, or a negative errno
+ * (-ENOTSUP without jemalloc). */
+int alloc_background_purge(int on);
+/* For a periodic caller (the server cron): purges when the bytes in use fell by at least
+ * min_drop (and by an eighth) below the highest count seen since the last purge, as after
+ * FLUSHALL or a DEL of a large value. Returns 1 if it purged, else 0. Not thread-safe: one
+ * caller. */
+int alloc_purge_after_drop(size_t min_drop);
 
 #endif

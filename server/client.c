@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Pending output past which a reply is sent before the next command of a pipeline runs. */
-#define CLIENT_EARLY_FLUSH (64 * 1024)
+/* Pending output past which the replies so far are sent before the next command of a pipeline
+ * runs (the client starts reading sooner). Large enough that several 64 KiB replies leave in
+ * one write: one write per 64 KiB reply cost a wake-up of the client each, and 64 KiB TGETs
+ * (4 connections, 8 deep) were 0.86x Redis's GET. A 1 MiB reply still leaves at once. */
+#define CLIENT_EARLY_FLUSH (256 * 1024)
 
 client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
 {

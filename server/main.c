@@ -171,6 +171,10 @@ int main(int argc, char **argv)
     }
     if (srv.cfg.daemonize && daemonize() < 0) return 1;
     raise_fd_limit();
+    /* after daemonize (threads do not survive fork): freed pages go back to the OS as they
+     * decay, also while no command runs, as Redis's jemalloc-bg-thread */
+    int bg = alloc_background_purge(1);
+    if (bg < 0) log_warning("jemalloc background purging is off: %s", strerror(-bg));
     warn_unimplemented();
     uv_loop_init(&loop);
     srv.loop = &loop;

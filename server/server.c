@@ -19,6 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A fall of the bytes in use past which the cron purges jemalloc's dirty pages at once (a DEL
+ * of a large value, expiry of many keys) instead of leaving them to the 10 s decay. */
+#define SERVER_PURGE_DROP (32u << 20)
+
 server_t srv;
 
 /* errorstats: error prefix -> count */
@@ -216,6 +220,7 @@ void server_cron(void)
     for (size_t i = 0; i < n; i++)
         if (rooms[i]->cron) rooms[i]->cron(now);
     evict_cron();
+    alloc_purge_after_drop(SERVER_PURGE_DROP);
     sample_ops(now);
 }
 

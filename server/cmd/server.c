@@ -52,6 +52,7 @@ static void flushdb_cmd(client_t *c)
     if (flush_mode_or_reply(c) < 0) return;
     multi_touch_db(c->db, NULL);
     srv.dirty += (long long)db_flush(c->db) + 1;
+    alloc_purge();
     reply_ok(c);
 }
 
@@ -64,6 +65,7 @@ static void flushall_cmd(client_t *c)
         n += (long long)db_flush(&srv.db[i]);
     }
     srv.dirty += n + 1;
+    alloc_purge(); /* as Redis: the freed pages go back to the OS now, not after the decay */
     reply_ok(c);
 }
 
@@ -580,12 +582,20 @@ static void memory_usage_cmd(client_t *c)
     reply_int(c, (long long)(alloc_size(kv) + obj_memory(kv->val)));
 }
 
+static void memory_purge_cmd(client_t *c)
+{
+    if (alloc_purge() < 0) reply_error(c, "ERR Error purging dirty pages");
+    else reply_ok(c);
+}
+
 static void memory_help_cmd(client_t *c)
 {
     static const char *const lines[] = {
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
         "HELP",
         "    Print this help.",
     };
@@ -595,6 +605,8 @@ static void memory_help_cmd(client_t *c)
 static command_t memory_subcommands[] = {
     {"usage", memory_usage_cmd, -3, CMD_READONLY, 2, 2, 1, "server", "4.0.0",
      "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
+    {"purge", memory_purge_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"},
     {"help", memory_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
     {NULL},
@@ -652,21 +664,46 @@ static void get_one(void *ud, const char *name, const char *value)
     snprintf(ud, 64, "%s", value);
 }
 
+static double ratio(size_t a, size_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* Redis 7.0's fragmentation fields, from jemalloc's stats and the process's RSS. */
+static void info_memory_fragmentation(buf_t *b, size_t used, size_t rss,
+                                      const alloc_stats_t *st)
+{
+    buf_printf(b,
+               "allocator_frag_ratio:%.2f\r\nallocator_frag_bytes:%lld\r\n"
+               "allocator_rss_ratio:%.2f\r\nallocator_rss_bytes:%lld\r\n"
+               "rss_overhead_ratio:%.2f\r\nrss_overhead_bytes:%lld\r\n"
+               "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n",
+               ratio(st->active, st->allocated),
+               (long long)st->active - (long long)st->allocated, ratio(st->resident, st->active),
+               (long long)st->resident - (long long)st->active, ratio(rss, st->resident),
+               (long long)rss - (long long)st->resident, ratio(rss, used),
+               (long long)rss - (long long)used);
+}
+
 static void info_memory(buf_t *b)
 {
     char h1[32], h2[32], h3[32], policy[64] = "";
+    alloc_stats_t st;
     config_get(&srv.cfg, "maxmemory-policy", get_one, policy);
     size_t used = alloc_used_memory(), rss = alloc_rss();
+    alloc_stats(&st);
     bytes_human(h1, sizeof(h1), (double)used);
     bytes_human(h2, sizeof(h2), (double)rss);
     bytes_human(h3, sizeof(h3), (double)srv.cfg.maxmemory);
     buf_printf(b,
                "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-               "used_memory_rss_human:%s\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
-               "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\nmem_allocator:%s\r\n\r\n",
-               used, h1, rss, h2, (long long)srv.cfg.maxmemory, h3,
-               policy, used ? (double)rss / used : 0.0,
-               alloc_name());
+               "used_memory_rss_human:%s\r\nallocator_allocated:%zu\r\n"
+               "allocator_active:%zu\r\nallocator_resident:%zu\r\nmaxmemory:%lld\r\n"
+               "maxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
+               used, h1, rss, h2, st.allocated, st.active, st.resident,
+               (long long)srv.cfg.maxmemory, h3, policy);
+    info_memory_fragmentation(b, used, rss, &st);
+    buf_printf(b, "mem_allocator:%s\r\n\r\n", alloc_name());
 }
 
 static void info_persistence(buf_t *b)

@@ -478,3 +478,46 @@ def test_bad_config_exits_nonzero_naming_the_key(args, names):
         assert names in out, out
     finally:
         subprocess.run(["rm", "-rf", tmp])
+
+
+def _wmem_max():
+    try:
+        with open("/proc/sys/net/core/wmem_max") as f:
+            return int(f.read())
+    except OSError:
+        return 0
+
+
+@pytest.mark.skipif(CTE_KIND == "redis", reason="Redis keeps the Unix socket's default buffer")
+@pytest.mark.skipif(_wmem_max() < (1 << 20), reason="net.core.wmem_max below 1 MiB caps SO_SNDBUF")
+def test_unix_socket_takes_a_whole_1m_reply_at_once(cte_server):
+    """A Unix connection asks for a 4 MiB send buffer: a 1 MiB reply is queued whole in one
+    go, where the default (net.core.wmem_default) held only about 200 KB of it until the client
+    read, one write and one wake-up of the client per piece."""
+    import fcntl
+    import termios
+    value = b"u" * (1 << 20)
+    with cte_server.conn() as c:
+        assert c.py("SET", "big", value) in ("OK", b"OK")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(cte_server.unixsocket)
+    try:
+        s.sendall(encode_command("GET", "big"))
+        want = len(value) + len(b"$1048576\r\n\r\n")
+        deadline = time.time() + 3
+        queued = 0
+        while time.time() < deadline:
+            buf = fcntl.ioctl(s.fileno(), termios.FIONREAD, struct.pack("i", 0))
+            queued = struct.unpack("i", buf)[0]
+            if queued >= want:
+                break
+            time.sleep(0.05)
+        assert queued == want, "only %d of %d reply bytes queued before the client read" % (
+            queued, want)
+        got = b""
+        while len(got) < want:
+            got += s.recv(want - len(got))
+        assert got == b"$1048576\r\n" + value + b"\r\n"
+    finally:
+        s.close()

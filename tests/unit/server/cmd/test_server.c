@@ -1,5 +1,6 @@
 /* Tests for the dispatcher, connection and server commands through the socketless client. */
 #include "tests/unit/server/harness.h"
+#include "common/alloc.h"
 #include "common/buf.h"
 #include "server/client.h"
 #include "server/command.h"
@@ -8,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static client_t *c;
@@ -179,4 +181,80 @@ Test(server_cmds, client_reply_off_mutes_until_on)
     cr_assert_str_eq(run("CLIENT REPLY SKIP"), "");
     cr_assert_str_eq(run("PING"), "");
     cr_assert_str_eq(run("PING"), "+PONG\r\n");
+}
+
+/* The value of field name in an INFO reply, as a double (-1 when absent). */
+static double info_field(const char *info, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "\r\n%s:", name);
+    const char *p = strstr(info, key);
+    return p ? atof(p + strlen(key)) : -1;
+}
+
+Test(server_cmds, info_memory_reports_jemalloc_stats_as_redis_does)
+{
+    static char info[8192];
+    snprintf(info, sizeof(info), "%s", run("INFO memory"));
+    double used = info_field(info, "used_memory"), rss = info_field(info, "used_memory_rss");
+    double allocated = info_field(info, "allocator_allocated"),
+           active = info_field(info, "allocator_active"),
+           resident = info_field(info, "allocator_resident");
+    cr_assert_gt(allocated, 0, "%s", info);
+    cr_assert_geq(active, allocated);
+    cr_assert_geq(resident, active);
+    cr_assert_float_eq(info_field(info, "allocator_frag_ratio"), active / allocated, 0.006);
+    cr_assert_float_eq(info_field(info, "allocator_frag_bytes"), active - allocated, 0.5);
+    cr_assert_float_eq(info_field(info, "allocator_rss_ratio"), resident / active, 0.006);
+    cr_assert_float_eq(info_field(info, "allocator_rss_bytes"), resident - active, 0.5);
+    cr_assert_gt(info_field(info, "rss_overhead_ratio"), 0);
+    cr_assert_float_eq(info_field(info, "mem_fragmentation_ratio"), rss / used, 0.1);
+    cr_assert_neq(info_field(info, "mem_fragmentation_bytes"), -1);
+    cr_assert(strstr(info, "\r\nmem_allocator:jemalloc-5.") != NULL, "%s", info);
+}
+
+static size_t resident_now(void)
+{
+    alloc_stats_t st;
+    cr_assert_eq(alloc_stats(&st), 0);
+    return st.resident;
+}
+
+static void set_many(int n)
+{
+    char line[1200], val[1025];
+    memset(val, 'v', 1024);
+    val[1024] = '\0';
+    for (int i = 0; i < n; i++) {
+        snprintf(line, sizeof(line), "SET key:%d %s", i, val);
+        cr_assert_str_eq(run(line), "+OK\r\n");
+    }
+}
+
+Test(server_cmds, flushall_and_flushdb_give_freed_pages_back_at_once)
+{
+    set_many(48000); /* about 64 MB with the keys and objects */
+    size_t before = resident_now();
+    cr_assert_str_eq(run("FLUSHALL"), "+OK\r\n");
+    size_t after = resident_now();
+    cr_assert_lt(after + (40u << 20), before, "resident %zu -> %zu", before, after);
+    set_many(48000);
+    before = resident_now();
+    cr_assert_str_eq(run("FLUSHDB SYNC"), "+OK\r\n");
+    cr_assert_lt(resident_now() + (40u << 20), before);
+}
+
+Test(server_cmds, memory_purge_gives_freed_pages_back)
+{
+    set_many(48000);
+    for (int i = 0; i < 48000; i++) {
+        char line[32];
+        snprintf(line, sizeof(line), "DEL key:%d", i);
+        cr_assert_str_eq(run(line), ":1\r\n");
+    }
+    size_t before = resident_now();
+    cr_assert_str_eq(run("MEMORY PURGE"), "+OK\r\n");
+    cr_assert_lt(resident_now() + (40u << 20), before);
+    cr_assert_str_eq(run("MEMORY PURGE now"),
+                     "-ERR wrong number of arguments for 'memory|purge' command\r\n");
 }
