@@ -125,9 +125,17 @@ static void warn_unimplemented(void)
 static void usage(void)
 {
     printf("Usage: cte-server [/path/to/cte.yaml] [options]\n"
-           "       cte-server --config FILE [--<key> <value> ...] [--tier NAME:KIND:CAP[:PATH[:SCORE]]]\n"
+           "       cte-server --config FILE [--<key> <value> ...] [--tier "
+           "NAME:KIND:CAP[:PATH[:SCORE]]]\n"
            "       cte-server --config-doc   (prints the configuration reference)\n"
-           "       cte-server -v | --version\n");
+           "       cte-server -v | --version\n"
+           "\n"
+           "Options override the config file (the embedded default without one), in order.\n"
+           "An option takes one value, except the list-valued keys (--bind, --save,\n"
+           "--client-output-buffer-limit, --tiers) and --tier, which take every argument up to\n"
+           "the next --option. After an option's one value, an argument that is not an option\n"
+           "is the config file: `cte-server --port 7000 /etc/cte.yaml` reads /etc/cte.yaml.\n"
+           "An option needs a value (give \"\" for an empty one); --save alone means save \"\".\n");
 }
 
 int main(int argc, char **argv)
