@@ -1,11 +1,12 @@
 /* main.c - process start-up: settings, the libuv loop, signals, systemd readiness.
  *
  * Order: config (embedded default or file, then command-line overrides; a bad setting stops
- * the start with a message), log, working directory, keyspace, listeners, then READY=1 to
- * systemd. SIGTERM/SIGINT and SHUTDOWN stop the loop; listeners close and the Unix socket file
- * is removed before exit. */
+ * the start with a message), log, working directory and its lock (one server per --dir),
+ * keyspace and tiers, listeners, the AOF load, then READY=1 to systemd. SIGTERM/SIGINT and SHUTDOWN
+ * stop the loop; listeners close and the Unix socket file is removed before exit. */
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/flock.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "server/persist/aof.h"
@@ -26,6 +27,7 @@
 #include <uv.h>
 
 #define CTE_VERSION "0.1.0"
+#define DIR_LOCK_FILE "cte-server.lock" /* in --dir */
 
 static uv_loop_t loop;
 static uv_timer_t cron_timer;
@@ -113,6 +115,48 @@ static int daemonize(void)
     return 0;
 }
 
+/* Creates and enters --dir; from then on srv.cfg.dir is its absolute path, which CONFIG GET
+ * dir shows (as Redis, which answers the working directory). */
+static int enter_dir(void)
+{
+    char *cwd;
+    if (srv.cfg.dir && *srv.cfg.dir) {
+        mkdir(srv.cfg.dir, 0750);
+        if (chdir(srv.cfg.dir) != 0) {
+            log_warning("Can't chdir to '%s': %s", srv.cfg.dir, strerror(errno));
+            return -1;
+        }
+    }
+    if ((cwd = getcwd(NULL, 0))) { /* malloc'ed by libc */
+        xfree(srv.cfg.dir);
+        srv.cfg.dir = xstrdup(cwd);
+        free(cwd);
+    }
+    return 0;
+}
+
+/* Locks the data directory (we are in it) for this process: a second server on the same
+ * --dir would truncate the tier files and interleave its AOF with ours. The lock file holds
+ * our pid; the kernel drops the lock when we exit, however we exit. */
+static int lock_dir(void)
+{
+    static int fd = -1; /* open until exit */
+    long holder;
+    int rc = flock_pidfile_open(DIR_LOCK_FILE, &fd, &holder);
+    if (rc == -EWOULDBLOCK && holder)
+        log_warning("Can't use the data directory %s: it is in use by another cte-server "
+                    "(pid %ld, lock file %s/%s)",
+                    srv.cfg.dir, holder, srv.cfg.dir, DIR_LOCK_FILE);
+    else if (rc == -EWOULDBLOCK)
+        log_warning("Can't use the data directory %s: it is in use by another cte-server "
+                    "(lock file %s/%s)",
+                    srv.cfg.dir, srv.cfg.dir, DIR_LOCK_FILE);
+    else if (rc < 0)
+        log_warning("Can't lock the data directory %s (%s/%s): %s", srv.cfg.dir, srv.cfg.dir,
+                    DIR_LOCK_FILE, strerror(-rc));
+    return rc;
+}
+
 /* Settings that are accepted (so redis.conf habits carry over) but do nothing yet. */
 static void warn_unimplemented(void)
 {
@@ -169,14 +213,9 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
-    if (srv.cfg.dir && *srv.cfg.dir) {
-        mkdir(srv.cfg.dir, 0750);
-        if (chdir(srv.cfg.dir) != 0) {
-            log_warning("Can't chdir to '%s': %s", srv.cfg.dir, strerror(errno));
-            return 1;
-        }
-    }
+    if (enter_dir() < 0) return 1;
     if (srv.cfg.daemonize && daemonize() < 0) return 1;
+    if (lock_dir() < 0) return 1;
     raise_fd_limit();
     warn_unimplemented();
     uv_loop_init(&loop);

@@ -40,6 +40,73 @@ def first(server_factory):
     return server_factory(["--appendfsync", "always", "--appendonly", "yes"])
 
 
+# ---- one server per Unix socket ---------------------------------------------------------
+
+
+def test_a_live_unix_socket_is_not_taken_over(first, tmp_path):
+    rc, out = run_second(second_args(tmp_path, unixsocket=first.unixsocket))
+    assert rc != 0, out
+    assert first.unixsocket in out and "in use" in out, out
+    assert os.path.exists(first.unixsocket), "the refused start removed the socket file"
+    with first.conn(unix=True) as c:
+        assert c.call("PING") == R("+", b"PONG")
+
+
+def test_a_stale_unix_socket_file_is_replaced(server_factory, tmp_path):
+    path = str(tmp_path / "stale.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)  # bound, never listening, closed: what a killed server leaves behind
+    s.close()
+    assert os.path.exists(path)
+    srv = server_factory(["--unixsocket", path])
+    with RespConn(unix=path) as c:
+        assert c.call("PING") == R("+", b"PONG")
+    srv.stop()
+    assert not os.path.exists(path)
+
+
+# ---- one server per --dir and per tier file ---------------------------------------------
+
+
+def test_a_second_server_on_the_same_dir_is_refused_naming_the_dir_and_the_pid(first, tmp_path):
+    with first.conn() as c:
+        assert c.call("TPUT", "t", "b", 0, b"first's bytes", "0") == R(":", 13)
+    rc, out = run_second(second_args(tmp_path, dir=first.tmpdir))
+    assert rc != 0, out
+    assert first.tmpdir in out and "pid %d" % first.pid in out, out
+    with first.conn() as c:
+        assert c.call("TGET", "t", "b") == R("$", b"first's bytes"), "the tier file was reused"
+        for i in range(100):
+            assert c.call("SET", "k%d" % i, i) == R("+", b"OK")
+        assert c.call("BGREWRITEAOF").kind == "+"
+    with open(os.path.join(first.tmpdir, "cte-server.lock")) as f:
+        assert f.read().strip() == str(first.pid)
+
+
+def test_the_dir_lock_goes_with_the_process_even_after_kill_9(server_factory, tmp_path):
+    a = server_factory(["--appendonly", "yes", "--appendfsync", "always"])
+    with a.conn() as c:
+        assert c.call("SET", "k", "v") == R("+", b"OK")
+    a.kill9()
+    b = server_factory(["--dir", a.tmpdir, "--appendonly", "yes"])
+    with b.conn() as c:
+        assert c.call("GET", "k") == R("$", b"v")
+    b.stop()  # before the fixture removes a's dir, which b uses
+
+
+def test_a_tier_file_another_server_holds_is_refused_and_left_alone(server_factory, tmp_path):
+    tiers = ["--tier", "ram:ram:1mb", "--tier", "f:file:1mb:%s:0" % (tmp_path / "shared")]
+    a = server_factory(tiers)
+    with a.conn() as c:
+        assert c.call("TPUT", "t", "b", 0, b"held", "0") == R(":", 4)
+    rc, out = run_second(second_args(tmp_path) + tiers)
+    assert rc != 0, out
+    data = str(tmp_path / "shared" / "f.data")
+    assert data in out and "pid %d" % a.pid in out, out
+    with a.conn() as c:
+        assert c.call("TGET", "t", "b") == R("$", b"held")
+
+
 # ---- the command line -------------------------------------------------------------------
 
 
@@ -61,3 +128,10 @@ def test_a_config_file_after_options_is_read_as_the_config_file(server_factory, 
 def test_help_documents_the_config_file_rule():
     out = subprocess.run([CTE_SERVER, "--help"], stdout=subprocess.PIPE, timeout=5).stdout
     assert b"takes one value" in out, out
+
+
+def test_config_get_dir_answers_the_absolute_path(server_factory):
+    srv = server_factory(["--dir", "data"])  # relative to the server's working directory
+    with srv.conn() as c:
+        got = c.py("CONFIG", "GET", "dir")[1].decode()
+    assert got == os.path.realpath(os.path.join(srv.tmpdir, "data")), got
