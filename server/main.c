@@ -75,6 +75,14 @@ static void on_signal(uv_signal_t *s, int signum)
                                  : "Received SIGTERM scheduling shutdown...");
 }
 
+/* While the AOF loads (aof_load calls this now and then): accepts connections and answers
+ * what arrived, -LOADING to most commands, without waiting. The cron and the signal handlers
+ * start after the load; a SIGTERM meanwhile ends the process at once (the default action). */
+static void run_loop_while_loading(void)
+{
+    uv_run(&loop, UV_RUN_NOWAIT);
+}
+
 /* Raises the descriptor limit to fit maxclients, as Redis does. */
 static void raise_fd_limit(void)
 {
@@ -226,11 +234,11 @@ int main(int argc, char **argv)
         return 1;
     }
     log_notice("cte-server %s starting, pid=%d", CTE_VERSION, (int)getpid());
-    if (aof_load() < 0 || aof_open() < 0) return 1;
     if (net_start() < 0) {
         log_warning("Failed listening on the configured addresses, exiting.");
         return 1;
     }
+    if (aof_load(run_loop_while_loading) < 0 || aof_open() < 0) return 1;
     uv_timer_init(&loop, &cron_timer);
     uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     uv_signal_init(&loop, &sig_term);

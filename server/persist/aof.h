@@ -24,9 +24,11 @@
 /* Opens (creating if needed) the AOF for appending when appendonly is on. Returns 0 or -1
  * with a message logged. */
 int aof_open(void);
-/* Loads the AOF (or the file SAVE wrote) at start, before clients connect. Returns 0 (also
- * when there is no file), or -1 when the start must stop (corruption; message logged). */
-int aof_load(void);
+/* Loads the AOF (or the file SAVE wrote) at start. Every 10 ms or so of loading, between two
+ * commands, it calls events() (NULL: never): main.c runs the loop there, so clients connect
+ * and get -LOADING (srv.loading is set) and INFO shows the progress. Returns 0 (also when there
+ * is no file), or -1 when the start must stop (corruption; message logged). */
+int aof_load(void (*events)(void));
 /* DEBUG RELOAD: saves (aof_rewrite_now), empties every database and loads the file again.
  * Returns 0 or -1 with a message in err. */
 int aof_reload(char *err, size_t errlen);

@@ -135,3 +135,55 @@ def test_config_get_dir_answers_the_absolute_path(server_factory):
     with srv.conn() as c:
         got = c.py("CONFIG", "GET", "dir")[1].decode()
     assert got == os.path.realpath(os.path.join(srv.tmpdir, "data")), got
+
+
+# ---- -LOADING while the append-only file loads ------------------------------------------
+
+
+def write_big_aof(path, n):
+    parts = []
+    for i in range(n):
+        k, v = b"key:%d" % i, b"value-%d" % i
+        parts.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
+    with open(path, "wb") as f:
+        f.write(b"".join(parts))
+
+
+def test_clients_get_loading_while_the_aof_loads_and_then_the_data(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    n = 600000  # about 1 s of loading here
+    write_big_aof(str(d / "appendonly.aof"), n)
+    port = free_port()
+    p = subprocess.Popen([CTE_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(d),
+                          "--unixsocket", str(tmp_path / "s.sock"), "--appendonly", "yes"],
+                         stdout=open(str(tmp_path / "log"), "wb"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 15
+        c = None
+        while c is None and time.time() < deadline:
+            try:
+                c = RespConn(port=port, timeout=10)
+            except OSError:
+                time.sleep(0.005)
+        assert c is not None, "never accepted a connection"
+        r = c.call("GET", "key:1")
+        assert r == R("-", b"LOADING Redis is loading the dataset in memory"), r
+        assert c.call("PING").val.startswith(b"LOADING")
+        info = c.py("INFO", "persistence").decode()
+        assert "loading:1\r\n" in info, info
+        fields = dict(l.split(":", 1) for l in info.split("\r\n") if ":" in l)
+        assert int(fields["loading_total_bytes"]) == os.path.getsize(d / "appendonly.aof")
+        assert 0 <= int(fields["loading_loaded_bytes"]) <= int(fields["loading_total_bytes"])
+        assert "loading_loaded_perc" in fields and "loading_eta_seconds" in fields
+        assert c.call("SELECT", 0) == R("+", b"OK"), "SELECT is allowed while loading"
+        while c.call("GET", "key:1").kind == "-" and time.time() < deadline:
+            time.sleep(0.01)
+        assert c.call("GET", "key:1") == R("$", b"value-1")
+        assert c.call("GET", "key:%d" % (n - 1)) == R("$", b"value-%d" % (n - 1))
+        assert c.call("DBSIZE") == R(":", n)
+        assert "loading:0\r\n" in c.py("INFO", "persistence").decode()
+        c.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=10) == 0
