@@ -187,3 +187,18 @@ def test_clients_get_loading_while_the_aof_loads_and_then_the_data(tmp_path):
     finally:
         p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=10) == 0
+
+
+# ---- shutdown -----------------------------------------------------------------------------
+
+
+def test_an_idle_server_exits_promptly_after_sigterm(server_factory):
+    srv = server_factory()
+    with srv.conn() as c:
+        assert c.call("SET", "k", "v") == R("+", b"OK")
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    srv.signal(signal.SIGTERM)
+    assert srv.wait_exit(5) == 0
+    took = time.monotonic() - t0
+    assert took < 0.5, "exited %.3f s after SIGTERM" % took
