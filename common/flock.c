@@ -65,7 +65,7 @@ static long pid_in_file(int fd)
     return pid > 0 ? pid : 0;
 }
 
-static int write_pid(int fd)
+int flock_pidfile_write(int fd)
 {
     char text[32];
     int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
@@ -84,7 +84,7 @@ int flock_pidfile_open(const char *path, int *fd, long *holder)
         *holder = pid_in_file(*fd);
         if (!*holder) *holder = flock_holder(*fd);
     }
-    if (rc == 0) rc = write_pid(*fd);
+    if (rc == 0) rc = flock_pidfile_write(*fd);
     if (rc < 0) {
         close(*fd);
         *fd = -1;

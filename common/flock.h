@@ -17,5 +17,8 @@ long flock_holder(int fd);
  * close-on-exec), -EWOULDBLOCK with *holder the pid of the process that holds it (read from
  * the file, else /proc/locks; 0 when unknown), or another -errno. */
 int flock_pidfile_open(const char *path, int *fd, long *holder);
+/* Writes our pid into the lock file fd again (after a fork: the child keeps the lock when the
+ * parent exits). Returns 0 or -errno. */
+int flock_pidfile_write(int fd);
 
 #endif

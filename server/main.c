@@ -143,14 +143,16 @@ static int enter_dir(void)
     return 0;
 }
 
+static int dir_lock_fd = -1; /* open until exit */
+
 /* Locks the data directory (we are in it) for this process: a second server on the same
  * --dir would truncate the tier files and interleave its AOF with ours. The lock file holds
- * our pid; the kernel drops the lock when we exit, however we exit. */
+ * our pid; the kernel drops the lock when we exit, however we exit. Before daemonize, so that
+ * the refusal reaches the terminal: the child keeps the lock and writes its own pid. */
 static int lock_dir(void)
 {
-    static int fd = -1; /* open until exit */
     long holder;
-    int rc = flock_pidfile_open(DIR_LOCK_FILE, &fd, &holder);
+    int rc = flock_pidfile_open(DIR_LOCK_FILE, &dir_lock_fd, &holder);
     if (rc == -EWOULDBLOCK && holder)
         log_warning("Can't use the data directory %s: it is in use by another cte-server "
                     "(pid %ld, lock file %s/%s)",
@@ -221,9 +223,8 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
-    if (enter_dir() < 0) return 1;
-    if (srv.cfg.daemonize && daemonize() < 0) return 1;
-    if (lock_dir() < 0) return 1;
+    if (enter_dir() < 0 || lock_dir() < 0) return 1;
+    if (srv.cfg.daemonize && (daemonize() < 0 || flock_pidfile_write(dir_lock_fd) < 0)) return 1;
     raise_fd_limit();
     warn_unimplemented();
     uv_loop_init(&loop);

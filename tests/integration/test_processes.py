@@ -83,6 +83,44 @@ def test_a_second_server_on_the_same_dir_is_refused_naming_the_dir_and_the_pid(f
         assert f.read().strip() == str(first.pid)
 
 
+def daemon_pid(port, timeout=10.0):
+    """The pid of the daemon answering on port (the parent exits before the child listens)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with RespConn(port=port, timeout=5) as c:
+                info = c.py("INFO", "server").decode()
+            return int(info.split("process_id:")[1].split("\r\n")[0])
+        except OSError:
+            time.sleep(0.02)
+    return None
+
+
+def test_a_daemonizing_second_server_is_refused_before_it_forks(first, tmp_path):
+    port = free_port()
+    rc, out = run_second(second_args(tmp_path, dir=first.tmpdir, daemonize="yes", port=str(port)))
+    if rc == 0:  # it forked: stop the daemon it left before failing
+        pid = daemon_pid(port)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+    assert rc != 0, "the parent exited 0: the refusal went to the daemon's log only"
+    assert "pid %d" % first.pid in out, out
+
+
+def test_a_daemon_holds_the_dir_lock_under_its_own_pid(tmp_path):
+    d = tmp_path / "d"
+    port = free_port()
+    rc, out = run_second(second_args(tmp_path, dir=str(d), daemonize="yes", port=str(port),
+                                     logfile=str(tmp_path / "log")))
+    assert rc == 0, out
+    pid = daemon_pid(port)
+    assert pid, "the daemon never answered"
+    try:
+        assert (d / "cte-server.lock").read_text().strip() == str(pid)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+
+
 def test_the_dir_lock_goes_with_the_process_even_after_kill_9(server_factory, tmp_path):
     a = server_factory(["--appendonly", "yes", "--appendfsync", "always"])
     with a.conn() as c:
