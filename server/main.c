@@ -161,7 +161,11 @@ static int lock_dir(void)
         log_warning("Can't use the data directory %s: it is in use by another cte-server "
                     "(lock file %s/%s)",
                     srv.cfg.dir, srv.cfg.dir, DIR_LOCK_FILE);
-    else if (rc < 0)
+    else if (rc == -EACCES || rc == -EROFS) { /* nothing can be written there either */
+        log_warning("Can't create the lock file %s/%s (%s): starting without it", srv.cfg.dir,
+                    DIR_LOCK_FILE, strerror(-rc));
+        return 0;
+    } else if (rc < 0)
         log_warning("Can't lock the data directory %s (%s/%s): %s", srv.cfg.dir, srv.cfg.dir,
                     DIR_LOCK_FILE, strerror(-rc));
     return rc;
@@ -224,7 +228,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (enter_dir() < 0 || lock_dir() < 0) return 1;
-    if (srv.cfg.daemonize && (daemonize() < 0 || flock_pidfile_write(dir_lock_fd) < 0)) return 1;
+    if (srv.cfg.daemonize && daemonize() < 0) return 1;
+    if (srv.cfg.daemonize && dir_lock_fd >= 0 && flock_pidfile_write(dir_lock_fd) < 0) return 1;
     raise_fd_limit();
     warn_unimplemented();
     uv_loop_init(&loop);

@@ -133,6 +133,21 @@ def test_the_dir_lock_goes_with_the_process_even_after_kill_9(server_factory, tm
     b.stop()  # before the fixture removes a's dir, which b uses
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a read-only tmpfs needs root")
+def test_a_read_only_dir_starts_without_the_lock(server_factory, tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(d)], check=True)
+    try:
+        srv = server_factory(["--dir", str(d), "--tier", "ram:ram:1mb"])
+        with srv.conn() as c:
+            assert c.call("SET", "k", "v") == R("+", b"OK")
+        assert "starting without it" in srv.log_text()
+        srv.stop()
+    finally:
+        subprocess.run(["umount", str(d)])
+
+
 def test_a_tier_file_another_server_holds_is_refused_and_left_alone(server_factory, tmp_path):
     tiers = ["--tier", "ram:ram:1mb", "--tier", "f:file:1mb:%s:0" % (tmp_path / "shared")]
     a = server_factory(tiers)
