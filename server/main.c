@@ -71,13 +71,19 @@ static void on_cron(uv_timer_t *t)
 
 static void on_signal(uv_signal_t *s, int signum)
 {
-    stop_server(signum == SIGINT ? "Received SIGINT scheduling shutdown..."
-                                 : "Received SIGTERM scheduling shutdown...");
+    const char *why = signum == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                       : "Received SIGTERM scheduling shutdown...";
+    if (srv.loading) { /* aof_load stops at its next step and main() shuts down */
+        log_warning("%s", why);
+        srv.shutdown_asap = 1;
+        return;
+    }
+    stop_server(why);
 }
 
 /* While the AOF loads (aof_load calls this now and then): accepts connections and answers
- * what arrived, -LOADING to most commands, without waiting. The cron and the signal handlers
- * start after the load; a SIGTERM meanwhile ends the process at once (the default action). */
+ * what arrived, -LOADING to most commands, without waiting. The cron starts after the load; a
+ * SIGTERM or SHUTDOWN meanwhile stops the load (aof_load returns AOF_LOAD_STOPPED). */
 static void run_loop_while_loading(void)
 {
     uv_run(&loop, UV_RUN_NOWAIT);
@@ -244,13 +250,21 @@ int main(int argc, char **argv)
         log_warning("Failed listening on the configured addresses, exiting.");
         return 1;
     }
-    if (aof_load(run_loop_while_loading) < 0 || aof_open() < 0) return 1;
     uv_timer_init(&loop, &cron_timer);
-    uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     uv_signal_init(&loop, &sig_term);
     uv_signal_start(&sig_term, on_signal, SIGTERM);
     uv_signal_init(&loop, &sig_int);
     uv_signal_start(&sig_int, on_signal, SIGINT);
+    int loaded = aof_load(run_loop_while_loading);
+    if (loaded < 0) return 1;
+    if (loaded == AOF_LOAD_STOPPED) {
+        stop_server("Shutting down before the append only file finished loading");
+        uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
+        log_warning("cte-server is now ready to exit, bye bye...");
+        return 0;
+    }
+    if (aof_open() < 0) return 1;
+    uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     if (srv.cfg.pidfile && *srv.cfg.pidfile) {
         FILE *f = fopen(srv.cfg.pidfile, "w");
         if (f) {

@@ -955,7 +955,8 @@ static int load_truncated(loader_t *l)
 }
 
 /* Replays path into the keyspace, calling events (if not NULL) now and then (load_yield).
- * Returns 0 (also when there is no file) or -1 (logged). */
+ * Returns 0 (also when there is no file), -1 (logged), or AOF_LOAD_STOPPED when events let a
+ * shutdown in (srv.shutdown_asap). */
 static int load_file(const char *path, void (*events)(void))
 {
     loader_t l = {.fd = open(path, O_RDONLY | O_CLOEXEC), .events = events};
@@ -997,6 +998,10 @@ static int load_file(const char *path, void (*events)(void))
         if ((rc = load_buffered(&l)) < 0) break;
         load_progress(&l);
         load_yield(&l);
+        if (events && srv.shutdown_asap) { /* SIGTERM or SHUTDOWN while loading */
+            rc = AOF_LOAD_STOPPED;
+            break;
+        }
     }
     if (rc == 0 && (l.in.len > 0 || l.in_tx)) rc = load_truncated(&l);
     srv.loading = 0;
@@ -1009,6 +1014,10 @@ static int load_file(const char *path, void (*events)(void))
     if (rc == 0)
         log_notice("DB loaded from append only file: %.3f seconds, %lld commands",
                    (double)(time_ms() - t0) / 1000.0, l.commands);
+    if (rc == AOF_LOAD_STOPPED)
+        log_warning("Loading of the append only file stopped for the shutdown after %lld of "
+                    "%lld bytes (the file is left as it was)",
+                    l.base, l.size);
     return rc;
 }
 

@@ -27,7 +27,10 @@ int aof_open(void);
 /* Loads the AOF (or the file SAVE wrote) at start. Every 10 ms or so of loading, between two
  * commands, it calls events() (NULL: never): main.c runs the loop there, so clients connect
  * and get -LOADING (srv.loading is set) and INFO shows the progress. Returns 0 (also when there
- * is no file), or -1 when the start must stop (corruption; message logged). */
+ * is no file), -1 when the start must stop (corruption; message logged), or AOF_LOAD_STOPPED
+ * when a shutdown (SIGTERM, SHUTDOWN) arrived meanwhile: the load stopped part way, the file
+ * untouched. */
+#define AOF_LOAD_STOPPED 1
 int aof_load(void (*events)(void));
 /* DEBUG RELOAD: saves (aof_rewrite_now), empties every database and loads the file again.
  * Returns 0 or -1 with a message in err. */

@@ -243,6 +243,55 @@ def test_clients_get_loading_while_the_aof_loads_and_then_the_data(tmp_path):
         assert p.wait(timeout=STOP_TIMEOUT) == 0
 
 
+def start_loading(tmp_path, n):
+    """A server loading an AOF of n SETs; returns (process, connection made during the load,
+    AOF path). The connection's first GET is checked to get -LOADING."""
+    d = tmp_path / "data"
+    d.mkdir()
+    aof = str(d / "appendonly.aof")
+    write_big_aof(aof, n)
+    port = free_port()
+    p = subprocess.Popen([CTE_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(d),
+                          "--unixsocket", str(tmp_path / "s.sock"), "--appendonly", "yes"],
+                         stdout=open(str(tmp_path / "log"), "wb"), stderr=subprocess.STDOUT)
+    deadline, c = time.time() + START_TIMEOUT, None
+    while c is None and time.time() < deadline:
+        try:
+            c = RespConn(port=port, timeout=10)
+        except OSError:
+            time.sleep(0.005)
+    assert c is not None, "never accepted a connection"
+    assert c.call("GET", "key:1").val.startswith(b"LOADING")
+    return p, c, aof
+
+
+def file_digest(path):
+    import hashlib
+    with open(path, "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SHUTDOWN SAVE"])
+def test_a_shutdown_during_the_load_stops_it_and_leaves_the_aof_as_it_was(tmp_path, how):
+    n = 100000 if SANITIZE else 600000
+    p, c, aof = start_loading(tmp_path, n)
+    before = file_digest(aof)
+    t0 = time.monotonic()
+    if how == "SIGTERM":
+        p.send_signal(signal.SIGTERM)
+    else:
+        c.send("SHUTDOWN", "SAVE")
+        assert c.is_closed_by_peer(STOP_TIMEOUT)
+    assert p.wait(timeout=STOP_TIMEOUT) == 0
+    took = time.monotonic() - t0
+    c.close()
+    log = open(str(tmp_path / "log")).read()
+    assert "stopped for the shutdown" in log, log
+    assert file_digest(aof) == before, "the AOF changed: a save during the load kept a part"
+    assert not os.path.exists(str(tmp_path / "s.sock"))
+    assert took < (STOP_TIMEOUT if SANITIZE else 0.5), "took %.3f s" % took
+
+
 # ---- shutdown -----------------------------------------------------------------------------
 
 
