@@ -1,12 +1,20 @@
 /* args.c - the command line, as redis-server reads it:
  *
- *   cte-server [FILE] [--config FILE] [--KEY VALUE [VALUE...]]... [--tier SPEC]...
+ *   cte-server [FILE] [--config FILE] [--KEY VALUE [VALUE...]]... [--tier SPEC]... [FILE]
  *
  * The arguments are first collected into options (a name and its values joined with spaces,
  * so `--bind 127.0.0.1 ::1` and `--save ""` work as in redis-server; "--port 7000" given as one
- * argument works too). Then, on a copy of the config, the file or the embedded default is
- * loaded and the options applied in order; only if everything is good does the copy replace
- * the config. Startup only. */
+ * argument works too). How many values an option takes:
+ *
+ *   - the list-valued keys (those the table marks CONFIG__MULTI: bind, save, ...), --tier and
+ *     unknown names take every argument up to the next --option;
+ *   - every other key takes exactly one: an argument after that one which is not an option is
+ *     the config file (`cte-server --port 7000 /etc/cte.yaml`), as a first positional is.
+ *
+ * An option with no value at all is refused by name ("--port needs a value"), except --save,
+ * which then means save "" as in redis-server; give "" for an empty value. Then, on a copy of the
+ * config, the file or the embedded default is loaded and the options applied in order; only if
+ * everything is good does the copy replace the config. Startup only. */
 #include "config/config_int.h"
 
 #include "common/alloc.h"
@@ -28,7 +36,17 @@ static int is_option(const char *a)
     return a[0] == '-' && a[1] == '-';
 }
 
-/* Reads the option at argv[*i] into o and moves *i past its values. */
+/* 1 if the option takes every argument up to the next option (see the top comment). */
+static int takes_many(const char *name)
+{
+    const config__row_t *r;
+    if (!strcasecmp(name, "tier")) return 1;
+    r = config__lookup(name);
+    return !r || (r->flags & CONFIG__MULTI);
+}
+
+/* Reads the option at argv[*i] into o and moves *i past its values: for a one-value option,
+ * past that one value only. */
 static void read_option(int argc, char **argv, int *i, opt_t *o)
 {
     const char *a = argv[*i] + 2, *sp = strchr(a, ' ');
@@ -42,7 +60,9 @@ static void read_option(int argc, char **argv, int *i, opt_t *o)
         buf_append_str(&v, sp + 1);
         o->nvalues = 1;
     }
+    int many = takes_many(o->name);
     for ((*i)++; *i < argc && !is_option(argv[*i]); (*i)++) {
+        if (o->nvalues && !many) break;
         if (o->nvalues++) buf_push(&v, ' ');
         buf_append_str(&v, argv[*i]);
     }
@@ -58,24 +78,58 @@ static void free_options(opt_t *opts, int n)
     xfree(opts);
 }
 
-/* Splits argv into options and finds the config file (first positional or --config). */
+/* A positional argument at argv[i], after the option prev (NULL: none): the config file if
+ * none was named yet. */
+static int take_file(char **argv, int i, const opt_t *prev, const char **file, buf_t *msg)
+{
+    if (argv[i][0] == '-') {
+        buf_printf(msg, "command line: unexpected argument '%s' (options start with --)", argv[i]);
+        return -1;
+    }
+    if (*file) {
+        buf_printf(msg, "command line: unexpected argument '%s'", argv[i]);
+        if (prev) buf_printf(msg, " ('--%s' takes one value)", prev->name);
+        buf_printf(msg, ": the config file is already '%s'", *file);
+        return -1;
+    }
+    *file = argv[i];
+    return 0;
+}
+
+/* An option given no value: --save means save "" (as redis-server), others are refused. */
+static int check_has_value(opt_t *o, buf_t *msg)
+{
+    if (o->nvalues > 0 || !strcasecmp(o->name, "save")) return 0;
+    if (!strcasecmp(o->name, "config") || !strcasecmp(o->name, "tier")) return 0; /* below */
+    buf_printf(msg, "command line: '--%s' needs a value (give \"\" for an empty one)", o->name);
+    return -1;
+}
+
+/* Splits argv into options and finds the config file (a positional, or --config). */
 static int collect(int argc, char **argv, opt_t **opts, int *nopts, const char **file, buf_t *msg)
 {
     int i = 1;
 
     *file = NULL;
-    if (argc > 1 && argv[1][0] != '-') *file = argv[i++];
     *opts = xmalloc((argc > 0 ? argc : 1) * sizeof **opts);
     *nopts = 0;
     while (i < argc) {
         opt_t *o = &(*opts)[*nopts];
         if (!is_option(argv[i]) || !argv[i][2]) {
-            buf_printf(msg, "command line: unexpected argument '%s' (options start with --)",
-                       argv[i]);
-            return -1;
+            if (!argv[i][0] || !strcmp(argv[i], "--") ||
+                take_file(argv, i, *nopts ? o - 1 : NULL, file, msg) < 0) {
+                if (!msg->len)
+                    buf_printf(msg,
+                               "command line: unexpected argument '%s' (options start with --)",
+                               argv[i]);
+                return -1;
+            }
+            i++;
+            continue;
         }
         read_option(argc, argv, &i, o);
         (*nopts)++;
+        if (check_has_value(o, msg) < 0) return -1;
         if (strcasecmp(o->name, "config")) continue;
         if (o->nvalues != 1) {
             buf_printf(msg, "command line: --config takes one file name");

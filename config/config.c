@@ -281,7 +281,8 @@ static void md_default_file(buf_t *out)
     buf_init(&b);
     if (config_load_default(&file, err, sizeof err) < 0) assert(!"the embedded default is bad");
     buf_append_str(out, "\nWithout a config file, cte-server loads its built-in default "
-                        "(installed as `/etc/cte-server/cte-server.yaml`), which differs from "
+                        "(installed as `etc/cte-server/cte-server.yaml` under the install "
+                        "prefix), which differs from "
                         "the table above in:\n\n");
     for (size_t i = 0; i < config__nrows; i++) {
         const config__row_t *r = &config__rows[i];

@@ -1,5 +1,5 @@
 /* default_yaml.c - the embedded default configuration: the text of tools/cte-server.yaml,
- * the file installed as /etc/cte-server/cte-server.yaml. `cte-server` without a config file
+ * the file installed as <prefix>/etc/cte-server/cte-server.yaml. `cte-server` without a config file
  * loads this (config_load_default). Keep the two identical: the unit tests compare them. */
 #include "config/config_int.h"
 

@@ -176,6 +176,10 @@ static const command_t *resolve(client_t *c)
     }
     if (evict_reject_or_reply(c, cmd)) return NULL;
     if (pubsub_reject_or_reply(c, cmd)) return NULL;
+    if (srv.loading && !(cmd->flags & CMD_LOADING) && !(c->flags & CLIENT_FAKE)) {
+        reply_error(c, "LOADING Redis is loading the dataset in memory");
+        return NULL;
+    }
     return cmd;
 }
 

@@ -1,11 +1,12 @@
 /* main.c - process start-up: settings, the libuv loop, signals, systemd readiness.
  *
  * Order: config (embedded default or file, then command-line overrides; a bad setting stops
- * the start with a message), log, working directory, keyspace, listeners, then READY=1 to
- * systemd. SIGTERM/SIGINT and SHUTDOWN stop the loop; listeners close and the Unix socket file
- * is removed before exit. */
+ * the start with a message), log, working directory and its lock (one server per --dir),
+ * keyspace and tiers, listeners, the AOF load, then READY=1 to systemd. SIGTERM/SIGINT and SHUTDOWN
+ * stop the loop; listeners close and the Unix socket file is removed before exit. */
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/flock.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "server/persist/aof.h"
@@ -27,6 +28,7 @@
 #include <uv.h>
 
 #define CTE_VERSION "0.1.0"
+#define DIR_LOCK_FILE "cte-server.lock" /* in --dir */
 
 static uv_loop_t loop;
 static uv_timer_t cron_timer;
@@ -70,8 +72,22 @@ static void on_cron(uv_timer_t *t)
 
 static void on_signal(uv_signal_t *s, int signum)
 {
-    stop_server(signum == SIGINT ? "Received SIGINT scheduling shutdown..."
-                                 : "Received SIGTERM scheduling shutdown...");
+    const char *why = signum == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                       : "Received SIGTERM scheduling shutdown...";
+    if (srv.loading) { /* aof_load stops at its next step and main() shuts down */
+        log_warning("%s", why);
+        srv.shutdown_asap = 1;
+        return;
+    }
+    stop_server(why);
+}
+
+/* While the AOF loads (aof_load calls this now and then): accepts connections and answers
+ * what arrived, -LOADING to most commands, without waiting. The cron starts after the load; a
+ * SIGTERM or SHUTDOWN meanwhile stops the load (aof_load returns AOF_LOAD_STOPPED). */
+static void run_loop_while_loading(void)
+{
+    uv_run(&loop, UV_RUN_NOWAIT);
 }
 
 /* Raises the descriptor limit to fit maxclients, as Redis does. */
@@ -114,6 +130,54 @@ static int daemonize(void)
     return 0;
 }
 
+/* Creates and enters --dir; from then on srv.cfg.dir is its absolute path, which CONFIG GET
+ * dir shows (as Redis, which answers the working directory). */
+static int enter_dir(void)
+{
+    char *cwd;
+    if (srv.cfg.dir && *srv.cfg.dir) {
+        mkdir(srv.cfg.dir, 0750);
+        if (chdir(srv.cfg.dir) != 0) {
+            log_warning("Can't chdir to '%s': %s", srv.cfg.dir, strerror(errno));
+            return -1;
+        }
+    }
+    if ((cwd = getcwd(NULL, 0))) { /* malloc'ed by libc */
+        xfree(srv.cfg.dir);
+        srv.cfg.dir = xstrdup(cwd);
+        free(cwd);
+    }
+    return 0;
+}
+
+static int dir_lock_fd = -1; /* open until exit */
+
+/* Locks the data directory (we are in it) for this process: a second server on the same
+ * --dir would truncate the tier files and interleave its AOF with ours. The lock file holds
+ * our pid; the kernel drops the lock when we exit, however we exit. Before daemonize, so that
+ * the refusal reaches the terminal: the child keeps the lock and writes its own pid. */
+static int lock_dir(void)
+{
+    long holder;
+    int rc = flock_pidfile_open(DIR_LOCK_FILE, &dir_lock_fd, &holder);
+    if (rc == -EWOULDBLOCK && holder)
+        log_warning("Can't use the data directory %s: it is in use by another cte-server "
+                    "(pid %ld, lock file %s/%s)",
+                    srv.cfg.dir, holder, srv.cfg.dir, DIR_LOCK_FILE);
+    else if (rc == -EWOULDBLOCK)
+        log_warning("Can't use the data directory %s: it is in use by another cte-server "
+                    "(lock file %s/%s)",
+                    srv.cfg.dir, srv.cfg.dir, DIR_LOCK_FILE);
+    else if (rc == -EACCES || rc == -EROFS) { /* nothing can be written there either */
+        log_warning("Can't create the lock file %s/%s (%s): starting without it", srv.cfg.dir,
+                    DIR_LOCK_FILE, strerror(-rc));
+        return 0;
+    } else if (rc < 0)
+        log_warning("Can't lock the data directory %s (%s/%s): %s", srv.cfg.dir, srv.cfg.dir,
+                    DIR_LOCK_FILE, strerror(-rc));
+    return rc;
+}
+
 /* Settings that are accepted (so redis.conf habits carry over) but do nothing yet. */
 static void warn_unimplemented(void)
 {
@@ -126,9 +190,17 @@ static void warn_unimplemented(void)
 static void usage(void)
 {
     printf("Usage: cte-server [/path/to/cte.yaml] [options]\n"
-           "       cte-server --config FILE [--<key> <value> ...] [--tier NAME:KIND:CAP[:PATH[:SCORE]]]\n"
+           "       cte-server --config FILE [--<key> <value> ...] [--tier "
+           "NAME:KIND:CAP[:PATH[:SCORE]]]\n"
            "       cte-server --config-doc   (prints the configuration reference)\n"
-           "       cte-server -v | --version\n");
+           "       cte-server -v | --version\n"
+           "\n"
+           "Options override the config file (the embedded default without one), in order.\n"
+           "An option takes one value, except the list-valued keys (--bind, --save,\n"
+           "--client-output-buffer-limit, --tiers) and --tier, which take every argument up to\n"
+           "the next --option. After an option's one value, an argument that is not an option\n"
+           "is the config file: `cte-server --port 7000 /etc/cte.yaml` reads /etc/cte.yaml.\n"
+           "An option needs a value (give \"\" for an empty one); --save alone means save \"\".\n");
 }
 
 int main(int argc, char **argv)
@@ -162,14 +234,9 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 1;
     }
-    if (srv.cfg.dir && *srv.cfg.dir) {
-        mkdir(srv.cfg.dir, 0750);
-        if (chdir(srv.cfg.dir) != 0) {
-            log_warning("Can't chdir to '%s': %s", srv.cfg.dir, strerror(errno));
-            return 1;
-        }
-    }
+    if (enter_dir() < 0 || lock_dir() < 0) return 1;
     if (srv.cfg.daemonize && daemonize() < 0) return 1;
+    if (srv.cfg.daemonize && dir_lock_fd >= 0 && flock_pidfile_write(dir_lock_fd) < 0) return 1;
     raise_fd_limit();
     /* after daemonize (threads do not survive fork): freed pages go back to the OS as they
      * decay, also while no command runs, as Redis's jemalloc-bg-thread */
@@ -185,17 +252,25 @@ int main(int argc, char **argv)
         return 1;
     }
     log_notice("cte-server %s starting, pid=%d", CTE_VERSION, (int)getpid());
-    if (aof_load() < 0 || aof_open() < 0) return 1;
     if (net_start() < 0) {
         log_warning("Failed listening on the configured addresses, exiting.");
         return 1;
     }
     uv_timer_init(&loop, &cron_timer);
-    uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     uv_signal_init(&loop, &sig_term);
     uv_signal_start(&sig_term, on_signal, SIGTERM);
     uv_signal_init(&loop, &sig_int);
     uv_signal_start(&sig_int, on_signal, SIGINT);
+    int loaded = aof_load(run_loop_while_loading);
+    if (loaded < 0) return 1;
+    if (loaded == AOF_LOAD_STOPPED) {
+        stop_server("Shutting down before the append only file finished loading");
+        uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
+        log_warning("cte-server is now ready to exit, bye bye...");
+        return 0;
+    }
+    if (aof_open() < 0) return 1;
+    uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     if (srv.cfg.pidfile && *srv.cfg.pidfile) {
         FILE *f = fopen(srv.cfg.pidfile, "w");
         if (f) {

@@ -1008,6 +1008,25 @@ int tag_plan_run(tag_plan_t *p)
     return 0;
 }
 
+/* A move that succeeded read every extent it did not share off its tier and wrote the new
+ * ones on the destination: TIERS counts them as any read and write. */
+static void count_move_io(const tag_plan_t *p)
+{
+    const extlist_t *old = p->hold, *nl = p->dest;
+    if (!nl || nl->n == 0) return;
+    int dst = nl->e[0].tier;
+    for (uint32_t i = 0; i < old->n; i++)
+        if (old->e[i].tier != dst && old->e[i].tier != TIER_NONE)
+            tier_count_io(tag_store.tiers, old->e[i].tier, 0, old->e[i].len);
+    for (uint32_t i = 0, r = 0; i < nl->n; i++) {
+        if (r < p->nreuse && p->reuse[2 * r + 1] == i) { /* shared: it did not move */
+            r++;
+            continue;
+        }
+        tier_count_io(tag_store.tiers, dst, 1, nl->e[i].len);
+    }
+}
+
 static void finish_move(tag_plan_t *p, int status)
 {
     blob_t *b = p->blob;
@@ -1019,6 +1038,7 @@ static void finish_move(tag_plan_t *p, int status)
         p->dest = NULL;
         return;
     }
+    count_move_io(p);
     count_blob_tiers(b, 0);
     extlist_t *old = b->data;
     /* the shared extents now belong to the new list */

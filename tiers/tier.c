@@ -6,9 +6,10 @@
  * unknown or mis-sized extent trips an assert. The tracking lives outside the block, so a
  * power-of-two blob stays in its own jemalloc size class.
  *
- * File tier. One data file <path>/<name>.data, truncated at open and sized (sparse) to the
- * capacity rounded down to whole 4 KiB blocks; tier_capacity() reports that rounded value.
- * Space is handed out in blocks by a free-extent allocator: every maximal run of free blocks
+ * File tier. One data file <path>/<name>.data, locked (flock, LOCK_EX | LOCK_NB: a file another
+ * process holds is refused, naming that process, and left untouched), then truncated and sized
+ * (sparse) to the capacity rounded down to whole 4 KiB blocks; tier_capacity() reports that rounded
+ * value. Space is handed out in blocks by a free-extent allocator: every maximal run of free blocks
  * is one run_t held in two AVL trees,
  *
  *   by_off  ordered by start block    neighbours for coalescing, the run after an extent
@@ -45,6 +46,7 @@
 
 #include "common/alloc.h"
 #include "common/dict.h"
+#include "common/flock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -506,6 +508,29 @@ static int make_dirs(const char *name, const char *dir, char *err, size_t errlen
     return rc;
 }
 
+/* Locks the open data file, so that a second process (or a second tier set) never truncates
+ * or writes the blocks of one that runs. When it is taken, the file is left as it is. */
+static int lock_file(tier_t *t, char *err, size_t errlen)
+{
+    int rc = flock_try(t->fd);
+    if (rc == 0) return 0;
+    if (rc == -EWOULDBLOCK) {
+        long pid = flock_holder(t->fd);
+        if (pid)
+            set_err(err, errlen, "tier '%s': %s is in use by another process (pid %ld)", t->name,
+                    t->file, pid);
+        else
+            set_err(err, errlen, "tier '%s': %s is in use by another process", t->name, t->file);
+    } else {
+        set_err(err, errlen, "tier '%s': cannot lock %s: %s", t->name, t->file, strerror(-rc));
+    }
+    close(t->fd);
+    t->fd = -1;
+    xfree(t->file);
+    t->file = NULL; /* not ours: leave it */
+    return rc;
+}
+
 static int open_file(tier_t *t, char *err, size_t errlen)
 {
     int rc = make_dirs(t->name, t->path, err, errlen);
@@ -515,7 +540,7 @@ static int open_file(tier_t *t, char *err, size_t errlen)
     size_t n = plen + strlen(t->name) + 7;
     t->file = xmalloc(n);
     snprintf(t->file, n, "%s%s%s.data", t->path, sep, t->name);
-    t->fd = open(t->file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    t->fd = open(t->file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (t->fd < 0) {
         rc = -errno;
         set_err(err, errlen, "tier '%s': cannot create %s: %s", t->name, t->file, strerror(errno));
@@ -523,7 +548,9 @@ static int open_file(tier_t *t, char *err, size_t errlen)
         t->file = NULL; /* not ours: leave it */
         return rc;
     }
-    if (ftruncate(t->fd, (off_t)t->capacity) < 0) {
+    if ((rc = lock_file(t, err, errlen)) < 0) return rc;
+    /* ours alone now: what an earlier run left is dropped (blobs are placed again by score) */
+    if (ftruncate(t->fd, 0) < 0 || ftruncate(t->fd, (off_t)t->capacity) < 0) {
         rc = -errno;
         set_err(err, errlen, "tier '%s': cannot size %s to %llu bytes: %s", t->name, t->file,
                 (unsigned long long)t->capacity, strerror(errno));

@@ -55,10 +55,12 @@ typedef struct tier_spec {
     double score;
 } tier_spec_t;
 
-/* Opens n tiers (fastest first) into set. File tiers create or truncate their data file
- * (<path>/<name>.data) to start empty, sized up to capacity lazily. Returns 0, or -errno with a
- * message in err (e.g. "tier 'disk': cannot create /x/y: Permission denied"); on failure
- * nothing stays open. */
+/* Opens n tiers (fastest first) into set. File tiers create their data file
+ * (<path>/<name>.data), lock it (flock) and truncate it to start empty, sized up to capacity
+ * lazily. Returns 0, or -errno with a message in err (e.g. "tier 'disk': cannot create /x/y:
+ * Permission denied"); a data file that another open tier holds (another process, or another
+ * set in this one) gives -EWOULDBLOCK, "tier 'disk': /x/disk.data is in use by another process
+ * (pid 4711)", and is left untouched. On failure nothing stays open. */
 int tier_set_open(tier_set_t *set, const tier_spec_t *specs, int n, char *err, size_t errlen);
 /* Closes every tier, freeing RAM extents' memory and closing files (data files are removed). */
 void tier_set_close(tier_set_t *set);

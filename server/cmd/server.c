@@ -95,6 +95,7 @@ static void shutdown_cmd(client_t *c)
     }
     int save = 0;
     for (int j = 1; j < c->argc; j++) save |= arg_is(&c->argv[j], "SAVE");
+    if (srv.loading) save = 0; /* as Redis: a save now would keep only what loaded so far */
     char err[256];
     if (save && aof_rewrite_now(err, sizeof(err)) < 0) {
         log_warning("SHUTDOWN SAVE: %s", err);

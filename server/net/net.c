@@ -22,7 +22,9 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -406,13 +408,43 @@ static int listen_tcp(const char *addr, int port, int optional)
     return 0;
 }
 
+/* Whether a server accepts connections on the Unix socket at path: 1 yes, 0 no (nothing
+ * there, or a stale socket file whose server is gone: ECONNREFUSED), -errno when it cannot
+ * tell. A blocking connect on a Unix socket returns at once: accepted, queued or refused. */
+static int unix_socket_live(const char *path)
+{
+    struct sockaddr_un sa;
+    int fd, rc = 0;
+    if (strlen(path) >= sizeof(sa.sun_path)) return 0; /* the bind below reports it */
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path));
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) return -errno;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN)
+        rc = 1; /* EAGAIN: its backlog is full, still a live server */
+    else if (errno != ECONNREFUSED && errno != ENOENT && errno != ENOTSOCK)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
 static int listen_unix(const char *path, int perm)
 {
+    int live = unix_socket_live(path);
+    if (live != 0) {
+        if (live > 0)
+            log_warning("Unix socket %s is in use by another running server (it accepts "
+                        "connections): not taking it over",
+                        path);
+        else
+            log_warning("Can't tell whether Unix socket %s is in use: %s", path, strerror(-live));
+        return live > 0 ? -EADDRINUSE : live;
+    }
     listener_t *l = xcalloc(1, sizeof(*l));
     l->is_unix = 1;
     uv_pipe_init(srv.loop, &l->h.pipe, 0);
     l->h.handle.data = l;
-    unlink(path);
+    unlink(path); /* nothing, or a stale socket file */
     int rc = uv_pipe_bind(&l->h.pipe, path);
     if (rc == 0) rc = uv_listen(&l->h.stream, srv.cfg.tcp_backlog, on_connection);
     if (rc < 0) {

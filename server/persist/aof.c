@@ -58,6 +58,7 @@
 
 #define AOF_BUF_KEEP (64u << 20)     /* a record buffer larger than this is freed once empty */
 #define LOAD_CHUNK (1u << 20)        /* bytes read at a time while loading */
+#define LOAD_EVENTS_US 10000         /* the loop runs this often while loading (load_yield) */
 #define FORK_WAITNAME "\xff" "aof-fork"
 #define TEMP_PREFIX "temp-rewriteaof-"
 #define BACKOFF_MIN_MS 1000           /* wait after a failed rewrite, doubled per failure ... */
@@ -814,6 +815,7 @@ int aof_rewrite_now(char *err, size_t errlen)
 
 int aof_config_changed(char *err, size_t errlen)
 {
+    if (srv.loading) return 0; /* CONFIG SET during the load: aof_open, after it, follows it */
     if (srv.cfg.appendonly && aof.state == AOF_OFF) {
         aof.state = AOF_WAIT_REWRITE; /* records go to the diff until the file exists */
         aof.seldb = -1;
@@ -867,6 +869,10 @@ long long aof_last_save(void)
 /* ---- loading ---- */
 
 typedef struct loader {
+    void (*events)(void); /* lets the loop run while loading (NULL: never) */
+    long long start_s;    /* Unix seconds at the start (INFO loading_start_time) */
+    long long start_ms;
+    long long events_us; /* mono_us() of the last events() */
     int fd;
     buf_t in;
     long long base;     /* file offset of in.data[0] */
@@ -878,6 +884,19 @@ typedef struct loader {
     client_t *c;
     resp_parser_t p;
 } loader_t;
+
+static loader_t *loading_now; /* the load in progress, for INFO */
+
+/* Lets the loop accept connections and answer them (-LOADING to most commands, see
+ * command.c) at most every LOAD_EVENTS_US of loading. Called between whole commands only: the
+ * loader's argv never points into a buffer that events() could change. */
+static void load_yield(loader_t *l)
+{
+    uint64_t now;
+    if (!l->events || (now = mono_us()) - (uint64_t)l->events_us < LOAD_EVENTS_US) return;
+    l->events_us = (long long)now;
+    l->events();
+}
 
 /* An annotation line at in[pos]: 1 consumed (*used), 0 needs more bytes. */
 static int load_annotation(loader_t *l, size_t pos, size_t *used)
@@ -958,6 +977,7 @@ static int load_buffered(loader_t *l)
         }
         pos += used;
         if (!l->in_tx) l->good = l->base + (long long)pos;
+        if (r == RESP_OK && l->commands % 1024 == 0) load_yield(l);
     }
     buf_consume(&l->in, pos);
     l->base += (long long)pos;
@@ -997,10 +1017,12 @@ static int load_truncated(loader_t *l)
     return 0;
 }
 
-/* Replays path into the keyspace. Returns 0 (also when there is no file) or -1 (logged). */
-static int load_file(const char *path)
+/* Replays path into the keyspace, calling events (if not NULL) now and then (load_yield).
+ * Returns 0 (also when there is no file), -1 (logged), or AOF_LOAD_STOPPED when events let a
+ * shutdown in (srv.shutdown_asap). */
+static int load_file(const char *path, void (*events)(void))
 {
-    loader_t l = {.fd = open(path, O_RDONLY | O_CLOEXEC)};
+    loader_t l = {.fd = open(path, O_RDONLY | O_CLOEXEC), .events = events};
     if (l.fd < 0) {
         if (errno == ENOENT) return 0;
         log_warning("Can't open the append only file %s: %s", path, strerror(errno));
@@ -1012,12 +1034,16 @@ static int load_file(const char *path)
         return 0;
     }
     long long t0 = time_ms();
+    l.start_ms = t0;
+    l.start_s = t0 / 1000;
+    l.events_us = (long long)mono_us();
     buf_init(&l.in);
     resp_parser_init(&l.p);
     l.p.max_bulk = (size_t)1 << 40; /* records are ours: TPUT data may exceed the wire limit */
     l.c = client_new(NULL, NULL, -1);
     l.c->flags |= CLIENT_FAKE | CLIENT_AUTHENTICATED;
     srv.loading = 1;
+    loading_now = &l;
     int rc = 0;
     for (;;) {
         size_t want = LOAD_CHUNK, need = resp_parser_need(&l.p);
@@ -1034,9 +1060,15 @@ static int load_file(const char *path)
         l.in.len += (size_t)n;
         if ((rc = load_buffered(&l)) < 0) break;
         load_progress(&l);
+        load_yield(&l);
+        if (events && srv.shutdown_asap) { /* SIGTERM or SHUTDOWN while loading */
+            rc = AOF_LOAD_STOPPED;
+            break;
+        }
     }
     if (rc == 0 && (l.in.len > 0 || l.in_tx)) rc = load_truncated(&l);
     srv.loading = 0;
+    loading_now = NULL;
     db_now_ms = 0;
     client_free(l.c);
     resp_parser_deinit(&l.p);
@@ -1045,23 +1077,31 @@ static int load_file(const char *path)
     if (rc == 0)
         log_notice("DB loaded from append only file: %.3f seconds, %lld commands",
                    (double)(time_ms() - t0) / 1000.0, l.commands);
+    if (rc == AOF_LOAD_STOPPED)
+        log_warning("Loading of the append only file stopped for the shutdown after %lld of "
+                    "%lld bytes (the file is left as it was)",
+                    l.base, l.size);
     return rc;
 }
 
-int aof_load(void)
+int aof_load(void (*events)(void))
 {
     remove_temp_files();
-    return load_file(aof_path());
+    return load_file(aof_path(), events);
 }
 
 int aof_reload(char *err, size_t errlen)
 {
+    if (srv.loading) { /* a client of the loop that the load lets run (load_yield) */
+        snprintf(err, errlen, "LOADING Redis is loading the dataset in memory");
+        return -1;
+    }
     if (aof_rewrite_now(err, errlen) < 0) return -1;
     for (int i = 0; i < srv.ndb; i++) {
         multi_touch_db(&srv.db[i], NULL);
         db_flush(&srv.db[i]);
     }
-    if (load_file(aof_path()) < 0) {
+    if (load_file(aof_path(), NULL) < 0) {
         snprintf(err, errlen, "ERR Error trying to load the append only file");
         return -1;
     }
@@ -1077,11 +1117,26 @@ static long long retry_in_s(void)
     return aof.failures && left > 0 ? (left + 999) / 1000 : 0;
 }
 
+/* INFO's loading_* fields, as Redis shows them while it loads. */
+static void loading_info(buf_t *b, const loader_t *l)
+{
+    long long done = l->base, total = l->size, elapsed = time_ms() - l->start_ms;
+    double perc = total ? 100.0 * (double)done / (double)total : 100.0;
+    long long eta =
+        done ? (long long)((double)elapsed / 1000.0 * (double)(total - done) / (double)done) : 1;
+    buf_printf(b,
+               "loading_start_time:%lld\r\nloading_total_bytes:%lld\r\n"
+               "loading_loaded_bytes:%lld\r\nloading_loaded_perc:%.2f\r\n"
+               "loading_eta_seconds:%lld\r\n",
+               l->start_s, total, done, perc, eta);
+}
+
 void aof_info(buf_t *b)
 {
     int busy = aof.child > 0 || aof.fork_pending;
+    buf_printf(b, "# Persistence\r\nloading:%d\r\nasync_loading:0\r\n", srv.loading);
+    if (loading_now) loading_info(b, loading_now);
     buf_printf(b,
-               "# Persistence\r\nloading:%d\r\nasync_loading:0\r\n"
                "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\n"
                "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
                "aof_enabled:%d\r\naof_rewrite_in_progress:%d\r\naof_rewrite_scheduled:%d\r\n"
@@ -1089,9 +1144,8 @@ void aof_info(buf_t *b)
                "aof_last_bgrewrite_status:%s\r\naof_rewrites:%llu\r\n"
                "aof_rewrites_consecutive_failures:%d\r\naof_rewrite_retry_in_sec:%lld\r\n"
                "aof_last_bgrewrite_error:%s\r\naof_last_write_status:%s\r\n",
-               srv.loading, srv.dirty, busy, aof.last_save_s,
-               aof.last_rewrite_ok ? "ok" : "err", aof.state != AOF_OFF, busy, aof.scheduled,
-               aof.last_rewrite_s,
+               srv.dirty, busy, aof.last_save_s, aof.last_rewrite_ok ? "ok" : "err",
+               aof.state != AOF_OFF, busy, aof.scheduled, aof.last_rewrite_s,
                aof.child > 0 ? (time_ms() - aof.rewrite_start_ms) / 1000 : -1LL,
                aof.last_rewrite_ok ? "ok" : "err", (unsigned long long)aof.rewrites,
                aof.failures, retry_in_s(), aof.last_error, aof.write_errno ? "err" : "ok");

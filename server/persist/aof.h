@@ -25,9 +25,14 @@
 /* Opens (creating if needed) the AOF for appending when appendonly is on. Returns 0 or -1
  * with a message logged. */
 int aof_open(void);
-/* Loads the AOF (or the file SAVE wrote) at start, before clients connect. Returns 0 (also
- * when there is no file), or -1 when the start must stop (corruption; message logged). */
-int aof_load(void);
+/* Loads the AOF (or the file SAVE wrote) at start. Every 10 ms or so of loading, between two
+ * commands, it calls events() (NULL: never): main.c runs the loop there, so clients connect
+ * and get -LOADING (srv.loading is set) and INFO shows the progress. Returns 0 (also when there
+ * is no file), -1 when the start must stop (corruption, or a command that could not be
+ * replayed in full; message logged), or AOF_LOAD_STOPPED when a shutdown (SIGTERM, SHUTDOWN)
+ * arrived meanwhile: the load stopped part way, the file untouched. */
+#define AOF_LOAD_STOPPED 1
+int aof_load(void (*events)(void));
 /* Called while loading by a command that could not be replayed in full (a blob no tier has
  * room for, a tier write that failed), after it logged why: the load stops after this command
  * and aof_load fails, so the start stops rather than serve a dataset missing acknowledged

@@ -168,6 +168,31 @@ Test(tier_set, truncates_a_data_file_left_from_before)
     tier_set_close(&set);
 }
 
+Test(tier_set, refuses_a_data_file_another_set_holds_and_leaves_it_untouched)
+{
+    tier_set_t first, second;
+    tier_extent_t e;
+    char buf[5], err[256] = "", file[256];
+    open_file(&first, 64 * KB);
+    cr_assert_eq(tier_alloc(&first, 0, 5, &e, 1), 1);
+    cr_assert_eq(tier_pwrite(&first, &e, 0, "first", 5), 0);
+
+    tier_spec_t s = {"ssd", TIER_FILE, 64 * KB, path_a, -1};
+    cr_assert_eq(tier_set_open(&second, &s, 1, err, sizeof(err)), -EWOULDBLOCK);
+    snprintf(file, sizeof(file), "tier 'ssd': %s/ssd.data is in use by another process (pid %d)",
+             path_a, (int)getpid());
+    cr_assert_str_eq(err, file);
+    cr_assert_eq(tier_pread(&first, &e, 0, buf, 5), 0);
+    cr_assert(memcmp(buf, "first", 5) == 0, "the refused open truncated the file");
+    snprintf(file, sizeof(file), "%s/ssd.data", path_a);
+    cr_assert(exists(file), "the refused open removed the file");
+
+    tier_free_extent(&first, &e);
+    tier_set_close(&first);
+    open_file(&second, 64 * KB); /* free again once the holder closed it */
+    tier_set_close(&second);
+}
+
 static void scores_of(const double *given, int n, double *out)
 {
     tier_spec_t specs[TIER_MAX];

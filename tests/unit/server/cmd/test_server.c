@@ -172,6 +172,25 @@ Test(server_cmds, debug_is_refused_unless_enabled)
     cr_assert_str_eq(run("DEBUG PROTOCOL integer"), ":12345\r\n");
 }
 
+Test(server_cmds, while_loading_commands_without_the_loading_flag_get_loading)
+{
+    static const char loading[] = "-LOADING Redis is loading the dataset in memory\r\n";
+    cr_assert_str_eq(run("SET k v"), "+OK\r\n");
+    srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
+    srv.loading = 1;
+    cr_assert_str_eq(run("GET k"), loading);
+    cr_assert_str_eq(run("PING"), loading, "Redis 7.0's PING has no loading flag");
+    cr_assert_str_eq(run("SELECT 0"), "+OK\r\n");
+    cr_assert(strstr(run("INFO persistence"), "loading:1\r\n") != NULL);
+    cr_assert_str_eq(run("CONFIG GET hz"), "*2\r\n$2\r\nhz\r\n$2\r\n10\r\n");
+    cr_assert_str_eq(run("MULTI"), "+OK\r\n");
+    cr_assert_str_eq(run("SET k w"), loading);
+    cr_assert(strncmp(run("EXEC"), "-EXECABORT", 10) == 0);
+    cr_assert_str_eq(run("DEBUG RELOAD"), loading, "a reload inside the load");
+    srv.loading = 0;
+    cr_assert_str_eq(run("GET k"), "$1\r\nv\r\n", "nothing changed while loading");
+}
+
 Test(server_cmds, client_reply_off_mutes_until_on)
 {
     cr_assert_str_eq(run("CLIENT REPLY OFF"), "");

@@ -932,6 +932,31 @@ Test(cmd_tag, tiers_reply_shape_and_accounting)
     free(d);
 }
 
+Test(cmd_tag, tiers_counts_the_reads_and_writes_of_moves_between_tiers)
+{
+    char *d = pattern(10000, 3);
+    cr_assert_str_eq(tput_bytes("t", "m", 0, d, 10000, NULL), ":10000\r\n");
+    long long ram_r = tiers_field(0, "reads"), ram_br = tiers_field(0, "bytes_read");
+    long long ram_w = tiers_field(0, "writes"), ram_bw = tiers_field(0, "bytes_written");
+    long long disk_r = tiers_field(1, "reads"), disk_br = tiers_field(1, "bytes_read");
+    long long disk_w = tiers_field(1, "writes"), disk_bw = tiers_field(1, "bytes_written");
+    expect("REORG t m 0", "$4\r\ndisk\r\n"); /* RAM -> disk: read from RAM, written to disk */
+    cr_assert_eq(tiers_field(0, "reads"), ram_r + 1);
+    cr_assert_eq(tiers_field(0, "bytes_read"), ram_br + 10000);
+    cr_assert_eq(tiers_field(1, "writes"), disk_w + 1);
+    cr_assert_eq(tiers_field(1, "bytes_written"), disk_bw + 10000);
+    expect("REORG t m 1", "$3\r\nram\r\n"); /* and back */
+    cr_assert_eq(tiers_field(1, "reads"), disk_r + 1);
+    cr_assert_eq(tiers_field(1, "bytes_read"), disk_br + 10000);
+    cr_assert_eq(tiers_field(0, "writes"), ram_w + 1);
+    cr_assert_eq(tiers_field(0, "bytes_written"), ram_bw + 10000);
+    expect("REORG t m 1", "$3\r\nram\r\n"); /* already there: nothing moves */
+    cr_assert_eq(tiers_field(0, "writes"), ram_w + 1);
+    cr_assert_eq(tiers_field(1, "reads"), disk_r + 1);
+    expect_blob("t", "m", d, 10000);
+    free(d);
+}
+
 /* ---- placement through commands ---- */
 
 Test(cmd_tag, a_hot_write_into_full_ram_demotes_and_replies)

@@ -24,7 +24,7 @@ static void start(int appendonly)
     char *argv[] = {"cte-server", "--appendonly", appendonly ? "yes" : "no", "--appendfsync",
                     "always"};
     c = harness_server_start(5, argv);
-    cr_assert_eq(aof_load(), 0);
+    cr_assert_eq(aof_load(NULL), 0);
     cr_assert_eq(aof_open(), 0);
 }
 
@@ -199,7 +199,7 @@ Test(aof, corruption_in_the_middle_stops_the_load)
     config_init(&srv.cfg);
     server_rooms_register();
     server_init();
-    cr_assert_eq(aof_load(), -1);
+    cr_assert_eq(aof_load(NULL), -1);
     cr_assert_eq(size_of("appendonly.aof"), size, "a corrupt file must not be cut");
     server_deinit();
     config_deinit(&srv.cfg);
