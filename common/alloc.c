@@ -2,7 +2,8 @@
  *
  * The counter is a relaxed atomic because worker threads (file tier I/O) allocate too.
  * jemalloc's statistics and purging go through mallctl, declared weak here: programs that
- * link without jemalloc (the fuzz targets) get NULL and the functions report -ENOTSUP. */
+ * link without jemalloc (the fuzz targets) get NULL, and those whose malloc is not jemalloc's
+ * (ASan builds) are told apart at the first call; the functions then report -ENOTSUP. */
 #include "common/alloc.h"
 
 #include <errno.h>
@@ -110,13 +111,33 @@ size_t alloc_rss(void)
     return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* 1 if malloc is jemalloc's: linked (mallctl found) and not replaced by a sanitizer's
+ * allocator, which an ASan build links ahead of it. jemalloc counts what this thread
+ * allocated; a malloc that leaves the count unchanged is someone else's. */
+static int jemalloc_is_malloc(void)
+{
+    static int known = -1;
+    if (known >= 0) return known;
+    uint64_t before = 0, after = 0;
+    size_t len = sizeof(before);
+    known = 0;
+    if (!mallctl || mallctl("thread.allocated", &before, &len, NULL, 0) != 0) return known;
+    void *volatile p = malloc(4096);
+    len = sizeof(after);
+    if (mallctl("thread.allocated", &after, &len, NULL, 0) == 0 && after >= before + 4096)
+        known = 1;
+    free(p);
+    return known;
+}
+
 const char *alloc_name(void)
 {
     static char name[64];
     const char *ver = NULL;
     size_t len = sizeof(ver);
     if (name[0]) return name;
-    if (!mallctl || mallctl("version", &ver, &len, NULL, 0) != 0 || !ver) return "libc";
+    if (!jemalloc_is_malloc() || mallctl("version", &ver, &len, NULL, 0) != 0 || !ver)
+        return "libc";
     /* "5.3.0-0-g54eaed1d..." -> "jemalloc-5.3.0" */
     snprintf(name, sizeof(name), "jemalloc-%.*s", (int)strcspn(ver, "-"), ver);
     return name;
@@ -132,7 +153,7 @@ static size_t stat_size(const char *key)
 int alloc_stats(alloc_stats_t *st)
 {
     memset(st, 0, sizeof(*st));
-    if (!mallctl) return -ENOTSUP;
+    if (!jemalloc_is_malloc()) return -ENOTSUP;
     uint64_t epoch = 1;
     size_t len = sizeof(epoch);
     mallctl("epoch", &epoch, &len, &epoch, len); /* refreshes the stats.* snapshot */
@@ -147,7 +168,7 @@ int alloc_stats(alloc_stats_t *st)
 int alloc_purge(void)
 {
     char key[32];
-    if (!mallctl) return -ENOTSUP;
+    if (!jemalloc_is_malloc()) return -ENOTSUP;
     snprintf(key, sizeof(key), "arena.%d.purge", ARENAS_ALL);
     return mallctl(key, NULL, NULL, NULL, 0) == 0 ? 0 : -EINVAL;
 }
@@ -155,7 +176,7 @@ int alloc_purge(void)
 int alloc_background_purge(int on)
 {
     bool v = on != 0;
-    if (!mallctl) return -ENOTSUP;
+    if (!jemalloc_is_malloc()) return -ENOTSUP;
     int rc = mallctl("background_thread", NULL, NULL, &v, sizeof(v));
     return rc ? -rc : 0; /* mallctl returns a positive errno */
 }

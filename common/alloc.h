@@ -38,7 +38,8 @@ typedef struct alloc_stats {
     size_t allocated, active, resident, mapped, retained;
 } alloc_stats_t;
 
-/* Fills st (zeroed first). Returns 0, or -ENOTSUP when the process malloc is not jemalloc. */
+/* Fills st (zeroed first). Returns 0, or -ENOTSUP when the process malloc is not jemalloc
+ * (not linked, or a sanitizer's allocator in its place); the functions below likewise. */
 int alloc_stats(alloc_stats_t *st);
 /* Returns every arena's unused dirty pages to the OS at once (arena.<all>.purge): RSS drops
  * to about what is allocated. Costs about a millisecond per 100 MB purged on the calling
