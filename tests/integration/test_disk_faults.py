@@ -6,7 +6,9 @@ an acknowledged write is never lost or turned into zeros, and a write that fails
 nothing, the append-only file included:
 
   - a TPUT that finds the disk full fails with nothing changed (new blob absent, an existing
-    blob keeps its bytes and size, no AOF record: a restart does not bring it back);
+    blob keeps its bytes and size, no AOF record: a restart does not bring it back); on a file
+    system without fallocate (a loop-mounted ext2) the tier write itself fails, and the write
+    is undone, in the keyspace and by a record in the AOF that the loader honours;
   - loading the AOF onto a tier with too little room stops the start naming the tier and the
     bytes missing, or places the blobs on another tier that has room; never zeros;
   - a background rewrite that fails for lack of space backs off (a few forks, not one per
@@ -14,7 +16,7 @@ nothing, the append-only file included:
   - a TGET of a large blob is streamed: the server's memory stays bounded and the bytes are
     right.
 
-Mounting needs root: without it the tests skip. Run with Debian's interpreter:
+Mounting needs root: without it the tests skip (the streaming tests need no mount). Run with Debian's interpreter:
 
     CTE_SERVER=$PWD/build/cte-server /usr/bin/python3 -m pytest -q tests/integration/test_disk_faults.py
 """
@@ -149,6 +151,64 @@ def test_ttruncate_past_the_disk_changes_nothing(server_factory, tmpfs):
     assert r.execute_command("TSIZE", "t", "a") == MB
     assert r.execute_command("TGET", "t", "a") == data
     assert b"TTRUNCATE" not in aof_text(s).upper()
+
+
+@pytest.fixture
+def ext2():
+    """ext2(size_mb) -> a fresh loop-mounted ext2 of that size: a file system without
+    fallocate, where a full disk still shows up as ENOSPC from a tier write."""
+    if os.geteuid() != 0:
+        pytest.skip("loop-mounting an ext2 image needs root")
+    made = []
+
+    def make(size_mb):
+        img = tempfile.mktemp(prefix="cte-ext2-", suffix=".img")
+        d = tempfile.mkdtemp(prefix="cte-ext2-")
+        with open(img, "wb") as f:
+            f.truncate(size_mb * MB)
+        ok = subprocess.run(["mkfs.ext2", "-q", "-F", img], capture_output=True).returncode == 0
+        ok = ok and subprocess.run(["mount", "-o", "loop", img, d],
+                                   capture_output=True).returncode == 0
+        made.append((img, d))
+        if not ok:
+            pytest.skip("cannot make and loop-mount an ext2 image")
+        return d
+
+    yield make
+    for img, d in made:
+        subprocess.run(["umount", "-l", d], capture_output=True)
+        for f in (img,):
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def test_tier_write_that_fails_anyway_is_undone_and_not_replayed(server_factory, ext2):
+    disk = ext2(8)  # no fallocate: nothing can be reserved, the tier write itself fails
+    s = start(server_factory, disk)
+    r = client(s)
+    old = pattern(3 * MB, 21)
+    assert r.execute_command("TPUT", "t", "a", 0, old) == 3 * MB
+    with pytest.raises(Exception) as e:
+        r.execute_command("TPUT", "u", "new", 0, pattern(7 * MB, 22))
+    assert "No space left on device" in str(e.value), e.value
+    assert r.exists("u") == 0  # the tag made for the write went with its blob
+    with pytest.raises(Exception) as e:
+        r.execute_command("TPUT", "t", "a", 3 * MB, pattern(7 * MB, 23))  # an append
+    assert "No space left on device" in str(e.value), e.value
+    assert r.execute_command("TSIZE", "t", "a") == 3 * MB
+    assert r.execute_command("TGET", "t", "a") == old
+    assert r.execute_command("TLEN", "t") == 1
+    s.restart_same_dir()
+    r = client(s)
+    assert r.exists("u") == 0
+    assert r.execute_command("TSIZE", "t", "a") == 3 * MB
+    assert r.execute_command("TGET", "t", "a") == old
 
 
 # ---- loading onto a tier with too little room ----
@@ -434,3 +494,20 @@ def test_streamed_tgets_keep_reply_order_and_survive_writes_and_hangups(server_f
     assert r.execute_command("TPUT", "t", "a", 0, b"AFTER") == 40 * MB
     assert r.execute_command("TGET", "t", "a", 0, 5) == b"AFTER"
     assert r.ping()
+
+
+def test_load_whose_tier_writes_fail_stops_naming_the_blobs(server_factory, ext2):
+    big, small = ext2(24), ext2(8)  # no fallocate: the replayed writes themselves fail
+    s = start(server_factory, big)
+    r = client(s)
+    fill_for_load(r, 40, 256 * KB)
+    s.proc.send_signal(15)
+    assert s.wait_exit() == 0
+    s.extra_args = [a.replace(big, small) for a in s.extra_args]
+    before = s.log_size()
+    with pytest.raises(Exception):
+        s.start(same_dir=True, attempts=1)
+    log = s.log_text(before)
+    assert s.proc.returncode not in (None, 0), log
+    assert re.search(r"the write of blob 'b\d+' of tag 't' \(db 0\) failed on its tier "
+                     r"\(No space left on device\)", log), log
