@@ -23,6 +23,7 @@ Mounting needs root: without it the tests skip (the streaming tests need no moun
 import hashlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -511,3 +512,34 @@ def test_load_whose_tier_writes_fail_stops_naming_the_blobs(server_factory, ext2
     assert s.proc.returncode not in (None, 0), log
     assert re.search(r"the write of blob 'b\d+' of tag 't' \(db 0\) failed on its tier "
                      r"\(No space left on device\)", log), log
+
+
+def test_large_tget_under_an_address_space_limit_streams_or_gets_an_error(server_factory):
+    if not shutil.which("prlimit"):
+        pytest.skip("prlimit(1) not installed")
+    size = 512 * MB
+    s = server_factory(["--tier", "disk:file:1gb:disk", "--max-blob-size", "4gb",
+                        "--proto-max-bulk-len", "64mb"])
+    r = client(s)
+    digest = put_big(r, "big", size)
+    vm = proc_kb(s.pid, "VmSize") * KB
+    # room for the server as it is plus 256 MiB: less than the blob
+    subprocess.run(["prlimit", "--pid", str(s.pid), "--as=%d" % (vm + 256 * MB)], check=True)
+    n, got = tget_hash(s.port, "big")
+    assert n == size and got == digest
+    # inside MULTI the reply is built whole: too big for the limit, it is an error, not a crash
+    p = r.pipeline(transaction=True)
+    p.execute_command("TGET", "t", "big")
+    p.execute_command("TSIZE", "t", "big")
+    res = p.execute(raise_on_error=False)
+    assert isinstance(res[0], Exception) and "OOM" in str(res[0]), str(res[0])[:200]
+    assert res[1] == size
+    assert r.ping()
+    # CLIENT REPLY OFF: nothing to send, nothing read
+    raw = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    from conftest import encode_command
+    raw.sendall(encode_command("CLIENT", "REPLY", "OFF") + encode_command("TGET", "t", "big") +
+                encode_command("CLIENT", "REPLY", "ON"))
+    assert raw.recv(100) == b"+OK\r\n"
+    raw.close()
+    assert r.ping()
