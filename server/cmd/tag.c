@@ -452,6 +452,15 @@ static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int stat
 static int status_error(client_t *c, int status)
 {
     if (status == TAG_OOM) {
+        /* a tier whose disk ran out before its capacity: say so, TIERS shows it as free */
+        for (int i = 0; i < tiers.n; i++) {
+            uint64_t room = tier_room(tiers.t[i]);
+            if (room >= tier_free(tiers.t[i])) continue;
+            reply_errorf(c, "OOM no tier has room for the blob (tier '%s': its file system has "
+                            "%llu bytes free)",
+                         tier_name(tiers.t[i]), (unsigned long long)room);
+            return 1;
+        }
         reply_error(c, "OOM no tier has room for the blob");
         return 1;
     }
