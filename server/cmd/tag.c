@@ -278,11 +278,35 @@ static void stream_piece_cb(uv_work_t *req)
 
 static void stream_piece_done(uv_work_t *req, int status);
 
+/* A client that stopped reading commands until its stream was done resumes from a loop
+ * callback of its own: the stream may end inside the transport's flush (a drain), where
+ * running the client's next commands is not safe. */
+static uv_timer_t resume_timer;
+static int resume_timer_on;
+
+static void resume_cb(uv_timer_t *t)
+{
+    (void)t;
+    block_handle_ready();
+}
+
+static void resume_soon(void)
+{
+    if (!resume_timer_on) {
+        uv_timer_init(srv.loop, &resume_timer);
+        uv_unref((uv_handle_t *)&resume_timer);
+        resume_timer_on = 1;
+    }
+    uv_timer_start(&resume_timer, resume_cb, 0, 0);
+}
+
 /* Appends pieces while the client's output has room; starts a file read and returns when a
  * piece needs one; completes the reply after the last piece. */
 static void stream_next(stream_job_t *j)
 {
     client_t *c = j->status < 0 ? NULL : j->c; /* a failed one waits for the close */
+    if (c && !j->buf && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD))
+        j->buf = xmalloc(STREAM_PIECE); /* only once it reads: waiting streams hold none */
     while (!j->reading && c && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD)) {
         uint64_t n = j->len - j->pos < STREAM_PIECE ? j->len - j->pos : STREAM_PIECE;
         if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == TAG_OK) {
@@ -303,7 +327,10 @@ static void stream_next(stream_job_t *j)
     if (!c || j->reading || j->pos < j->len) return;
     client_reply_stream(c, j->seg, "\r\n", 2);
     client_reply_stream_end(c, j->seg);
-    if (j->blocked) block_io_done(c);
+    if (j->blocked) {
+        block_io_done(c);
+        resume_soon();
+    }
     stream_free(j);
 }
 
@@ -349,7 +376,6 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     j->r = r;
     j->c = c;
     j->len = len;
-    j->buf = xmalloc(STREAM_PIECE);
     inflight++;
     j->seg = client_reply_stream_later(c, stream_detach, stream_drain, j);
     if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {

@@ -480,6 +480,21 @@ def test_streamed_tgets_keep_reply_order_and_survive_writes_and_hangups(server_f
     sock.close()
     assert r.execute_command("TGET", "t", "a", 0, 3) == b"NEW"
 
+    # more pipelined large TGETs than a client may have late replies (it stops reading
+    # commands for a while, and must resume): all come back, in order, in bounded memory
+    r.execute_command("TPUT", "t", "c", 0, a[:5 * MB])  # RAM
+    cmds = []
+    for i in range(150):
+        cmds += [("TGET", "t", "b" if i % 2 else "c"), ("PING",)]
+    sock = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    sock.sendall(b"".join(encode_command(*c) for c in cmds))
+    got = read_replies(sock, len(cmds))
+    sock.close()
+    for i, g in enumerate(got):
+        want = b"+PONG" if i % 2 else (b if (i // 2) % 2 else a[:5 * MB])
+        assert g == want, i
+    assert proc_kb(s.pid, "VmHWM") < 256 * 1024  # 150 x 5 MiB would be 750 MiB
+
     # a client that hangs up in the middle of a stream: the blob is released
     for _ in range(3):
         h = socket.create_connection(("127.0.0.1", s.port), timeout=60)
