@@ -28,6 +28,7 @@ const char *tier__check(const tier_set_t *set, int i);
 #define S(lit) lit, sizeof(lit) - 1
 
 static char dir[64];
+static char small_dir[96]; /* a tmpfs mounted under dir by the tests that need one, or "" */
 static tier_set_t set;
 static int set_open;
 
@@ -43,8 +44,11 @@ static void setup(void)
     srand(1234);
 }
 
+static void unmount_small(void);
+
 static void teardown(void)
 {
+    unmount_small(); /* a test that mounted a small file system and failed half way */
     if (set_open) tier_set_close(&set);
     set_open = 0;
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -1634,8 +1638,6 @@ Test(tag_store, foreach_that_reads_blobs_visits_each_once_while_rehashing)
 
 /* ---- a file system smaller than its tier ---- */
 
-static char small_dir[96];
-
 /* Mounts a tmpfs of size bytes under dir (root only: 0 when it could not). */
 static int mount_small(uint64_t size)
 {
@@ -1651,10 +1653,12 @@ static int mount_small(uint64_t size)
 static void unmount_small(void)
 {
     char cmd[256];
+    if (!small_dir[0]) return;
     if (set_open) tier_set_close(&set);
     set_open = 0;
     snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", small_dir);
     (void)system(cmd);
+    small_dir[0] = '\0';
 }
 
 /* A file tier "disk" of 4 MiB on a 256 KiB tmpfs, after a 16 KiB RAM tier; with spare, a file
