@@ -88,6 +88,11 @@ struct tag_plan {
     char *owned; /* bytes owned by the plan (data to write, move staging) */
     uint32_t *reuse; /* move: pairs (index in hold, index in dest) of extents both share */
     uint32_t nreuse;
+    /* write: what a failed plan restores (tag_plan_finish with status < 0) */
+    int undo_created;
+    uint64_t undo_size, undo_writes;
+    double undo_score;
+    long long undo_mtime;
 };
 
 /* Write plans handed out and not finished yet (tag_writes_in_flight). */
@@ -673,6 +678,7 @@ static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
         created = 1;
     }
     double old_score = b->score;
+    long long old_mtime = b->mtime;
     b->score = s;
     if (end > old && !grown && grow(b, end) != 0) {
         b->score = old_score;
@@ -718,10 +724,35 @@ static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
         if (b->retarget) retarget(b);
         return TAG_OK;
     }
+    p->undo_created = created;
+    p->undo_size = old;
+    p->undo_score = old_score;
+    p->undo_mtime = old_mtime;
+    p->undo_writes = b->writes - 1;
     b->writing = 1;
     writes_in_flight++;
     *plan = p;
     return TAG_PENDING;
+}
+
+/* A write plan failed (its tier write met an I/O error or a full disk that could not be
+ * reserved): the blob goes back to its size, score, mtime and counters from before the write,
+ * and a blob the write created is deleted. Bytes it overwrote inside the old size may hold
+ * part of the new data. */
+static void undo_write(tag_plan_t *p)
+{
+    blob_t *b = p->blob;
+    b->retarget = 0;
+    if (!b->tag) return;
+    if (p->undo_created) {
+        blob_delete(b->tag, b);
+        return;
+    }
+    if (b->size > p->undo_size) shrink_to(b, p->undo_size);
+    b->score = p->undo_score;
+    b->mtime = p->undo_mtime;
+    b->writes = p->undo_writes;
+    rehome(b);
 }
 
 /* Frees b's bytes past size (size < b->size). */
@@ -1061,6 +1092,7 @@ void tag_plan_finish(tag_plan_t *p, int status,
     case PLAN_WRITE:
         b->writing = 0;
         writes_in_flight--;
+        if (status < 0) undo_write(p);
         if (b->tag && tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, b->tag, b, 0);
         if (b->retarget) retarget(b);
         break;

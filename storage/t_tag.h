@@ -153,8 +153,11 @@ int tag_plan_dest_tier(const tag_plan_t *p);
 /* Runs the plan's file reads and writes. Thread-safe; returns 0 or -errno. */
 int tag_plan_run(tag_plan_t *p);
 /* Back on the loop thread: releases what the plan held and completes its effects (a move
- * swaps extents). status is what tag_plan_run returned. Fills names of things that became
- * free for waiters (blob wait name, space) through wake(ud, name, len). Frees the plan. */
+ * swaps extents). status is what tag_plan_run returned; a failed write plan is undone (a blob
+ * it created is deleted, one it grew goes back to its old size, score, mtime and counters;
+ * bytes it overwrote within the old size may hold part of the new data). Fills names of
+ * things that became free for waiters (blob wait name, space) through wake(ud, name, len).
+ * Frees the plan. */
 void tag_plan_finish(tag_plan_t *p, int status, void (*wake)(void *ud, const char *name,
                                                                size_t len),
                      void *ud);

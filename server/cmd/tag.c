@@ -46,7 +46,19 @@ typedef struct io_job {
     char tier[64];    /* R_TIER */
     void (*done)(void *ud, int status); /* tag_run_plan: told after the plan finished */
     void *done_ud;
+    /* TPUT/TTRUNCATE: what undoes the write in the append-only file if the plan fails */
+    struct undo *undo;
+    int inline_run; /* the plan ran inside its command (no loop, loading, MULTI) */
 } io_job_t;
+
+/* A write's key, blob and the blob's state before it (a failed plan is undone). */
+typedef struct undo {
+    int dbid;
+    int existed;
+    uint64_t old_size, new_size;
+    size_t klen, blen;
+    char *key, *blob; /* one allocation: key then blob */
+} undo_t;
 
 static tier_set_t tiers;
 static int tiers_open;
@@ -64,10 +76,20 @@ static void detach_job(void *job)
     ((io_job_t *)job)->c = NULL;
 }
 
+/* A bulk reply of bytes read: with a try-allocation, since a client chooses the size (a short
+ * memory gets an error, never an abort). */
+static void reply_copy(client_t *c, const char *p, uint64_t len)
+{
+    int muted;
+    char *dst = len <= SIZE_MAX ? reply_bulk_begin(c, (size_t)len, &muted) : NULL;
+    if (dst) memcpy(dst, p, len);
+    else if (!muted) reply_error(c, "OOM not enough memory to read the blob");
+}
+
 static void reply_job(io_job_t *j)
 {
     client_t *c = j->c;
-    if (j->status < 0 && srv.loading) {
+    if (j->status < 0 && srv.loading && !j->undo) {
         /* replaying the append-only file runs plans inline: a blob whose bytes could not be
          * written would come back wrong, so the start stops */
         log_warning("Can't load the append only file: tier I/O failed: %s",
@@ -80,7 +102,7 @@ static void reply_job(io_job_t *j)
     }
     switch (j->reply) {
     case R_SIZE: reply_int(c, (long long)j->size); break;
-    case R_BULK: reply_bulk(c, j->buf, j->len); break;
+    case R_BULK: reply_copy(c, j->buf, j->len); break;
     case R_TIER: reply_bulk_cstr(c, j->tier); break;
     default: break;
     }
@@ -88,11 +110,41 @@ static void reply_job(io_job_t *j)
 
 static void start_pending(void);
 
+/* A write plan failed: storage put the blob back as it was (tag_plan_finish); here the key of
+ * a tag left empty goes, and the append-only file gets what undoes the logged write: TDEL of a
+ * blob the write created, TTRUNCATE back to the old size of one it grew (in place of the
+ * command itself when the plan ran inside it). */
+static void undo_write(io_job_t *j)
+{
+    undo_t *u = j->undo;
+    /* replaying: the file may undo it further on, else the load fails at its end */
+    if (srv.loading)
+        aof_load_write_failed(u->dbid, u->key, u->klen, u->blob, u->blen, strerror(-j->status));
+    db_t *db = &srv.db[u->dbid];
+    kv_t *kv = db_lookup(db, u->key, u->klen);
+    if (kv && kv->val->type == OBJ_TAG && tag_len((tag_obj_t *)kv->val) == 0) {
+        db_delete(db, u->key, u->klen);
+        server_key_changed(NULL, db, u->key, u->klen, NOTIFY_GENERIC, "del");
+    }
+    char num[24];
+    resp_arg_t a[4] = {{"TDEL", 4}, {u->key, u->klen}, {u->blob, u->blen}, {num, 0}};
+    int argc = 3;
+    if (u->existed) {
+        if (u->old_size >= u->new_size) return; /* an overwrite in place: nothing to cut */
+        a[0] = (resp_arg_t){"TTRUNCATE", 9};
+        a[3].len = (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)u->old_size);
+        argc = 4;
+    }
+    if (j->inline_run && j->c) aof_replace_argv(j->c, argc, a);
+    else aof_propagate(NULL, u->dbid, argc, a);
+}
+
 /* Back on the loop thread: the plan's effects, then the reply (straight away for a plan that
  * ran inline, into the client's late-reply place otherwise). */
 static void job_done(io_job_t *j)
 {
     tag_plan_finish(j->plan, j->status, wake, NULL);
+    if (j->status < 0 && j->undo) undo_write(j);
     if (j->done) j->done(j->done_ud, j->status);
     /* TSEARCH waits for TPUT/TTRUNCATE plans (their blobs are indexed when they finish) */
     if (j->reply == R_SIZE && tag_writes_in_flight() == 0) search_on_writes_settled();
@@ -108,6 +160,7 @@ static void job_done(io_job_t *j)
         j->c->flags |= saved;
         if (j->blocked) block_io_done(j->c);
     }
+    xfree(j->undo);
     xfree(j->buf);
     xfree(j);
     inflight--;
@@ -139,6 +192,7 @@ static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
      * the transaction's replies must stay in order and nothing may interleave, the plan runs
      * here on the loop thread. */
     if (!srv.loop || srv.loading || (c && (c->flags & CLIENT_MULTI))) {
+        j->inline_run = 1;
         j->status = tag_plan_run(plan);
         job_done(j);
         start_pending();
@@ -224,11 +278,35 @@ static void stream_piece_cb(uv_work_t *req)
 
 static void stream_piece_done(uv_work_t *req, int status);
 
+/* A client that stopped reading commands until its stream was done resumes from a loop
+ * callback of its own: the stream may end inside the transport's flush (a drain), where
+ * running the client's next commands is not safe. */
+static uv_timer_t resume_timer;
+static int resume_timer_on;
+
+static void resume_cb(uv_timer_t *t)
+{
+    (void)t;
+    block_handle_ready();
+}
+
+static void resume_soon(void)
+{
+    if (!resume_timer_on) {
+        uv_timer_init(srv.loop, &resume_timer);
+        uv_unref((uv_handle_t *)&resume_timer);
+        resume_timer_on = 1;
+    }
+    uv_timer_start(&resume_timer, resume_cb, 0, 0);
+}
+
 /* Appends pieces while the client's output has room; starts a file read and returns when a
  * piece needs one; completes the reply after the last piece. */
 static void stream_next(stream_job_t *j)
 {
     client_t *c = j->status < 0 ? NULL : j->c; /* a failed one waits for the close */
+    if (c && !j->buf && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD))
+        j->buf = xmalloc(STREAM_PIECE); /* only once it reads: waiting streams hold none */
     while (!j->reading && c && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD)) {
         uint64_t n = j->len - j->pos < STREAM_PIECE ? j->len - j->pos : STREAM_PIECE;
         if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == TAG_OK) {
@@ -249,7 +327,10 @@ static void stream_next(stream_job_t *j)
     if (!c || j->reading || j->pos < j->len) return;
     client_reply_stream(c, j->seg, "\r\n", 2);
     client_reply_stream_end(c, j->seg);
-    if (j->blocked) block_io_done(c);
+    if (j->blocked) {
+        block_io_done(c);
+        resume_soon();
+    }
     stream_free(j);
 }
 
@@ -295,7 +376,6 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     j->r = r;
     j->c = c;
     j->len = len;
-    j->buf = xmalloc(STREAM_PIECE);
     inflight++;
     j->seg = client_reply_stream_later(c, stream_detach, stream_drain, j);
     if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
@@ -398,6 +478,15 @@ static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int stat
 static int status_error(client_t *c, int status)
 {
     if (status == TAG_OOM) {
+        /* a tier whose disk ran out before its capacity: say so, TIERS shows it as free */
+        for (int i = 0; i < tiers.n; i++) {
+            uint64_t room = tier_room(tiers.t[i]);
+            if (room >= tier_free(tiers.t[i])) continue;
+            reply_errorf(c, "OOM no tier has room for the blob (tier '%s': its file system has "
+                            "%llu bytes free)",
+                         tier_name(tiers.t[i]), (unsigned long long)room);
+            return 1;
+        }
         reply_error(c, "OOM no tier has room for the blob");
         return 1;
     }
@@ -406,6 +495,33 @@ static int status_error(client_t *c, int status)
         return 1;
     }
     return 0;
+}
+
+/* What undoes a write of argv[1], argv[2] (before: the blob as it was, size -1 if missing)
+ * that leaves it size bytes long. */
+static undo_t *undo_new(client_t *c, const blob_info_t *before, uint64_t size)
+{
+    const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2];
+    undo_t *u = xmalloc(sizeof(*u) + key->len + blob->len);
+    u->dbid = c->dbid;
+    u->existed = before->size != UINT64_MAX;
+    u->old_size = before->size;
+    u->new_size = size;
+    u->key = (char *)(u + 1);
+    u->blob = u->key + key->len;
+    u->klen = key->len;
+    u->blen = blob->len;
+    memcpy(u->key, key->ptr, key->len);
+    memcpy(u->blob, blob->ptr, blob->len);
+    return u;
+}
+
+/* The blob at argv[2] of t before a write: its info, size UINT64_MAX if missing. */
+static void blob_before(client_t *c, tag_obj_t *t, blob_info_t *out)
+{
+    blob_t *b = tag_blob(t, c->argv[2].ptr, c->argv[2].len);
+    if (b) blob_get_info(b, out);
+    else out->size = UINT64_MAX;
 }
 
 /* Loading the append-only file, a write found no room for end - old more bytes: an
@@ -445,7 +561,7 @@ static void load_no_room(client_t *c, tag_obj_t *t, uint64_t end)
  * this write), adds a new tag to the keyspace, and replies the size now or after the plan.
  * end is the size the blob would have after the write (for the loading error). */
 static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_plan_t *plan,
-                       uint64_t size, uint64_t end, const char *event)
+                       uint64_t size, uint64_t end, const blob_info_t *before, const char *event)
 {
     const resp_arg_t *key = &c->argv[1];
     if (rc == TAG_OOM && srv.loading) load_no_room(c, t, end);
@@ -460,6 +576,7 @@ static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_SIZE;
         j->size = size;
+        j->undo = undo_new(c, before, size);
         submit(plan, c, j);
         return;
     }
@@ -496,9 +613,11 @@ static void tput_cmd(client_t *c)
     if (err || wait_for_fork(c)) return;
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
+    blob_info_t before;
+    blob_before(c, t, &before);
     int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
                      db_now_ms, &size, &plan);
-    write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, "tput");
+    write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, &before, "tput");
 }
 
 static void tget_cmd(client_t *c)
@@ -529,6 +648,12 @@ static void tget_cmd(client_t *c)
         wait_for(c, t, blob, rc);
         return;
     }
+    if (len >= STREAM_MIN && (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP))) {
+        tag_reader_t *r; /* nobody gets the bytes: count the access, read nothing */
+        tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
+        tag_reader_close(r, wake, NULL);
+        return;
+    }
     if (streams(c, len)) {
         tag_reader_t *r;
         tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
@@ -553,7 +678,7 @@ static void tget_cmd(client_t *c)
         return;
     }
     if (tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan) == TAG_OK) {
-        reply_bulk(c, buf, len);
+        reply_copy(c, buf, len);
         xfree(buf);
         return;
     }
@@ -607,8 +732,12 @@ static void ttruncate_cmd(client_t *c)
     if (err || wait_for_fork(c)) return;
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
+    blob_info_t before;
+    blob_before(c, t, &before);
+    if (srv.loading && before.size != UINT64_MAX && size <= before.size)
+        aof_load_write_undone(c->dbid, key->ptr, key->len, blob->ptr, blob->len);
     int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
-    write_done(c, t, fresh, rc, plan, size, size, "ttruncate");
+    write_done(c, t, fresh, rc, plan, size, size, &before, "ttruncate");
 }
 
 static void tdel_cmd(client_t *c)
@@ -617,6 +746,9 @@ static void tdel_cmd(client_t *c)
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
     long long n = 0;
+    for (int j = 2; srv.loading && j < c->argc; j++)
+        aof_load_write_undone(c->dbid, c->argv[1].ptr, c->argv[1].len, c->argv[j].ptr,
+                              c->argv[j].len);
     for (int j = 2; t && j < c->argc; j++) n += tag_del(t, c->argv[j].ptr, c->argv[j].len);
     if (n) {
         changed(c, &c->argv[1], "tdel");

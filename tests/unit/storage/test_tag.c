@@ -13,6 +13,7 @@
 #include "tiers/tier.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ const char *tier__check(const tier_set_t *set, int i);
 #define S(lit) lit, sizeof(lit) - 1
 
 static char dir[64];
+static char small_dir[96]; /* a tmpfs mounted under dir by the tests that need one, or "" */
 static tier_set_t set;
 static int set_open;
 
@@ -42,8 +44,11 @@ static void setup(void)
     srand(1234);
 }
 
+static void unmount_small(void);
+
 static void teardown(void)
 {
+    unmount_small(); /* a test that mounted a small file system and failed half way */
     if (set_open) tier_set_close(&set);
     set_open = 0;
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -1633,8 +1638,6 @@ Test(tag_store, foreach_that_reads_blobs_visits_each_once_while_rehashing)
 
 /* ---- a file system smaller than its tier ---- */
 
-static char small_dir[96];
-
 /* Mounts a tmpfs of size bytes under dir (root only: 0 when it could not). */
 static int mount_small(uint64_t size)
 {
@@ -1650,10 +1653,12 @@ static int mount_small(uint64_t size)
 static void unmount_small(void)
 {
     char cmd[256];
+    if (!small_dir[0]) return;
     if (set_open) tier_set_close(&set);
     set_open = 0;
     snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", small_dir);
     (void)system(cmd);
+    small_dir[0] = '\0';
 }
 
 /* A file tier "disk" of 4 MiB on a 256 KiB tmpfs, after a 16 KiB RAM tier; with spare, a file
@@ -1717,4 +1722,76 @@ Test(tag_place, a_full_disk_sends_the_blob_to_a_tier_with_room)
     obj_free((obj_t *)t);
     xfree(b);
     unmount_small();
+}
+
+Test(tag_busy, a_failed_write_plan_is_undone)
+{
+    tspec_t ts[] = {{"disk", TIER_FILE, 1024 * KB, -1}};
+    open_tiers(ts, 1, 1024 * KB);
+    tag_obj_t *t = tag_new();
+    char *a = xmalloc(64 * KB), *b = xmalloc(128 * KB);
+    fill(a, 64 * KB, 4);
+    fill(b, 128 * KB, 5);
+    cr_assert_eq(put(t, "a", 0, a, 64 * KB, 0, 0, NULL), TAG_OK);
+    blob_info_t was = info_of(t, "a");
+    uint64_t before = used("disk");
+    /* a new blob whose tier write fails: gone */
+    uint64_t sz;
+    tag_plan_t *p = NULL;
+    cr_assert_eq(tag_put(t, S("new"), 0, b, 128 * KB, 0, 0, 5000, &sz, &p), TAG_PENDING);
+    tag_plan_finish(p, -EIO, NULL, NULL);
+    cr_assert_null(tag_blob(t, S("new")));
+    /* an append to an existing one that fails: back to its size, score, mtime and counters */
+    cr_assert_eq(tag_put(t, S("a"), 64 * KB, b, 128 * KB, 1, 0.25, 6000, &sz, &p), TAG_PENDING);
+    cr_assert_eq(sz, 192 * KB);
+    tag_plan_finish(p, -ENOSPC, NULL, NULL);
+    blob_info_t now = info_of(t, "a");
+    cr_assert_eq(now.size, was.size);
+    cr_assert_eq(now.score, was.score);
+    cr_assert_eq(now.mtime, was.mtime);
+    cr_assert_eq(now.writes, was.writes);
+    cr_assert_eq(used("disk"), before);
+    char *back = get_all(t, "a");
+    cr_assert(memcmp(back, a, 64 * KB) == 0);
+    xfree(back);
+    cr_assert_eq(tag_writes_in_flight(), 0);
+    check_tiers_consistent();
+    obj_free((obj_t *)t);
+    xfree(a);
+    xfree(b);
+}
+
+Test(tag_busy, a_reader_keeps_the_bytes_it_opened_on_and_holds_off_writes)
+{
+    tspec_t ts[] = {{"ram", TIER_RAM, 64 * KB, 1.0}, {"disk", TIER_FILE, 1024 * KB, 0.0}};
+    open_tiers(ts, 2, 1024 * KB);
+    tag_obj_t *t = tag_new();
+    char *a = xmalloc(256 * KB), *piece = xmalloc(256 * KB);
+    fill(a, 256 * KB, 6);
+    cr_assert_eq(put(t, "a", 0, a, 256 * KB, 1, 0.0, NULL), TAG_OK);
+    tag_reader_t *r;
+    uint64_t len;
+    cr_assert_eq(tag_reader_open(t, S("a"), 1000, UINT64_MAX, 7000, &r, &len), TAG_OK);
+    cr_assert_eq(len, 256 * KB - 1000);
+    cr_assert_eq(info_of(t, "a").reads, 1);
+    /* writes wait while it is open; a delete goes through, the bytes stay readable */
+    uint64_t sz;
+    tag_plan_t *p = NULL;
+    cr_assert_eq(tag_put(t, S("a"), 0, "x", 1, 0, 0, 8000, &sz, &p), TAG_BUSY);
+    cr_assert(tag_blob_busy(t, S("a"), 1));
+    cr_assert_eq(tag_del(t, S("a")), 1);
+    for (uint64_t pos = 0; pos < len; pos += 64 * KB) {
+        uint64_t n = len - pos < 64 * KB ? len - pos : 64 * KB;
+        int rc = tag_reader_read(r, pos, n, piece, &p);
+        if (rc == TAG_PENDING) run_plan(p);
+        else cr_assert_eq(rc, TAG_OK);
+        cr_assert(memcmp(piece, a + 1000 + pos, n) == 0, "piece at %llu", (unsigned long long)pos);
+    }
+    cr_assert_gt(used("disk"), 0); /* the deleted blob's extents live until the close */
+    tag_reader_close(r, NULL, NULL);
+    cr_assert_eq(used("disk"), 0);
+    check_tiers_consistent();
+    obj_free((obj_t *)t);
+    xfree(a);
+    xfree(piece);
 }
