@@ -26,6 +26,11 @@
  * fsynced, renamed over the AOF, and the directory fsynced. Bytes the parent overwrites in
  * place while the child reads them are written again by the diff's records.
  *
+ * Loading: the file is read in 1 MB chunks and run through a fake client. At start the loop
+ * already listens, and every 10 ms or so, between two commands, the loader lets it run
+ * (load_yield): clients get -LOADING, INFO shows the progress, and a shutdown that arrives
+ * stops the load with the file untouched.
+ *
  * Threads: the loop thread, except bio_main (fsync and close of old files) and the child. */
 #include "server/persist/aof.h"
 
