@@ -1052,7 +1052,8 @@ int aof_reload(char *err, size_t errlen)
 
 /* ---- INFO and commands ---- */
 
-/* INFO's loading_* fields, as Redis shows them while it loads. */
+/* INFO's loading_* fields, as Redis shows them while it loads (not loading_rdb_used_mem:
+ * there is no RDB). */
 static void loading_info(buf_t *b, const loader_t *l)
 {
     long long done = l->base, total = l->size, elapsed = time_ms() - l->start_ms;
@@ -1070,7 +1071,6 @@ void aof_info(buf_t *b)
 {
     int busy = aof.child > 0 || aof.fork_pending;
     buf_printf(b, "# Persistence\r\nloading:%d\r\nasync_loading:0\r\n", srv.loading);
-    if (loading_now) loading_info(b, loading_now);
     buf_printf(b,
                "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\n"
                "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
@@ -1088,6 +1088,7 @@ void aof_info(buf_t *b)
                    "aof_buffer_length:%zu\r\naof_pending_bio_fsync:%d\r\n",
                    aof.current_size, aof.base_size, aof.scheduled, aof.buf.len,
                    (int)bio_fsyncs_pending);
+    if (loading_now) loading_info(b, loading_now); /* last, as in Redis */
     buf_printf(b, "\r\n");
 }
 
