@@ -26,6 +26,11 @@
  * fsynced, renamed over the AOF, and the directory fsynced. Bytes the parent overwrites in
  * place while the child reads them are written again by the diff's records.
  *
+ * Loading: the file is read in 1 MB chunks and run through a fake client. At start the loop
+ * already listens, and every 10 ms or so, between two commands, the loader lets it run
+ * (load_yield): clients get -LOADING, INFO shows the progress, and a shutdown that arrives
+ * stops the load with the file untouched.
+ *
  * Threads: the loop thread, except bio_main (fsync and close of old files) and the child. */
 #include "server/persist/aof.h"
 
@@ -1196,7 +1201,8 @@ static long long retry_in_s(void)
     return aof.failures && left > 0 ? (left + 999) / 1000 : 0;
 }
 
-/* INFO's loading_* fields, as Redis shows them while it loads. */
+/* INFO's loading_* fields, as Redis shows them while it loads (not loading_rdb_used_mem:
+ * there is no RDB). */
 static void loading_info(buf_t *b, const loader_t *l)
 {
     long long done = l->base, total = l->size, elapsed = time_ms() - l->start_ms;
@@ -1214,7 +1220,6 @@ void aof_info(buf_t *b)
 {
     int busy = aof.child > 0 || aof.fork_pending;
     buf_printf(b, "# Persistence\r\nloading:%d\r\nasync_loading:0\r\n", srv.loading);
-    if (loading_now) loading_info(b, loading_now);
     buf_printf(b,
                "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\n"
                "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
@@ -1234,6 +1239,7 @@ void aof_info(buf_t *b)
                    "aof_buffer_length:%zu\r\naof_pending_bio_fsync:%d\r\n",
                    aof.current_size, aof.base_size, aof.scheduled, aof.buf.len,
                    (int)bio_fsyncs_pending);
+    if (loading_now) loading_info(b, loading_now); /* last, as in Redis */
     buf_printf(b, "\r\n");
 }
 
