@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(
     reason="needs cmake and the build tree of %s" % CTE_SERVER)
 
 LAYOUT = ["bin/cte-server", "bin/cte-bench", "etc/cte-server/cte-server.yaml",
-          "lib/systemd/system/cte-server.service", "share/doc/cte-server/README.md"]
+          "lib/systemd/system/cte-server.service", "share/doc/cte-server/README.md",
+          "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md"]
 
 
 def install(prefix, destdir=None):
