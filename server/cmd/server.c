@@ -19,6 +19,7 @@
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
 #include "server/server.h"
+#include "server/store.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -817,7 +818,7 @@ static const info_section_t sections[] = {
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
     {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
-    {"tiers", tag_info_tiers, 1},       {"search", search_info, 1},
+    {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
 
 static void info_cmd(client_t *c)
@@ -975,7 +976,7 @@ static void debug_cmd(client_t *c)
     } else if (arg_is(sub, "TIER-DELAY") && c->argc == 4) {
         long long us;
         if (arg_range_or_reply(c, &c->argv[3], 0, 60000000, &us, NULL) < 0) return;
-        if (tag_set_tier_delay(c->argv[2].ptr, c->argv[2].len, (uint64_t)us) < 0) {
+        if (store_set_tier_delay(c->argv[2].ptr, c->argv[2].len, (uint64_t)us) < 0) {
             reply_error(c, "ERR no such tier");
             return;
         }

@@ -1,10 +1,10 @@
-/* cmd_tag.c - the tiered-store commands: TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG TINFO
- * TLIST TSCAN TLEN TIERS, and the runner that takes file-tier I/O off the loop thread.
+/* server/cmd/tag.c - the tiered-store commands: TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG
+ * TINFO TLIST TSCAN TLEN TIERS TMETA, and their replies when file-tier I/O comes back.
  *
  * A command calls storage (storage/t_tag.h). When storage answers with a plan (file-tier
- * reads or writes), the plan runs on libuv's thread pool while the client waits (it reads no
- * further commands, so its replies stay in order) and other clients are served; the reply
- * goes out when the plan comes back. A busy blob, or a tier whose room is being made, makes
+ * reads or writes), the core's executor (server/executor.h) runs it off the loop thread while
+ * the client waits (its later replies queue behind this one, so they stay in order) and other
+ * clients are served; the reply goes out when the plan comes back. A busy blob, or a tier whose room is being made, makes
  * the command wait on a name and run again when that name is signalled. Plans storage starts
  * by itself (demotions) run the same way with nobody waiting. Without a loop (unit tests) plans
  * run inline. */
@@ -17,6 +17,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/command.h"
+#include "server/executor.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_tag.h"
@@ -24,7 +25,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <uv.h>
 
 enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
 
@@ -32,7 +32,6 @@ enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
 #define MAX_LATE_REPLIES 64
 
 typedef struct io_job {
-    uv_work_t req;
     tag_plan_t *plan;
     int status;
     client_t *c; /* NULL: nobody waits (demotion), or the client went away */
@@ -44,8 +43,6 @@ typedef struct io_job {
     uint64_t len;
     uint64_t size;    /* R_SIZE */
     char tier[64];    /* R_TIER */
-    void (*done)(void *ud, int status); /* tag_run_plan: told after the plan finished */
-    void *done_ud;
     /* TPUT/TTRUNCATE: what undoes the write in the append-only file if the plan fails */
     struct undo *undo;
     int inline_run; /* the plan ran inside its command (no loop, loading, MULTI) */
@@ -60,11 +57,9 @@ typedef struct undo {
     char *key, *blob; /* one allocation: key then blob */
 } undo_t;
 
-static tier_set_t tiers;
-static int tiers_open;
-static int inflight;
+static int streams_open; /* streamed TGET replies not yet done (their piece reads are plans) */
 
-/* ---- running plans ---- */
+/* ---- replies of plans ---- */
 
 static void wake(void *ud, const char *name, size_t len)
 {
@@ -108,8 +103,6 @@ static void reply_job(io_job_t *j)
     }
 }
 
-static void start_pending(void);
-
 /* A write plan failed: storage put the blob back as it was (tag_plan_finish); here the key of
  * a tag left empty goes, and the append-only file gets what undoes the logged write: TDEL of a
  * blob the write created, TTRUNCATE back to the old size of one it grew (in place of the
@@ -139,15 +132,14 @@ static void undo_write(io_job_t *j)
     else aof_propagate(NULL, u->dbid, argc, a);
 }
 
-/* Back on the loop thread: the plan's effects, then the reply (straight away for a plan that
- * ran inline, into the client's late-reply place otherwise). */
-static void job_done(io_job_t *j)
+/* Back on the loop thread after the executor finished the plan: undo a failed write, then
+ * the reply (straight away for a plan that ran inline, into the client's late-reply place
+ * otherwise). */
+static void job_done(void *ud, int status)
 {
-    tag_plan_finish(j->plan, j->status, wake, NULL);
+    io_job_t *j = ud;
+    j->status = status;
     if (j->status < 0 && j->undo) undo_write(j);
-    if (j->done) j->done(j->done_ud, j->status);
-    /* TSEARCH waits for TPUT/TTRUNCATE plans (their blobs are indexed when they finish) */
-    if (j->reply == R_SIZE && tag_writes_in_flight() == 0) search_on_writes_settled();
     if (j->c && !j->seg) {
         reply_job(j);
     } else if (j->c) {
@@ -163,70 +155,28 @@ static void job_done(io_job_t *j)
     xfree(j->undo);
     xfree(j->buf);
     xfree(j);
-    inflight--;
 }
 
-static void work_cb(uv_work_t *req)
-{
-    io_job_t *j = req->data;
-    j->status = tag_plan_run(j->plan);
-}
-
-static void after_cb(uv_work_t *req, int status)
-{
-    io_job_t *j = req->data;
-    if (status < 0 && j->status == 0) j->status = status;
-    job_done(j);
-    start_pending();
-    aof_try_fork(); /* a rewrite that waited for writes in flight */
-    block_handle_ready();
-}
-
-/* Runs a plan off the loop (inline without a loop); c (may be NULL) waits for the reply. */
+/* Hands a plan to the executor; c waits for the reply. Inside EXEC, where the transaction's
+ * replies must stay in order and nothing may interleave, the plan runs inline (as it does
+ * without a loop and while loading). */
 static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
 {
     j->plan = plan;
     j->c = c;
-    inflight++;
-    /* Without a loop (unit tests), while loading the append-only file, and inside EXEC, where
-     * the transaction's replies must stay in order and nothing may interleave, the plan runs
-     * here on the loop thread. */
-    if (!srv.loop || srv.loading || (c && (c->flags & CLIENT_MULTI))) {
+    if (executor_inline() || (c->flags & CLIENT_MULTI)) {
         j->inline_run = 1;
-        j->status = tag_plan_run(plan);
-        job_done(j);
-        start_pending();
+        executor_run(plan, 1, job_done, j);
         return;
     }
-    if (c) {
-        /* the client goes on with its next commands; their replies queue behind this one */
-        j->muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
-        j->seg = client_reply_later(c, detach_job, j);
-        if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
-            j->blocked = 1; /* enough in flight: stop reading until this one is done */
-            block_for_io(c, NULL, j);
-        }
+    /* the client goes on with its next commands; their replies queue behind this one */
+    j->muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+    j->seg = client_reply_later(c, detach_job, j);
+    if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
+        j->blocked = 1; /* enough in flight: stop reading until this one is done */
+        block_for_io(c, NULL, j);
     }
-    j->req.data = j;
-    int rc = uv_queue_work(srv.loop, &j->req, work_cb, after_cb);
-    if (rc < 0) { /* cannot happen with a live loop; finish as failed */
-        j->status = rc;
-        job_done(j);
-    }
-}
-
-static void start_pending(void)
-{
-    for (tag_plan_t *p; (p = tag_pending_pop());) submit(p, NULL, xcalloc(1, sizeof(io_job_t)));
-}
-
-void tag_run_plan(tag_plan_t *plan, void (*done)(void *ud, int status), void *ud)
-{
-    io_job_t *j = xcalloc(1, sizeof(*j));
-    j->reply = R_NONE;
-    j->done = done;
-    j->done_ud = ud;
-    submit(plan, NULL, j);
+    executor_run(plan, 0, job_done, j);
 }
 
 /* ---- streamed reads: a large TGET sent in pieces ---- */
@@ -242,7 +192,6 @@ void tag_run_plan(tag_plan_t *plan, void (*done)(void *ud, int status), void *ud
 #define STREAM_AHEAD (2u << 20)
 
 typedef struct stream_job {
-    uv_work_t req;
     tag_reader_t *r;
     tag_plan_t *plan; /* the piece being read on the thread pool */
     client_t *c;      /* NULL once the client went away */
@@ -260,7 +209,7 @@ static void stream_free(stream_job_t *j)
     tag_reader_close(j->r, wake, NULL);
     xfree(j->buf);
     xfree(j);
-    inflight--;
+    streams_open--;
 }
 
 static void stream_detach(void *job)
@@ -270,35 +219,7 @@ static void stream_detach(void *job)
     if (!j->reading) stream_free(j);
 }
 
-static void stream_piece_cb(uv_work_t *req)
-{
-    stream_job_t *j = req->data;
-    j->status = tag_plan_run(j->plan);
-}
-
-static void stream_piece_done(uv_work_t *req, int status);
-
-/* A client that stopped reading commands until its stream was done resumes from a loop
- * callback of its own: the stream may end inside the transport's flush (a drain), where
- * running the client's next commands is not safe. */
-static uv_timer_t resume_timer;
-static int resume_timer_on;
-
-static void resume_cb(uv_timer_t *t)
-{
-    (void)t;
-    block_handle_ready();
-}
-
-static void resume_soon(void)
-{
-    if (!resume_timer_on) {
-        uv_timer_init(srv.loop, &resume_timer);
-        uv_unref((uv_handle_t *)&resume_timer);
-        resume_timer_on = 1;
-    }
-    uv_timer_start(&resume_timer, resume_cb, 0, 0);
-}
+static void stream_piece_done(void *ud, int status);
 
 /* Appends pieces while the client's output has room; starts a file read and returns when a
  * piece needs one; completes the reply after the last piece. */
@@ -316,20 +237,17 @@ static void stream_next(stream_job_t *j)
         }
         j->piece = n;
         j->reading = 1;
-        j->req.data = j;
-        int rc = uv_queue_work(srv.loop, &j->req, stream_piece_cb, stream_piece_done);
-        if (rc < 0) { /* cannot happen with a live loop */
-            j->status = rc;
-            stream_piece_done(&j->req, 0);
-        }
+        executor_run(j->plan, 0, stream_piece_done, j);
         return;
     }
     if (!c || j->reading || j->pos < j->len) return;
     client_reply_stream(c, j->seg, "\r\n", 2);
     client_reply_stream_end(c, j->seg);
     if (j->blocked) {
+        /* the stream may end inside the transport's flush (a drain), where running the
+         * client's next commands is not safe: they run from a loop callback of their own */
         block_io_done(c);
-        resume_soon();
+        executor_serve_ready_soon();
     }
     stream_free(j);
 }
@@ -339,11 +257,11 @@ static void stream_drain(void *job)
     stream_next(job);
 }
 
-static void stream_piece_done(uv_work_t *req, int status)
+/* The executor finished a piece's read plan. */
+static void stream_piece_done(void *ud, int status)
 {
-    stream_job_t *j = req->data;
-    if (status < 0 && j->status == 0) j->status = status;
-    tag_plan_finish(j->plan, j->status, wake, NULL);
+    stream_job_t *j = ud;
+    j->status = status;
     j->plan = NULL;
     j->reading = 0;
     if (!j->c) {
@@ -359,7 +277,6 @@ static void stream_piece_done(uv_work_t *req, int status)
         j->pos += j->piece;
         stream_next(j);
     }
-    block_handle_ready();
 }
 
 /* 1 if TGET of len bytes for c is streamed. */
@@ -376,7 +293,7 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     j->r = r;
     j->c = c;
     j->len = len;
-    inflight++;
+    streams_open++;
     j->seg = client_reply_stream_later(c, stream_detach, stream_drain, j);
     if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
         j->blocked = 1;
@@ -388,30 +305,7 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     stream_next(j);
 }
 
-/* ---- setup ---- */
 
-int tag_commands_init(char *err, size_t errlen)
-{
-    tier_spec_t specs[TIER_MAX];
-    int n = srv.cfg.ntiers < TIER_MAX ? srv.cfg.ntiers : TIER_MAX;
-    for (int i = 0; i < n; i++) {
-        const config_tier_t *t = &srv.cfg.tiers[i];
-        specs[i] = (tier_spec_t){t->name, t->kind == CONFIG_TIER_FILE ? TIER_FILE : TIER_RAM,
-                                 (uint64_t)t->capacity, t->path, t->score};
-    }
-    if (tier_set_open(&tiers, specs, n, err, errlen) < 0) return -1;
-    tiers_open = 1;
-    tag_store.tiers = &tiers;
-    tag_store.max_blob_size = (uint64_t)srv.cfg.max_blob_size;
-    return 0;
-}
-
-void tag_commands_deinit(void)
-{
-    if (!tiers_open) return;
-    tier_set_close(&tiers);
-    tiers_open = 0;
-}
 
 /* ---- argument helpers ---- */
 
@@ -461,7 +355,7 @@ static void drop_if_empty(client_t *c, const resp_arg_t *key, tag_obj_t *t)
 static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int status)
 {
     if (c->flags & CLIENT_MULTI) {
-        start_pending();
+        executor_start_pending();
         reply_error(c, status == TAG_BUSY
                            ? "BUSY the blob has I/O in flight: retry outside MULTI"
                            : "BUSY room is being made on the tiers: retry outside MULTI");
@@ -471,7 +365,7 @@ static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int stat
     size_t n = status == TAG_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
                                   : tag_space_waitname(name);
     block_on_name(c, name, n); /* before the moves start: inline ones signal at once */
-    start_pending();
+    executor_start_pending();
 }
 
 /* Replies the errors every mutating tag operation can give; 1 if it replied. */
@@ -479,12 +373,12 @@ static int status_error(client_t *c, int status)
 {
     if (status == TAG_OOM) {
         /* a tier whose disk ran out before its capacity: say so, TIERS shows it as free */
-        for (int i = 0; i < tiers.n; i++) {
-            uint64_t room = tier_room(tiers.t[i]);
-            if (room >= tier_free(tiers.t[i])) continue;
+        for (int i = 0; i < tag_store.tiers->n; i++) {
+            uint64_t room = tier_room(tag_store.tiers->t[i]);
+            if (room >= tier_free(tag_store.tiers->t[i])) continue;
             reply_errorf(c, "OOM no tier has room for the blob (tier '%s': its file system has "
                             "%llu bytes free)",
-                         tier_name(tiers.t[i]), (unsigned long long)room);
+                         tier_name(tag_store.tiers->t[i]), (unsigned long long)room);
             return 1;
         }
         reply_error(c, "OOM no tier has room for the blob");
@@ -539,12 +433,12 @@ static void load_no_room(client_t *c, tag_obj_t *t, uint64_t end)
     }
     char per[512] = "";
     size_t n = 0;
-    for (int i = 0; i < tiers.n && n < sizeof(per); i++) {
-        uint64_t r = tier_room(tiers.t[i]);
+    for (int i = 0; i < tag_store.tiers->n && n < sizeof(per); i++) {
+        uint64_t r = tier_room(tag_store.tiers->t[i]);
         room += r;
         n += (size_t)snprintf(per + n, sizeof(per) - n, "%stier '%s' %llu%s", i ? ", " : "",
-                              tier_name(tiers.t[i]), (unsigned long long)r,
-                              r < tier_free(tiers.t[i]) ? " (its file system is full)" : "");
+                              tier_name(tag_store.tiers->t[i]), (unsigned long long)r,
+                              r < tier_free(tag_store.tiers->t[i]) ? " (its file system is full)" : "");
     }
     uint64_t need = end > old ? end - old : 0, missing = need > room ? need - room : 0;
     log_warning("Can't load the append only file: blob '%.*s' of tag '%.*s' needs %llu more "
@@ -581,7 +475,7 @@ static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_
         return;
     }
     reply_int(c, (long long)size);
-    start_pending(); /* a TPUT with a new score may have queued a move */
+    executor_start_pending(); /* a TPUT with a new score may have queued a move */
 }
 
 /* While an append-only-file rewrite waits for file-tier writes to drain before it forks,
@@ -788,12 +682,12 @@ static void reorg_cmd(client_t *c)
         /* the tier it lands on: the one the move writes to, known once it finished */
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_TIER;
-        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tiers.t[tag_plan_dest_tier(plan)]));
+        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tag_store.tiers->t[tag_plan_dest_tier(plan)]));
         submit(plan, c, j);
         return;
     }
-    int tier = info.tier >= 0 ? info.tier : tier_set_pick(&tiers, score);
-    reply_bulk_cstr(c, tier_name(tiers.t[tier]));
+    int tier = info.tier >= 0 ? info.tier : tier_set_pick(tag_store.tiers, score);
+    reply_bulk_cstr(c, tier_name(tag_store.tiers->t[tier]));
 }
 
 /* TMETA tag blob ctime mtime atime reads writes: restores a blob's times and counters (the
@@ -831,7 +725,7 @@ static void tinfo_cmd(client_t *c)
     reply_bulk_cstr(c, "score");
     reply_double(c, in.score);
     reply_bulk_cstr(c, "tier");
-    reply_bulk_cstr(c, tier_name(tiers.t[in.tier >= 0 ? in.tier : tier_set_pick(&tiers, in.score)]));
+    reply_bulk_cstr(c, tier_name(tag_store.tiers->t[in.tier >= 0 ? in.tier : tier_set_pick(tag_store.tiers, in.score)]));
     reply_bulk_cstr(c, "ctime");
     reply_int(c, in.ctime);
     reply_bulk_cstr(c, "mtime");
@@ -845,7 +739,7 @@ static void tinfo_cmd(client_t *c)
     if (spans) {
         reply_bulk_cstr(c, "tiers");
         reply_array(c, in.ntiers);
-        for (int i = 0; i < in.ntiers; i++) reply_bulk_cstr(c, tier_name(tiers.t[in.tiers[i]]));
+        for (int i = 0; i < in.ntiers; i++) reply_bulk_cstr(c, tier_name(tag_store.tiers->t[in.tiers[i]]));
     }
 }
 
@@ -957,9 +851,9 @@ static void tscan_cmd(client_t *c)
 
 static void tiers_cmd(client_t *c)
 {
-    reply_array(c, tiers.n);
-    for (int i = 0; i < tiers.n; i++) {
-        tier_t *t = tiers.t[i];
+    reply_array(c, tag_store.tiers->n);
+    for (int i = 0; i < tag_store.tiers->n; i++) {
+        tier_t *t = tag_store.tiers->t[i];
         tier_stats_t *s = tier_stats(t);
         reply_map(c, 13);
         reply_bulk_cstr(c, "name");
@@ -987,34 +881,17 @@ static void tiers_cmd(client_t *c)
         reply_bulk_cstr(c, "bytes_written");
         reply_int(c, (long long)s->bytes_written);
         reply_bulk_cstr(c, "inflight");
-        reply_int(c, inflight);
+        reply_int(c, executor_inflight() + streams_open);
     }
 }
 
-void tag_cron(long long now_ms)
-{
-    if (srv.cfg.organizer)
-        tag_organize_step(now_ms, srv.cfg.organizer_batch, (double)srv.cfg.organizer_half_life);
-    start_pending();
-}
 
-int tag_set_tier_delay(const char *name, size_t len, uint64_t us)
-{
-    for (int i = 0; i < tiers.n; i++) {
-        const char *n = tier_name(tiers.t[i]);
-        if (strlen(n) == len && memcmp(n, name, len) == 0) {
-            tier_set_delay(&tiers, i, us);
-            return 0;
-        }
-    }
-    return -1;
-}
 
-void tag_info_tiers(buf_t *b)
+void tagcmd_info_tiers(buf_t *b)
 {
     buf_append_str(b, "# Tiers\r\n");
-    for (int i = 0; i < tiers.n; i++) {
-        tier_t *t = tiers.t[i];
+    for (int i = 0; i < tag_store.tiers->n; i++) {
+        tier_t *t = tag_store.tiers->t[i];
         tier_stats_t *s = tier_stats(t);
         buf_printf(b,
                    "tier_%s:kind=%s,score=%.17g,capacity=%llu,used=%llu,free=%llu,blobs=%llu,"
@@ -1025,7 +902,7 @@ void tag_info_tiers(buf_t *b)
                    (unsigned long long)s->reads, (unsigned long long)s->writes,
                    (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written);
     }
-    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", inflight);
+    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", executor_inflight() + streams_open);
 }
 
 /* EXEC's question for queued tag commands (command.h): the blob's wait name while it is busy
