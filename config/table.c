@@ -474,6 +474,10 @@ const config__row_t config__rows[] = {
      .def = "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", .flags = CONFIG__MULTI,
      .doc = "Per client class: hard limit, soft limit, soft seconds; a client past the hard "
             "limit, or past the soft one that long, is closed (0: no limit)."},
+    {"max-reply-bytes", T(memory), F(max_reply_bytes), .def = "1gb", .min = 1 << 20, LL_MAX,
+     .doc = "Largest reply one command may build: a count-driven reply estimated past it (or "
+            "past maxmemory or the client's hard output limit) is refused with an error, and "
+            "a client whose pending output grows past it is closed."},
     {"maxmemory", T(memory), F(maxmemory), .def = "0", LL_MAX,
      .doc = "Limit on the RAM that is not a tier: keys, values, metadata, buffers (0: no limit)."},
     {"lfu-log-factor", T(int), F(lfu_log_factor), .def = "10", .min = 0, .max = 1000000,

@@ -356,11 +356,15 @@ static void hrandfield_count(client_t *c, long long l, int withvalues)
         return;
     }
     int mult = withvalues && c->resp == 2 ? 2 : 1;
+    /* field, and value: a second bulk, in a pair ("*2\r\n") in RESP3 */
+    unsigned long long item = withvalues ? 2 * REPLY_MIN_BULK + (c->resp > 2 ? 4 : 0)
+                                         : REPLY_MIN_BULK;
+    if (reply_fits_or_reply(c, uniq && count > size ? size : count, item) < 0) return;
     if (!uniq || count == 1) {
         reply_array(c, (long long)count * mult);
         size_t batch = count < RANDOM_BATCH ? (size_t)count : RANDOM_BATCH;
         hash_entry_t *v = xmalloc(batch * sizeof(*v));
-        while (count) {
+        while (count && !reply_stopped(c)) {
             size_t n = count < batch ? (size_t)count : batch;
             hash_random_pairs(h, n, v);
             for (size_t i = 0; i < n; i++) reply_entry(c, &v[i], withvalues);

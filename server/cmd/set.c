@@ -681,12 +681,13 @@ static void srandmember_count(client_t *c)
     }
     set_t *s = as_set(kv);
     set_elem_t e;
+    size_t size = set_length(s);
+    if (reply_fits_or_reply(c, uniq && count > size ? size : count, REPLY_MIN_BULK) < 0) return;
     if (!uniq || count == 1) {
         reply_array(c, (long long)count);
-        while (count--) {
+        while (count-- && !reply_stopped(c)) {
             set_random(s, &e);
             reply_elem(c, &e);
-            if (c->flags & CLIENT_CLOSE_ASAP) break;
         }
         return;
     }

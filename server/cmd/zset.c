@@ -887,6 +887,10 @@ static void zrandmember_count(client_t *c, long long l, int withscores)
     unsigned long long count = uniq ? (unsigned long long)l : 0ull - (unsigned long long)l;
     int with_repeats = !uniq || count == 1, all = uniq && count >= size;
     int dense = !with_repeats && !all && count * 3 > size;
+    /* member, and score: a second bulk (RESP2) or a double in a pair ("*2\r\n", RESP3) */
+    unsigned long long item = REPLY_MIN_BULK;
+    if (withscores) item += c->resp == 2 ? REPLY_MIN_BULK : 4 + REPLY_MIN_DOUBLE;
+    if (reply_fits_or_reply(c, all ? size : count, item) < 0) return;
     zset_entry_t e, *v = NULL;
     if ((dense || (with_repeats && z->h.enc == ENC_LISTPACK)) && !(v = snapshot(z, size))) {
         reply_error(c, ERR_OOM);
@@ -895,7 +899,7 @@ static void zrandmember_count(client_t *c, long long l, int withscores)
     long long header = all ? (long long)size : (long long)count;
     reply_array(c, withscores && c->resp == 2 ? header * 2 : header);
     if (with_repeats) {
-        while (count-- && !(c->flags & CLIENT_CLOSE_ASAP)) {
+        while (count-- && !reply_stopped(c)) {
             if (v)
                 e = v[rand_u64() % size];
             else
@@ -928,11 +932,16 @@ static void zrandmember_cmd(client_t *c)
     int err;
     if (c->argc >= 3) {
         if (arg_ll_or_reply(c, &c->argv[2], &l, NULL) < 0) return;
+        if (l == LLONG_MIN) { /* -count must exist: Redis's range is [-LONG_MAX, LONG_MAX] */
+            reply_errorf(c, "ERR value is out of range, value must between %lld and %lld",
+                         -LLONG_MAX, LLONG_MAX);
+            return;
+        }
         if (c->argc > 4 || (c->argc == 4 && !arg_is(&c->argv[3], "withscores"))) {
             reply_syntax_error(c);
             return;
         }
-        if (c->argc == 4 && (l < LONG_MIN / 2 || l > LONG_MAX / 2)) {
+        if (c->argc == 4 && (l < -LLONG_MAX / 2 || l > LLONG_MAX / 2)) {
             reply_error(c, "ERR value is out of range");
             return;
         }

@@ -813,6 +813,56 @@ Test(cmd_zset, zrandmember_deterministic_cases)
     run_steps(steps, sizeof(steps) / sizeof(steps[0]));
 }
 
+/* Redis's ranges for the count ([-LONG_MAX, LONG_MAX], halved with WITHSCORES), and a reply
+ * that could never fit refused before anything is built: Redis 7.0 aborts on the first and
+ * runs out of memory on the second. */
+Test(cmd_zset, zrandmember_extreme_counts)
+{
+    static const step_t steps[] = {
+        {"ZADD z 0 a", ":1\r\n", NULL},
+        {"ZRANDMEMBER z -9223372036854775808",
+         "-ERR value is out of range, value must between -9223372036854775807 and "
+         "9223372036854775807\r\n",
+         NULL},
+        {"ZRANDMEMBER nokey -9223372036854775808",
+         "-ERR value is out of range, value must between -9223372036854775807 and "
+         "9223372036854775807\r\n",
+         NULL},
+        {"ZRANDMEMBER z -9223372036854775808 WITHSCORES",
+         "-ERR value is out of range, value must between -9223372036854775807 and "
+         "9223372036854775807\r\n",
+         NULL},
+        {"ZRANDMEMBER z -4611686018427387904 WITHSCORES", "-ERR value is out of range\r\n", NULL},
+        {"ZRANDMEMBER z 4611686018427387904 WITHSCORES", "-ERR value is out of range\r\n", NULL},
+        {"ZRANDMEMBER z -4611686018427387903 WITHSCORES",
+         "-ERR reply of at least 55340232221128654836 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n",
+         "-ERR reply of at least 64563604257983430642 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n"},
+        {"ZRANDMEMBER z -9223372036854775807",
+         "-ERR reply of at least 55340232221128654842 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n",
+         NULL},
+        {"ZRANDMEMBER z -100000000000 WITHSCORES",
+         "-ERR reply of at least 1200000000000 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n",
+         "-ERR reply of at least 1400000000000 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n"},
+        {"ZRANDMEMBER z 9223372036854775807", "*1\r\n$1\r\na\r\n", NULL},
+        {"ZRANDMEMBER z 4611686018427387903 WITHSCORES", "*2\r\n$1\r\na\r\n$1\r\n0\r\n",
+         "*1\r\n*2\r\n$1\r\na\r\n,0\r\n"},
+        {"ZRANDMEMBER nokey -9223372036854775807", "*0\r\n", NULL},
+        {"ZRANDMEMBER z -3", "*3\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n", NULL},
+        {"CONFIG SET client-output-buffer-limit \"normal 1mb 0 0\"", "+OK\r\n", NULL},
+        {"ZRANDMEMBER z -1000000",
+         "-ERR reply of at least 6000000 bytes would exceed client-output-buffer-limit "
+         "(1048576 bytes)\r\n",
+         NULL},
+        {"CONFIG SET client-output-buffer-limit \"normal 0 0 0\"", "+OK\r\n", NULL},
+    };
+    run_steps(steps, sizeof(steps) / sizeof(steps[0]));
+}
+
 Test(cmd_zset, wrongtype_for_every_command)
 {
     static const step_t steps[] = {
