@@ -430,8 +430,9 @@ const config__row_t config__rows[] = {
     {"unixsocketperm", T(octal), F(unixsocketperm), .def = "700", .max = 0777, IMM,
      .doc = "Permissions of the Unix socket, in octal."},
     {"protected-mode", T(bool), F(protected_mode), .def = "yes",
-     .doc = "Without requirepass and bind, accept clients only from loopback and the Unix "
-            "socket."},
+     .doc = "Without requirepass, accept TCP clients only from loopback addresses, whatever "
+            "bind says (Unix-socket clients always; a peer whose address cannot be read is "
+            "refused)."},
     {"requirepass", T(string), F(requirepass), .def = "",
      .doc = "Password that clients give with AUTH (empty: no password)."},
     {"maxclients", T(int), F(maxclients), .def = "10000", .min = 1, I_MAX,
