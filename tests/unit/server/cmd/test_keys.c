@@ -805,3 +805,13 @@ Test(cmd_keys, key_positions_for_command_getkeys)
     check_keys("KEYS *", 0, NULL);
     check_keys("SCAN 0", 0, NULL);
 }
+
+/* SCAN's COUNT at LONG_MAX walks the (small) keyspace once; 0 and negatives are refused. */
+Test(cmd_keys, scan_count_extremes)
+{
+    EXPECT("SET a 1", "+OK\r\n");
+    EXPECT("SCAN 0 COUNT 9223372036854775807", "*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n");
+    EXPECT("SCAN 0 COUNT 0", "-ERR syntax error\r\n");
+    EXPECT("SCAN 0 COUNT -1", "-ERR syntax error\r\n");
+    EXPECT("SCAN 0 COUNT -9223372036854775808", "-ERR syntax error\r\n");
+}
