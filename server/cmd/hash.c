@@ -200,6 +200,7 @@ static void getall_generic(client_t *c, int want)
     if (err) return;
     int both = want == (WANT_KEYS | WANT_VALUES);
     size_t n = kv ? hash_len(as_hash(kv)) : 0;
+    if (reply_fits_or_reply(c, n, both ? 2 * REPLY_MIN_BULK : REPLY_MIN_BULK) < 0) return;
     if (both)
         reply_map(c, (long long)n);
     else
@@ -208,7 +209,7 @@ static void getall_generic(client_t *c, int want)
     hash_iter_t it;
     hash_entry_t e;
     hash_iter_init(&it, as_hash(kv));
-    while (hash_iter_next(&it, &e)) {
+    while (!reply_stopped(c) && hash_iter_next(&it, &e)) {
         if (want & WANT_KEYS) reply_bulk(c, e.field, e.flen);
         if (want & WANT_VALUES) reply_bulk(c, e.value, e.vlen);
     }

@@ -72,7 +72,7 @@ static void reply_members(client_t *c, const set_t *s)
     set_elem_t e;
     reply_set(c, (long long)set_length(s));
     set_iter_init(&it, s);
-    while (set_iter_next(&it, &e)) reply_elem(c, &e);
+    while (!reply_stopped(c) && set_iter_next(&it, &e)) reply_elem(c, &e);
     set_iter_deinit(&it);
 }
 
@@ -215,6 +215,7 @@ static void smembers_cmd(client_t *c)
         reply_set(c, 0);
         return;
     }
+    if (reply_fits_or_reply(c, set_length(as_set(kv)), REPLY_MIN_BULK) < 0) return;
     reply_members(c, as_set(kv));
 }
 

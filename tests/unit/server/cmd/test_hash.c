@@ -655,3 +655,24 @@ Test(cmd_hash, expired_hash_is_gone_for_reads_and_writes)
     EXPECT("HSET h b 2", ":1\r\n");
     EXPECT("HGETALL h", "*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
 }
+
+/* HGETALL, HKEYS and HVALS of a hash whose reply could never fit are refused. */
+Test(cmd_hash, getall_past_max_reply_bytes_is_refused)
+{
+    static char line[16 * 2000 + 16];
+    for (int b = 0; b < 50; b++) {
+        int n = snprintf(line, sizeof(line), "HSET h");
+        for (int i = 0; i < 2000; i++)
+            n += snprintf(line + n, sizeof(line) - (size_t)n, " f%d v", b * 2000 + i);
+        harness_send(C, line);
+    }
+    buf_clear(&C->out);
+    EXPECT("HLEN h", ":100000\r\n");
+    EXPECT("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    EXPECT("HGETALL h",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    harness_send(C, "HVALS h"); /* 600 KB at least, 700 KB really: fits */
+    cr_assert(!(C->flags & CLIENT_CLOSE_ASAP));
+    cr_assert_eq(C->out.len, strlen("*100000\r\n") + 100000 * strlen("$1\r\nv\r\n"));
+    buf_clear(&C->out);
+}

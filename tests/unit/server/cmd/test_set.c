@@ -1051,3 +1051,21 @@ Test(cmd_set, large_set_operations_agree_with_their_definitions)
            "*9\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n$1\r\n6\r\n"
            "$1\r\n7\r\n$1\r\n8\r\n$1\r\n9\r\n");
 }
+
+/* SMEMBERS of a set whose reply could never fit in max-reply-bytes is refused. */
+Test(cmd_set, smembers_past_max_reply_bytes_is_refused)
+{
+    for (int b = 0; b < 50; b++) {
+        buf_t line;
+        buf_init(&line);
+        buf_printf(&line, "SADD s");
+        for (int i = 0; i < 4000; i++) buf_printf(&line, " m%d", b * 4000 + i);
+        harness_send(C, line.data);
+        buf_deinit(&line);
+    }
+    buf_clear(&C->out);
+    expect("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    expect("SMEMBERS s",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("SCARD s", ":200000\r\n");
+}
