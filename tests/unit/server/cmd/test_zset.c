@@ -1194,3 +1194,29 @@ Test(cmd_zset, zrangestore_keeps_redis_signed_zeros)
     run("ZRANGESTORE rev src 0 -1 REV"); /* g and the long member come first: -0 stays */
     expect("ZSCORE rev f", "$2\r\n-0\r\n");
 }
+
+/* ZRANGE by rank of a set whose reply could never fit in max-reply-bytes is refused; a range
+ * that starts but grows past it closes the client. */
+Test(cmd_zset, zrange_past_max_reply_bytes_is_refused)
+{
+    static char line[24 * 2000 + 16];
+    for (int b = 0; b < 100; b++) {
+        int n = snprintf(line, sizeof(line), "ZADD z");
+        for (int i = 0; i < 2000; i++)
+            n += snprintf(line + n, sizeof(line) - (size_t)n, " 0 m%d", b * 2000 + i);
+        harness_send(C, line);
+    }
+    buf_clear(&C->out);
+    expect("ZCARD z", ":200000\r\n");
+    expect("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    expect("ZRANGE z -9223372036854775808 9223372036854775807",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("ZRANGE z 0 99999 WITHSCORES",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("ZRANGE z 0 9 WITHSCORES LIMIT 0 1",
+           "-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or "
+           "BYLEX\r\n");
+    harness_send(C, "ZRANGE z 0 99999"); /* 600 KB at least, 1.1 MB really */
+    cr_assert(C->flags & CLIENT_CLOSE_ASAP);
+    cr_assert_eq(C->out.len, 0);
+}
