@@ -6,7 +6,7 @@
  *
  * Output limits hold while a reply grows, not only when it is flushed: every append first
  * checks the pending output against the client's hard limit (its class's
- * client-output-buffer-limit, and max-reply-bytes). A client past it is closed, its buffer
+ * client-output-buffer-limit, and max-reply-bytes) and its soft limit with its seconds. A client past it is closed, its buffer
  * freed, and every later append is a no-op (reply_stopped tells a command's loop to end). So
  * pending output never passes the limit by more than one item. */
 #include "server/reply.h"
@@ -40,23 +40,48 @@ static unsigned long long min_limit(unsigned long long a, unsigned long long b)
     return a < b ? a : b;
 }
 
-unsigned long long reply_hard_limit(const client_t *c)
+/* c's class of client-output-buffer-limit (pubsub while subscribed, else normal). */
+static const config_obuf_limit_t *class_limit(const client_t *c)
 {
     int klass = (c->flags & CLIENT_PUBSUB) ? CONFIG_CLIENT_PUBSUB : CONFIG_CLIENT_NORMAL;
-    return min_limit((unsigned long long)srv.cfg.client_obuf_limits[klass].hard_bytes,
+    return &srv.cfg.client_obuf_limits[klass];
+}
+
+unsigned long long reply_hard_limit(const client_t *c)
+{
+    return min_limit((unsigned long long)class_limit(c)->hard_bytes,
                      (unsigned long long)srv.cfg.max_reply_bytes);
 }
 
-/* Closes c once its pending output is past its hard limit; 1 then. */
+/* 1 when pending has stayed past c's soft limit for longer than its seconds, as each append
+ * saw it: the first append past it starts the clock, one below it stops the clock. (The
+ * transport keeps its own clock, out_soft_since_ms, over all it still has to send.) */
+static int past_soft_limit(client_t *c, size_t pending)
+{
+    const config_obuf_limit_t *lim = class_limit(c);
+    if (!lim->soft_bytes || pending <= (unsigned long long)lim->soft_bytes) {
+        c->rbuf_soft_since_ms = 0;
+        return 0;
+    }
+    long long now = time_ms();
+    if (!c->rbuf_soft_since_ms) {
+        c->rbuf_soft_since_ms = (uint64_t)now;
+        return 0;
+    }
+    return now - (long long)c->rbuf_soft_since_ms > lim->soft_seconds * 1000;
+}
+
+/* Closes c once its pending output is past its hard limit, or past its soft one for too
+ * long; 1 then. */
 static int over_limit(client_t *c)
 {
     size_t pending = c->rbuf->len + (c->rbuf != &c->out ? c->out.len : 0);
     unsigned long long hard = reply_hard_limit(c);
-    if (!hard || pending <= hard) return 0;
+    if ((!hard || pending <= hard) && !past_soft_limit(c, pending)) return 0;
     srv.stat.client_outbuf_limit_disconnections++;
-    log_notice("Client id=%llu closed while its reply grew past the output buffer limit "
-               "(%zu bytes pending, limit %llu).",
-               (unsigned long long)c->id, pending, hard);
+    log_notice("Client id=%llu closed while its reply grew past its output buffer limits "
+               "(%zu bytes pending).",
+               (unsigned long long)c->id, pending);
     client_close(c);
     buf_deinit(c->rbuf); /* nothing more will be sent */
     buf_init(c->rbuf);

@@ -53,7 +53,8 @@ void reply_syntax_error(client_t *c);
 
 /* Reply size limits. reply_hard_limit is the most pending output c may have: the smaller of
  * its class's client-output-buffer-limit hard limit (pubsub while subscribed, else normal)
- * and max-reply-bytes. Every append checks it: a client past it is closed (INFO counts
+ * and max-reply-bytes. Every append checks it, and the class's soft limit and seconds: a
+ * client past them is closed (INFO counts
  * client_output_buffer_limit_disconnections), its pending output dropped, and later replies
  * are no-ops; reply_stopped is then 1, and a loop that builds a reply must break on it. */
 unsigned long long reply_hard_limit(const client_t *c);

@@ -120,3 +120,38 @@ Test(reply, a_reply_growing_past_max_reply_bytes_closes_the_client)
     cr_assert(reply_stopped(C));
     cr_assert_lt(i, 270, "stopped after %d chunks", i);
 }
+
+/* The soft limit with its seconds holds inside one command too: past it for longer than the
+ * seconds (here the clock is set back, as a command running that long would), the next append
+ * closes the client. */
+Test(reply, a_reply_past_the_soft_limit_for_too_long_closes_the_client)
+{
+    expect("CONFIG SET client-output-buffer-limit \"normal 0 64kb 1\"", "+OK\r\n");
+    char chunk[4096];
+    memset(chunk, 'z', sizeof(chunk));
+    for (int i = 0; i < 20; i++) reply_bulk(C, chunk, sizeof(chunk)); /* 80 KB */
+    reply_int(C, 1);
+    cr_assert(!reply_stopped(C), "past the soft limit, but not for a second yet");
+    cr_assert_neq(C->rbuf_soft_since_ms, 0);
+    C->rbuf_soft_since_ms -= 1500;
+    reply_int(C, 2);
+    cr_assert(reply_stopped(C));
+    cr_assert_eq(C->out.len, 0);
+}
+
+/* Output that drained below the soft limit in between stops the clock. */
+Test(reply, the_soft_clock_stops_when_output_drains)
+{
+    expect("CONFIG SET client-output-buffer-limit \"normal 0 64kb 1\"", "+OK\r\n");
+    char chunk[4096];
+    memset(chunk, 'z', sizeof(chunk));
+    for (int i = 0; i < 20; i++) reply_bulk(C, chunk, sizeof(chunk));
+    reply_int(C, 1);
+    C->rbuf_soft_since_ms -= 1500;
+    buf_clear(&C->out); /* sent */
+    reply_int(C, 2);
+    cr_assert_eq(C->rbuf_soft_since_ms, 0);
+    for (int i = 0; i < 20; i++) reply_bulk(C, chunk, sizeof(chunk));
+    reply_int(C, 3);
+    cr_assert(!reply_stopped(C));
+}
