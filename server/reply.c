@@ -6,9 +6,9 @@
  *
  * Output limits hold while a reply grows, not only when it is flushed: every append first
  * checks the pending output against the client's hard limit (its class's
- * client-output-buffer-limit, and max-reply-bytes) and its soft limit with its seconds. A client past it is closed, its buffer
- * freed, and every later append is a no-op (reply_stopped tells a command's loop to end). So
- * pending output never passes the limit by more than one item. */
+ * client-output-buffer-limit, and max-reply-bytes) and its soft limit with its seconds. A client
+ * past it is closed, its buffer freed, and every later append is a no-op (reply_stopped tells a
+ * command's loop to end). So pending output never passes the limit by more than one item. */
 #include "server/reply.h"
 
 #include "common/util.h"

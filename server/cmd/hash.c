@@ -358,8 +358,8 @@ static void hrandfield_count(client_t *c, long long l, int withvalues)
     }
     int mult = withvalues && c->resp == 2 ? 2 : 1;
     /* field, and value: a second bulk, in a pair ("*2\r\n") in RESP3 */
-    unsigned long long item = withvalues ? 2 * REPLY_MIN_BULK + (c->resp > 2 ? 4 : 0)
-                                         : REPLY_MIN_BULK;
+    unsigned long long item =
+        withvalues ? 2 * REPLY_MIN_BULK + (c->resp > 2 ? 4 : 0) : REPLY_MIN_BULK;
     if (reply_fits_or_reply(c, uniq && count > size ? size : count, item) < 0) return;
     if (!uniq || count == 1) {
         reply_array(c, (long long)count * mult);

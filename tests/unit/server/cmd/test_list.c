@@ -632,7 +632,7 @@ Test(cmd_list, lrange_past_max_reply_bytes_is_refused)
     EXPECT("LRANGE l -9223372036854775808 9223372036854775807",
            "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
     EXPECT("LRANGE l 0 -25000", "-ERR reply of at least 1050006 bytes would exceed "
-                                 "max-reply-bytes (1048576 bytes)\r\n");
+                                "max-reply-bytes (1048576 bytes)\r\n");
     /* 169999 elements: 1.02 MB at least, but 7 bytes each really: 1.19 MB, closed */
     harness_send(C, "LRANGE l 0 -30002");
     cr_assert(C->flags & CLIENT_CLOSE_ASAP);
