@@ -71,17 +71,18 @@ static int past_soft_limit(client_t *c, size_t pending)
     return now - (long long)c->rbuf_soft_since_ms > lim->soft_seconds * 1000;
 }
 
-/* Closes c once its pending output is past its hard limit, or past its soft one for too
- * long; 1 then. */
-static int over_limit(client_t *c)
+/* Closes c once its pending output, with the next bytes to append (when known), is past its
+ * hard limit, or past its soft one for too long; 1 then. */
+static int over_limit(client_t *c, size_t next)
 {
     size_t pending = c->rbuf->len + (c->rbuf != &c->out ? c->out.len : 0);
     unsigned long long hard = reply_hard_limit(c);
-    if ((!hard || pending <= hard) && !past_soft_limit(c, pending)) return 0;
+    int past_hard = hard && (pending > hard || next > hard - pending);
+    if (!past_hard && !past_soft_limit(c, pending)) return 0;
     srv.stat.client_outbuf_limit_disconnections++;
     log_notice("Client id=%llu closed while its reply grew past its output buffer limits "
-               "(%zu bytes pending).",
-               (unsigned long long)c->id, pending);
+               "(%zu bytes pending, %zu more to add).",
+               (unsigned long long)c->id, pending, next);
     client_close(c);
     buf_deinit(c->rbuf); /* nothing more will be sent */
     buf_init(c->rbuf);
@@ -89,12 +90,18 @@ static int over_limit(client_t *c)
 }
 
 /* Where the next reply bytes go, or NULL when c gets none (muted, or just closed for passing
- * its output limit). */
-static inline buf_t *out(client_t *c)
+ * its output limit). A bulk string says how long it is, so that one that can never fit
+ * closes the client before it is copied (out_n). */
+static inline buf_t *out_n(client_t *c, size_t next)
 {
-    if (muted(c) || over_limit(c)) return NULL;
+    if (muted(c) || over_limit(c, next)) return NULL;
     if (!(c->flags & CLIENT_PENDING_WRITE)) client_want_write(c);
     return c->rbuf;
+}
+
+static inline buf_t *out(client_t *c)
+{
+    return out_n(c, 0);
 }
 
 /* v in decimal into buf (at least 40 bytes). */
@@ -176,7 +183,7 @@ void reply_int(client_t *c, long long v)
 
 void reply_bulk(client_t *c, const void *p, size_t len)
 {
-    buf_t *b = out(c);
+    buf_t *b = out_n(c, len);
     if (b) resp_w_bulk(b, p, len);
 }
 
@@ -194,7 +201,7 @@ void reply_bulk_ll(client_t *c, long long v)
 
 char *reply_bulk_begin(client_t *c, size_t len, int *mute)
 {
-    buf_t *b = out(c);
+    buf_t *b = out_n(c, len);
     *mute = b == NULL;
     if (!b) return NULL;
     char hdr[32];

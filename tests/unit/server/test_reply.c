@@ -155,3 +155,23 @@ Test(reply, the_soft_clock_stops_when_output_drains)
     reply_int(C, 3);
     cr_assert(!reply_stopped(C));
 }
+
+/* A bulk string longer than the hard limit closes the client before it is copied. */
+Test(reply, a_bulk_past_the_hard_limit_is_never_copied)
+{
+    expect("CONFIG SET client-output-buffer-limit \"normal 1mb 0 0\"", "+OK\r\n");
+    static char big[(1 << 20) + 1];
+    reply_bulk(C, big, sizeof(big));
+    cr_assert(reply_stopped(C));
+    cr_assert_eq(C->out.len, 0);
+    cr_assert_lt(C->out.cap, 4096);
+}
+
+Test(reply, a_bulk_begun_past_the_hard_limit_is_refused)
+{
+    expect("CONFIG SET client-output-buffer-limit \"normal 1mb 0 0\"", "+OK\r\n");
+    int mute = 0;
+    cr_assert_null(reply_bulk_begin(C, 2 << 20, &mute));
+    cr_assert_eq(mute, 1, "the caller skips the read: the client is gone");
+    cr_assert(reply_stopped(C));
+}
