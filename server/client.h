@@ -72,6 +72,7 @@ typedef struct client {
     struct reply_seg *seg_head, *seg_tail; /* replies in order behind a reply still to come */
     int nsegs;
     uint64_t out_soft_since_ms; /* when the soft output limit was first passed, 0 if not */
+    uint64_t rbuf_soft_since_ms; /* the same for the reply being built (server/reply.c) */
 
     /* transport */
     const transport_ops_t *ops;

@@ -22,6 +22,7 @@
 #include "server/store.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -909,6 +910,28 @@ static void debug_protocol(client_t *c, const resp_arg_t *t)
     }
 }
 
+/* Bytes a key of DEBUG POPULATE costs at least besides its value (entry, object, name). */
+#define POPULATE_KEY_BYTES 48
+
+/* DEBUG POPULATE n keys of size bytes: 0 when they can fit in maxmemory (when set) or else in
+ * the machine's RAM, otherwise -1 after an error reply (Redis builds them until it is killed). */
+static int populate_fits_or_reply(client_t *c, long long n, long long size)
+{
+    unsigned __int128 need =
+        (unsigned __int128)(unsigned long long)n * ((unsigned long long)size + POPULATE_KEY_BYTES);
+    unsigned long long limit = (unsigned long long)srv.cfg.maxmemory;
+    if (!limit) {
+        limit =
+            (unsigned long long)sysconf(_SC_PHYS_PAGES) * (unsigned long long)sysconf(_SC_PAGESIZE);
+        if (need <= limit) return 0;
+        reply_error(c, "ERR DEBUG POPULATE needs more than the machine's memory");
+        return -1;
+    }
+    if (need <= limit) return 0;
+    reply_errorf(c, "ERR DEBUG POPULATE needs more than maxmemory (%llu bytes)", limit);
+    return -1;
+}
+
 static int debug_allowed(client_t *c)
 {
     int mode = srv.cfg.enable_debug_command;
@@ -941,10 +964,12 @@ static void debug_cmd(client_t *c)
         reply_ok(c);
     } else if (arg_is(sub, "POPULATE") && c->argc >= 3 && c->argc <= 5) {
         long long n, size = -1;
-        if (arg_ll_or_reply(c, &c->argv[2], &n, NULL) < 0) return;
-        if (c->argc == 5 && arg_range_or_reply(c, &c->argv[4], 0, 1LL << 30, &size,
-                                               ERR_NOT_INT) < 0)
+        if (arg_range_or_reply(c, &c->argv[2], 0, LLONG_MAX, &n, ERR_NOT_POSITIVE) < 0) return;
+        if (c->argc == 5 &&
+            (arg_range_or_reply(c, &c->argv[4], 0, LLONG_MAX, &size, ERR_NOT_POSITIVE) < 0 ||
+             populate_fits_or_reply(c, n, size) < 0))
             return;
+        if (c->argc < 5 && populate_fits_or_reply(c, n, 0) < 0) return;
         const char *prefix = c->argc >= 4 ? c->argv[3].ptr : "key";
         int plen = c->argc >= 4 ? (int)c->argv[3].len : 3;
         char key[512], val[64];
