@@ -137,8 +137,8 @@ static void index_contents(blob_t *b, uint64_t gen)
     /* RAM only: the scratch buffer; file parts: a buffer the read plan fills off the loop */
     char *buf = on_files(&info) ? try_malloc(n ? n : 1) : scratch_for(n);
     tag_plan_t *plan = NULL;
-    int rc = buf ? blob_peek(b, 0, n, buf, &plan) : TAG_OOM;
-    if (rc == TAG_PENDING) {
+    int rc = buf ? blob_peek(b, 0, n, buf, &plan) : ST_OOM;
+    if (rc == ST_PENDING) {
         text_read_t *r = xmalloc(sizeof(*r));
         *r = (text_read_t){b, gen, n, info.size > n, buf};
         reads_inflight++;
@@ -146,7 +146,7 @@ static void index_contents(blob_t *b, uint64_t gen)
         return;
     }
     /* done now, or not indexed (no memory; busy cannot happen right after a write) */
-    if (rc == TAG_OK)
+    if (rc == ST_OK)
         index_text(b, gen, buf, n, info.size > n);
     else
         search_blob_text(cat, b, gen, NULL, 0);

@@ -230,7 +230,7 @@ static void stream_next(stream_job_t *j)
         j->buf = xmalloc(STREAM_PIECE); /* only once it reads: waiting streams hold none */
     while (!j->reading && c && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD)) {
         uint64_t n = j->len - j->pos < STREAM_PIECE ? j->len - j->pos : STREAM_PIECE;
-        if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == TAG_OK) {
+        if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == ST_OK) {
             client_reply_stream(c, j->seg, j->buf, n);
             j->pos += n;
             continue;
@@ -356,14 +356,14 @@ static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int stat
 {
     if (c->flags & CLIENT_MULTI) {
         executor_start_pending();
-        reply_error(c, status == TAG_BUSY
+        reply_error(c, status == ST_BUSY
                            ? "BUSY the blob has I/O in flight: retry outside MULTI"
                            : "BUSY room is being made on the tiers: retry outside MULTI");
         return;
     }
     char name[64];
-    size_t n = status == TAG_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
-                                  : tag_space_waitname(name);
+    size_t n = status == ST_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
+                                 : tag_space_waitname(name);
     block_on_name(c, name, n); /* before the moves start: inline ones signal at once */
     executor_start_pending();
 }
@@ -371,7 +371,7 @@ static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int stat
 /* Replies the errors every mutating tag operation can give; 1 if it replied. */
 static int status_error(client_t *c, int status)
 {
-    if (status == TAG_OOM) {
+    if (status == ST_OOM) {
         /* a tier whose disk ran out before its capacity: say so, TIERS shows it as free */
         for (int i = 0; i < tag_store.tiers->n; i++) {
             uint64_t room = tier_room(tag_store.tiers->t[i]);
@@ -384,7 +384,7 @@ static int status_error(client_t *c, int status)
         reply_error(c, "OOM no tier has room for the blob");
         return 1;
     }
-    if (status == TAG_TOO_BIG) {
+    if (status == ST_TOO_BIG) {
         reply_error(c, "ERR blob size would exceed max-blob-size");
         return 1;
     }
@@ -458,15 +458,15 @@ static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_
                        uint64_t size, uint64_t end, const blob_info_t *before, const char *event)
 {
     const resp_arg_t *key = &c->argv[1];
-    if (rc == TAG_OOM && srv.loading) load_no_room(c, t, end);
-    if (rc == TAG_BUSY || rc == TAG_NOSPACE || status_error(c, rc)) {
-        if (rc == TAG_BUSY || rc == TAG_NOSPACE) wait_for(c, t, &c->argv[2], rc);
+    if (rc == ST_OOM && srv.loading) load_no_room(c, t, end);
+    if (rc == ST_BUSY || rc == ST_NOSPACE || status_error(c, rc)) {
+        if (rc == ST_BUSY || rc == ST_NOSPACE) wait_for(c, t, &c->argv[2], rc);
         if (fresh) obj_free((obj_t *)fresh);
         return;
     }
     if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
     changed(c, key, event);
-    if (rc == TAG_PENDING) {
+    if (rc == ST_PENDING) {
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_SIZE;
         j->size = size;
@@ -509,8 +509,8 @@ static void tput_cmd(client_t *c)
     tag_plan_t *plan;
     blob_info_t before;
     blob_before(c, t, &before);
-    int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
-                     db_now_ms, &size, &plan);
+    tag_write_t w = {blob->ptr, blob->len, off, data->ptr, data->len, has_score, score, db_now_ms};
+    int rc = tag_put(t, &w, &size, &plan);
     write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, &before, "tput");
 }
 
@@ -534,11 +534,11 @@ static void tget_cmd(client_t *c)
     uint64_t len;
     int io, muted;
     int rc = tag_read_prepare(t, blob->ptr, blob->len, off, count, &len, &io);
-    if (rc == TAG_MISSING) {
+    if (rc == ST_MISSING) {
         reply_null(c);
         return;
     }
-    if (rc == TAG_BUSY) {
+    if (rc == ST_BUSY) {
         wait_for(c, t, blob, rc);
         return;
     }
@@ -571,7 +571,7 @@ static void tget_cmd(client_t *c)
         reply_error(c, "OOM not enough memory to read the blob");
         return;
     }
-    if (tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan) == TAG_OK) {
+    if (tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan) == ST_OK) {
         reply_copy(c, buf, len);
         xfree(buf);
         return;
@@ -665,11 +665,11 @@ static void reorg_cmd(client_t *c)
     }
     tag_plan_t *plan;
     int rc = tag_reorg(t, blob->ptr, blob->len, score, &plan);
-    if (rc == TAG_MISSING) {
+    if (rc == ST_MISSING) {
         reply_null(c);
         return;
     }
-    if (rc == TAG_BUSY) {
+    if (rc == ST_BUSY) {
         wait_for(c, t, blob, rc);
         return;
     }
@@ -678,7 +678,7 @@ static void reorg_cmd(client_t *c)
     blob_t *b = tag_blob(t, blob->ptr, blob->len);
     blob_info_t info;
     blob_get_info(b, &info);
-    if (rc == TAG_PENDING) {
+    if (rc == ST_PENDING) {
         /* the tier it lands on: the one the move writes to, known once it finished */
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_TIER;
@@ -706,7 +706,7 @@ static void tmeta_cmd(client_t *c)
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
     if (!t || tag_set_meta(t, c->argv[2].ptr, c->argv[2].len, v[0], v[1], v[2], (uint64_t)v[3],
-                           (uint64_t)v[4]) != TAG_OK) {
+                           (uint64_t)v[4]) != ST_OK) {
         reply_null(c);
         return;
     }
