@@ -10,12 +10,15 @@
 #include "server/reply.h"
 #include "server/server.h"
 
-/* 1 if the key holds a non-empty list, 0 if it does not exist, -1 after WRONGTYPE. */
+/* 1 if the key holds a non-empty list, 0 if it does not exist, -1 after WRONGTYPE. A blocked
+ * client that runs again finds a key of another type as if it did not exist and stays
+ * blocked, as Redis leaves it (MULTI; LPUSH k; DEL k; SET k v; EXEC wakes nobody). */
 static int list_at(client_t *c, const resp_arg_t *key, kv_t **kv)
 {
     *kv = lookup_write(c, key);
     if (!*kv) return 0;
     if ((*kv)->val->type != OBJ_LIST) {
+        if (block_is_retry(c)) return 0;
         reply_wrongtype(c);
         return -1;
     }

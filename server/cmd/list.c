@@ -14,6 +14,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "server/block.h"
 #include "server/command.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -554,6 +555,8 @@ int list_mpop_serve(client_t *c, const resp_arg_t *keys, long long numkeys, int 
     for (long long j = 0; j < numkeys; j++) {
         kv_t *kv = lookup_write(c, &keys[j]);
         if (!kv) continue;
+        /* a BLMPOP woken for a key that holds another type by now stays blocked, as in Redis */
+        if (kv->val->type != OBJ_LIST && block_is_retry(c)) continue;
         if (wrongtype(c, kv)) return -1;
         list_pop_and_reply(c, kv, &keys[j], where, count, 1);
         return 1;

@@ -777,11 +777,15 @@ static void zmpop_cmd(client_t *c)
 
 /* ---- BZPOPMIN BZPOPMAX BZMPOP ---- */
 
-/* 1 if one of keys holds a sorted set (replies WRONGTYPE and returns -1 on a wrong type). */
+/* 1 if one of keys holds a sorted set (replies WRONGTYPE and returns -1 on a wrong type).
+ * A blocked client that runs again finds a key of another type as if it did not exist and
+ * stays blocked, as Redis leaves it. */
 static int any_zset_or_reply(client_t *c, const resp_arg_t *keys, int n)
 {
     for (int i = 0; i < n; i++) {
         int err;
+        kv_t *kv = block_is_retry(c) ? db_find(c->db, keys[i].ptr, keys[i].len) : NULL;
+        if (kv && kv->val->type != OBJ_ZSET) continue;
         if (zset_write(c, &keys[i], &err)) return 1;
         if (err) return -1;
     }

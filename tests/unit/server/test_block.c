@@ -85,6 +85,36 @@ Test(block, pushes_inside_exec_wake_waiters_after_the_transaction)
     cr_assert_str_eq(pending(a), "*2\r\n$1\r\nq\r\n$1\r\na\r\n");
 }
 
+/* Redis leaves a waiter blocked when the key it was woken for holds another type by then
+ * (its TCL list unit: "BLPOP, LPUSH + DEL + SET should not awake blocked client"). */
+Test(block, a_key_that_became_another_type_leaves_the_waiter_blocked)
+{
+    cr_assert_str_eq(run(a, "BLPOP l 0"), "");
+    run(p, "MULTI");
+    run(p, "LPUSH l a");
+    run(p, "DEL l");
+    run(p, "SET l foo");
+    cr_assert_str_eq(run(p, "EXEC"), "*3\r\n:1\r\n:1\r\n+OK\r\n");
+    cr_assert_str_eq(pending(a), "", "no WRONGTYPE: still blocked");
+    run(p, "DEL l");
+    run(p, "LPUSH l b");
+    cr_assert_str_eq(pending(a), "*2\r\n$1\r\nl\r\n$1\r\nb\r\n");
+}
+
+Test(block, a_sorted_set_key_that_became_another_type_leaves_the_waiter_blocked)
+{
+    cr_assert_str_eq(run(a, "BZPOPMIN z 0"), "");
+    run(p, "MULTI");
+    run(p, "ZADD z 1 a");
+    run(p, "DEL z");
+    run(p, "SET z foo");
+    run(p, "EXEC");
+    cr_assert_str_eq(pending(a), "", "no WRONGTYPE: still blocked");
+    run(p, "DEL z");
+    run(p, "ZADD z 2 b");
+    cr_assert_str_eq(pending(a), "*3\r\n$1\r\nz\r\n$1\r\nb\r\n$1\r\n2\r\n");
+}
+
 Test(block, blmove_moves_when_woken)
 {
     cr_assert_str_eq(run(a, "BLMOVE src dst LEFT RIGHT 0"), "");
@@ -131,12 +161,16 @@ Test(block, client_unblock_ends_the_wait)
     cr_assert_str_eq(run(p, cmd), ":0\r\n");
 }
 
-Test(block, a_wrong_type_on_a_waited_key_wakes_with_an_error)
+/* As redis-server 7.0 does (checked with it): SET on a key a client waits on leaves it
+ * waiting, without an error. */
+Test(block, a_wrong_type_on_a_waited_key_leaves_the_waiter_blocked)
 {
     run(a, "BLPOP k 0");
     run(p, "SET k v");
-    cr_assert_str_eq(pending(a), "-WRONGTYPE Operation against a key holding the wrong kind of "
-                                 "value\r\n");
+    cr_assert_str_eq(pending(a), "");
+    run(p, "DEL k");
+    run(p, "RPUSH k x");
+    cr_assert_str_eq(pending(a), "*2\r\n$1\r\nk\r\n$1\r\nx\r\n");
 }
 
 Test(block, bzpopmin_waits_for_a_zadd)
