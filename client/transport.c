@@ -1,0 +1,137 @@
+/* transport.c - libcte's transports: TCP and Unix stream sockets (non-blocking, sendmsg with
+ * MSG_NOSIGNAL so a closed peer is -EPIPE and never SIGPIPE), and the shm placeholder that
+ * refuses to open with CTE_E_UNSUPPORTED until the shared-memory transport lands. Runs on the
+ * connection's thread. */
+#define _GNU_SOURCE
+#include "transport.h"
+
+#include "cte/cte.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static long sock_send(cte_transport_t *t, const struct iovec *iov, int n)
+{
+    struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+    for (;;) {
+        ssize_t w = sendmsg(t->fd, &m, MSG_NOSIGNAL);
+        if (w >= 0) return (long)w;
+        if (errno == EINTR) continue;
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    }
+}
+
+static long sock_recv(cte_transport_t *t, void *buf, size_t len)
+{
+    for (;;) {
+        ssize_t r = recv(t->fd, buf, len, 0);
+        if (r >= 0) return (long)r;
+        if (errno == EINTR) continue;
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    }
+}
+
+static int sock_wait(cte_transport_t *t, int want_write, int timeout_ms)
+{
+    struct pollfd p = {.fd = t->fd, .events = POLLIN | (want_write ? POLLOUT : 0)};
+    for (;;) {
+        int n = poll(&p, 1, timeout_ms);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        if (n == 0) return 0;
+        int mask = 0;
+        if (p.revents & (POLLIN | POLLHUP | POLLERR)) mask |= CTE_T_READABLE;
+        if (p.revents & (POLLOUT | POLLERR)) mask |= CTE_T_WRITABLE;
+        return mask;
+    }
+}
+
+static void sock_close(cte_transport_t *t)
+{
+    if (t->fd >= 0) close(t->fd);
+    t->fd = -1;
+}
+
+/* Makes fd non-blocking after a blocking connect; returns 0 or -errno. */
+static int nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -errno;
+    return 0;
+}
+
+static int tcp_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    char port[8];
+    int rc, err = -ECONNREFUSED, one = 1;
+
+    snprintf(port, sizeof port, "%d", a->port);
+    if ((rc = getaddrinfo(a->host, port, &hints, &res)) != 0) {
+        snprintf(why, whylen, "cannot resolve %s: %s", a->host, gai_strerror(rc));
+        return CTE_E_ADDRESS;
+    }
+    for (ai = res; ai; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            err = -errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 && (err = nonblock(fd)) == 0) {
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            t->fd = fd;
+            break;
+        }
+        if (err == 0 || errno) err = -errno;
+        close(fd);
+    }
+    freeaddrinfo(res);
+    if (t->fd < 0) snprintf(why, whylen, "connect to %s:%d: %s", a->host, a->port, strerror(-err));
+    return t->fd < 0 ? err : 0;
+}
+
+static int unix_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+
+    if (fd < 0) return -errno;
+    memcpy(sa.sun_path, a->path, strlen(a->path) + 1);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || (errno = -nonblock(fd)) != 0) {
+        err = -errno;
+        snprintf(why, whylen, "connect to %s: %s", a->path, strerror(errno));
+        close(fd);
+        return err;
+    }
+    t->fd = fd;
+    return 0;
+}
+
+static int shm_open_stub(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
+{
+    snprintf(why, whylen, "the shm: transport is not supported yet (use unix:%s)", a->path);
+    return CTE_E_UNSUPPORTED;
+}
+
+static const cte_transport_ops_t tcp_ops = {"tcp", tcp_open, sock_send, sock_recv, sock_wait,
+                                            sock_close};
+static const cte_transport_ops_t unix_ops = {"unix", unix_open, sock_send, sock_recv, sock_wait,
+                                             sock_close};
+static const cte_transport_ops_t shm_ops = {"shm", shm_open_stub, sock_send, sock_recv,
+                                            sock_wait, sock_close};
+
+const cte_transport_ops_t *cte__transport_ops(cte_addr_kind_t kind)
+{
+    if (kind == CTE_ADDR_UNIX) return &unix_ops;
+    if (kind == CTE_ADDR_SHM) return &shm_ops;
+    return &tcp_ops;
+}
