@@ -378,7 +378,7 @@ int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_
     if (rc) return rc;
     drive_until(c, &c->sync_done, 0);
     if (!c->sync_done) return c->broken; /* a failure completes every request: defensive */
-    if (c->sync_status) return c->sync_status;
+    if (!c->sync_reply) return c->sync_status; /* the connection failed */
     c->last = c->sync_reply;
     c->sync_reply = NULL;
     *reply = c->last;
