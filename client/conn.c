@@ -11,6 +11,7 @@
  * pending request completes with that status and later calls return it. Driving is a step:
  * send what the socket takes, wait (readable, or writable too while output is queued), read.
  * One thread at a time (see cte/cte.h). */
+#include "alloc.h"
 #include "conn_int.h"
 #include "reply.h"
 #include "transport.h"
@@ -64,12 +65,15 @@ struct cte_conn {
 const char *cte_strerror(int status)
 {
     switch (status) {
-    case 0: return "success";
+    case 0:
+        return "success";
 #define CTE_X_CASE(name, value, msg)                                                               \
-    case value: return msg;
+    case value:                                                                                    \
+        return msg;
         CTE_ERRORS(CTE_X_CASE)
 #undef CTE_X_CASE
-    default: break;
+    default:
+        break;
     }
     if (status < 0 && status > -1000) return strerror(-status);
     return "unknown status";
@@ -88,7 +92,7 @@ int cte__protocol(const cte_conn_t *c)
 
 cte_conn_t *cte_conn_new(void)
 {
-    cte_conn_t *c = calloc(1, sizeof *c);
+    cte_conn_t *c = cte__calloc(1, sizeof *c);
     if (!c) return NULL;
     c->t.fd = -1;
     c->proto = 2;
@@ -165,7 +169,7 @@ static int obuf_reserve(cte_conn_t *c, size_t n)
     if (c->olen + n <= c->ocap) return 0;
     size_t cap = c->ocap ? c->ocap : 4096;
     while (cap < c->olen + n) cap *= 2;
-    char *b = realloc(c->obuf, cap);
+    char *b = cte__realloc(c->obuf, cap);
     if (!b) return CTE_E_NOMEM;
     c->obuf = b;
     c->ocap = cap;
@@ -182,7 +186,7 @@ static int seg_add(cte_conn_t *c, const char *ext, size_t off, size_t len)
     }
     if (c->nseg == c->segcap) {
         size_t cap = c->segcap ? c->segcap * 2 : 64;
-        seg_t *s = realloc(c->segs, cap * sizeof *s);
+        seg_t *s = cte__realloc(c->segs, cap * sizeof *s);
         if (!s) {
             c->unsent -= len;
             return CTE_E_NOMEM;
@@ -310,7 +314,7 @@ static int pend_push(cte_conn_t *c, pending_t p)
 {
     if (c->pcount == c->pcap) {
         size_t cap = c->pcap ? c->pcap * 2 : 64;
-        pending_t *n = malloc(cap * sizeof *n);
+        pending_t *n = cte__malloc(cap * sizeof *n);
         if (!n) return CTE_E_NOMEM;
         for (size_t i = 0; i < c->pcount; i++) n[i] = c->pend[(c->phead + i) % c->pcap];
         free(c->pend);
@@ -357,10 +361,32 @@ static int enqueue(cte_conn_t *c, int argc, const char *const *argv, const size_
     return 0;
 }
 
+/* Commands after which replies stop matching requests (pub/sub, MONITOR): refused, since a
+ * synchronous call on them would wait for ever or the stream would go out of step. */
+static int refused(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens)
+{
+    static const char *const names[] = {"SUBSCRIBE",   "PSUBSCRIBE",   "SSUBSCRIBE",
+                                        "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE",
+                                        "MONITOR",     "SYNC",         "PSYNC"};
+    if (argc < 1 || !argv || !argv[0]) return 0;
+    size_t n = lens ? lens[0] : strlen(argv[0]);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strlen(names[i]) != n) continue;
+        size_t j = 0;
+        while (j < n && (argv[0][j] & ~0x20) == names[i][j]) j++;
+        if (j == n)
+            return cte__set_error(c, CTE_E_INVAL,
+                                  "pub/sub, MONITOR and replication commands "
+                                  "are not supported by libcte yet");
+    }
+    return 0;
+}
+
 int cte_command_async(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
                       cte_done_fn *fn, void *ud)
 {
-    return enqueue(c, argc, argv, lens, (pending_t){fn, ud, 0});
+    int rc = refused(c, argc, argv, lens);
+    return rc ? rc : enqueue(c, argc, argv, lens, (pending_t){fn, ud, 0});
 }
 
 int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
@@ -377,7 +403,7 @@ int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_
     int rc = enqueue(c, argc, argv, lens, (pending_t){NULL, NULL, 1});
     if (rc) return rc;
     drive_until(c, &c->sync_done, 0);
-    if (!c->sync_done) return c->broken; /* a failure completes every request: defensive */
+    if (!c->sync_done) return c->broken;       /* a failure completes every request: defensive */
     if (!c->sync_reply) return c->sync_status; /* the connection failed */
     c->last = c->sync_reply;
     c->sync_reply = NULL;
@@ -399,8 +425,9 @@ cte_reply_t *cte__take_last(cte_conn_t *c)
 int cte_command(cte_conn_t *c, cte_reply_t **reply, int argc, const char *const *argv,
                 const size_t *lens)
 {
-    const cte_reply_t *r;
-    int rc = cte__roundtrip(c, argc, argv, lens, &r);
+    const cte_reply_t *r = NULL;
+    int rc = refused(c, argc, argv, lens);
+    if (!rc) rc = cte__roundtrip(c, argc, argv, lens, &r);
     *reply = r ? cte__take_last(c) : NULL;
     return rc;
 }
@@ -535,7 +562,8 @@ int cte_conn_open(cte_conn_t *c, const char *addr, unsigned flags)
     cte__parser_init(&c->parser, NULL);
     c->parser.lim.max_bulk = c->max_bulk;
     if ((rc = cte__addr_parse(addr, &a, why, sizeof why)) != 0) return cte__set_error(c, rc, why);
-    if (!c->ibuf && !(c->ibuf = malloc(READ_CHUNK))) return cte__set_error(c, CTE_E_NOMEM, NULL);
+    if (!c->ibuf && !(c->ibuf = cte__malloc(READ_CHUNK)))
+        return cte__set_error(c, CTE_E_NOMEM, NULL);
     const cte_transport_ops_t *ops = cte__transport_ops(a.kind);
     c->t.fd = -1;
     why[0] = '\0';

@@ -8,6 +8,7 @@
  * (or by p->bulk) and deinit can free a half-built tree. Limits are checked on the announced
  * length before anything is allocated for it, and buffers grow as bytes really arrive, so a
  * hostile length costs nothing. Runs on the thread that owns the connection. */
+#include "alloc.h"
 #include "reply.h"
 
 #include <ctype.h>
@@ -21,7 +22,7 @@
 
 cte_reply_t *cte__reply_new(cte_reply_kind_t kind)
 {
-    cte_reply_t *r = calloc(1, sizeof *r);
+    cte_reply_t *r = cte__calloc(1, sizeof *r);
     if (r) r->kind = kind;
     return r;
 }
@@ -63,8 +64,7 @@ double cte_reply_double(const cte_reply_t *r)
 
 static int is_aggregate(cte_reply_kind_t k)
 {
-    return k == CTE_REPLY_ARRAY || k == CTE_REPLY_MAP || k == CTE_REPLY_SET ||
-           k == CTE_REPLY_PUSH;
+    return k == CTE_REPLY_ARRAY || k == CTE_REPLY_MAP || k == CTE_REPLY_SET || k == CTE_REPLY_PUSH;
 }
 
 size_t cte_reply_len(const cte_reply_t *r)
@@ -129,7 +129,7 @@ static int parse_ll(const char *s, size_t n, long long *out)
 
 static int set_str(cte_reply_t *r, const char *s, size_t n)
 {
-    r->str = malloc(n + 1);
+    r->str = cte__malloc(n + 1);
     if (!r->str) return CTE_E_NOMEM;
     memcpy(r->str, s, n);
     r->str[n] = '\0';
@@ -143,7 +143,7 @@ static int append_elem(cte_reply_t *agg, cte_reply_t *child, size_t total)
     if (agg->len == agg->cap) {
         size_t cap = agg->cap ? agg->cap * 2 : 8;
         if (cap > total) cap = total;
-        cte_reply_t **e = realloc(agg->elem, cap * sizeof *e);
+        cte_reply_t **e = cte__realloc(agg->elem, cap * sizeof *e);
         if (!e) return CTE_E_NOMEM;
         agg->elem = e;
         agg->cap = cap;
@@ -184,7 +184,7 @@ static int start_bulk(cte_parser_t *p, cte_reply_kind_t kind, long long n)
     if (kind == CTE_REPLY_VERBATIM && n < 4) return fail(p, CTE_E_PROTOCOL);
     cte_reply_t *r = cte__reply_new(kind);
     size_t first = (size_t)n < BULK_FIRST_CHUNK ? (size_t)n : BULK_FIRST_CHUNK;
-    if (r) r->str = malloc(first + 1);
+    if (r) r->str = cte__malloc(first + 1);
     if (!r || !r->str) {
         cte_reply_free(r);
         return fail(p, CTE_E_NOMEM);
@@ -264,15 +264,18 @@ static int parse_line(cte_parser_t *p, const char *s, size_t n, cte_reply_t **do
 
     if (n == 0) return fail(p, CTE_E_PROTOCOL);
     switch (s[0]) {
-    case '+': return scalar(p, CTE_REPLY_STRING, b, bn, done);
-    case '-': return scalar(p, CTE_REPLY_ERROR, b, bn, done);
+    case '+':
+        return scalar(p, CTE_REPLY_STRING, b, bn, done);
+    case '-':
+        return scalar(p, CTE_REPLY_ERROR, b, bn, done);
     case '(':
         if (!bignum_ok(b, bn)) return fail(p, CTE_E_PROTOCOL);
         return scalar(p, CTE_REPLY_BIGNUM, b, bn, done);
     case ':':
     case ',':
     case '#':
-    case '_': break;
+    case '_':
+        break;
     case '$':
     case '=':
     case '!':
@@ -291,7 +294,8 @@ static int parse_line(cte_parser_t *p, const char *s, size_t n, cte_reply_t **do
         if (s[0] == '~') return start_aggregate(p, CTE_REPLY_SET, v, 0, done);
         if (s[0] == '>') return start_aggregate(p, CTE_REPLY_PUSH, v, 0, done);
         return start_aggregate(p, CTE_REPLY_MAP, v, 1, done);
-    default: return fail(p, CTE_E_PROTOCOL);
+    default:
+        return fail(p, CTE_E_PROTOCOL);
     }
     cte_reply_t *r;
     if (s[0] == '$' || s[0] == '*' || s[0] == '_') {
@@ -325,7 +329,7 @@ static int bulk_take(cte_parser_t *p, const char *buf, size_t n)
         size_t need = r->len + n + 1, cap = r->cap * 2;
         if (cap < need) cap = need;
         if (cap > r->len + p->bulk_left + 1) cap = r->len + p->bulk_left + 1;
-        char *s = realloc(r->str, cap);
+        char *s = cte__realloc(r->str, cap);
         if (!s) return fail(p, CTE_E_NOMEM);
         r->str = s;
         r->cap = cap;
@@ -353,7 +357,7 @@ static int line_keep(cte_parser_t *p, const char *buf, size_t n)
     if (p->line_len + n > p->line_cap) {
         size_t cap = p->line_cap ? p->line_cap * 2 : 128;
         while (cap < p->line_len + n) cap *= 2;
-        char *l = realloc(p->line, cap);
+        char *l = cte__realloc(p->line, cap);
         if (!l) return fail(p, CTE_E_NOMEM);
         p->line = l;
         p->line_cap = cap;
@@ -378,8 +382,7 @@ static int feed_bulk(cte_parser_t *p, const char *buf, size_t len, size_t *pos)
     return p->crlf_left == 0;
 }
 
-int cte__parser_feed(cte_parser_t *p, const char *buf, size_t len, size_t *used,
-                     cte_reply_t **out)
+int cte__parser_feed(cte_parser_t *p, const char *buf, size_t len, size_t *used, cte_reply_t **out)
 {
     size_t pos = 0;
     int rc;

@@ -56,8 +56,7 @@ void cte__parser_deinit(cte_parser_t *p);
 /* Takes up to len bytes. Returns 1 when a whole reply is ready (*out, the caller's; *used
  * bytes were taken and the rest belongs to the next reply), 0 when all len bytes were taken
  * and more are needed, or CTE_E_PROTOCOL / CTE_E_LIMIT / CTE_E_NOMEM (sticky). */
-int cte__parser_feed(cte_parser_t *p, const char *buf, size_t len, size_t *used,
-                     cte_reply_t **out);
+int cte__parser_feed(cte_parser_t *p, const char *buf, size_t len, size_t *used, cte_reply_t **out);
 
 cte_reply_t *cte__reply_new(cte_reply_kind_t kind);
 

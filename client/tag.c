@@ -3,6 +3,7 @@
  * shapes are checked, never assumed: anything unexpected is CTE_E_TYPE. Numbers are formatted
  * into stack buffers, which are copied into the request (they are far below CTE_COPY_MAX), so
  * only the payload is referenced. Runs on the connection's thread. */
+#include "alloc.h"
 #include "conn_int.h"
 #include "reply.h"
 
@@ -74,8 +75,8 @@ static int names_ok(const char *tag, const char *blob)
 }
 
 /* TPUT's arguments; returns argc. */
-static int put_args(const char **argv, size_t *lens, const char *tag, const char *blob,
-                    num_t *off, const void *data, size_t len, double score, num_t *sc)
+static int put_args(const char **argv, size_t *lens, const char *tag, const char *blob, num_t *off,
+                    const void *data, size_t len, double score, num_t *sc)
 {
     argv[0] = "TPUT", argv[1] = tag, argv[2] = blob, argv[3] = off->s, argv[4] = data;
     lens[0] = 4, lens[1] = strlen(tag), lens[2] = strlen(blob), lens[3] = strlen(off->s);
@@ -97,8 +98,8 @@ int cte_put(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, cons
     return call_int(c, argc, argv, lens, size);
 }
 
-int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off,
-                  const void *data, size_t len, double score, cte_done_fn *fn, void *ud)
+int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, const void *data,
+                  size_t len, double score, cte_done_fn *fn, void *ud)
 {
     const char *argv[6];
     size_t lens[6];
@@ -109,8 +110,8 @@ int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off
 }
 
 /* TGET's arguments; returns argc. */
-static int get_args(const char **argv, const char *tag, const char *blob, num_t *off,
-                    num_t *cnt, uint64_t o, int64_t count)
+static int get_args(const char **argv, const char *tag, const char *blob, num_t *off, num_t *cnt,
+                    uint64_t o, int64_t count)
 {
     *off = u64(o);
     *cnt = i64(count);
@@ -156,8 +157,7 @@ int cte_get_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off
     const char *argv[5];
     num_t o, n;
     if (!names_ok(tag, blob)) return CTE_E_INVAL;
-    return cte_command_async(c, get_args(argv, tag, blob, &o, &n, off, count), argv, NULL, fn,
-                             ud);
+    return cte_command_async(c, get_args(argv, tag, blob, &o, &n, off, count), argv, NULL, fn, ud);
 }
 
 int cte_size(cte_conn_t *c, const char *tag, const char *blob, uint64_t *size)
@@ -167,8 +167,7 @@ int cte_size(cte_conn_t *c, const char *tag, const char *blob, uint64_t *size)
     return call_int(c, 3, argv, NULL, size);
 }
 
-int cte_truncate(cte_conn_t *c, const char *tag, const char *blob, uint64_t size,
-                 uint64_t *newsize)
+int cte_truncate(cte_conn_t *c, const char *tag, const char *blob, uint64_t size, uint64_t *newsize)
 {
     num_t n = u64(size);
     const char *argv[] = {"TTRUNCATE", tag, blob, n.s};
@@ -187,7 +186,7 @@ int cte_delete(cte_conn_t *c, const char *tag, const char *const *blobs, size_t 
                uint64_t *removed)
 {
     if (!tag || n == 0 || !blobs || n > INT32_MAX - 2) return CTE_E_INVAL;
-    const char **argv = malloc((n + 2) * sizeof *argv);
+    const char **argv = cte__malloc((n + 2) * sizeof *argv);
     if (!argv) return CTE_E_NOMEM;
     argv[0] = "TDEL";
     argv[1] = tag;

@@ -122,12 +122,12 @@ static int shm_open_stub(cte_transport_t *t, const cte_addr_t *a, char *why, siz
     return CTE_E_UNSUPPORTED;
 }
 
-static const cte_transport_ops_t tcp_ops = {"tcp", tcp_open, sock_send, sock_recv, sock_wait,
-                                            sock_close};
-static const cte_transport_ops_t unix_ops = {"unix", unix_open, sock_send, sock_recv, sock_wait,
-                                             sock_close};
-static const cte_transport_ops_t shm_ops = {"shm", shm_open_stub, sock_send, sock_recv,
-                                            sock_wait, sock_close};
+static const cte_transport_ops_t tcp_ops = {"tcp",     tcp_open,  sock_send,
+                                            sock_recv, sock_wait, sock_close};
+static const cte_transport_ops_t unix_ops = {"unix",    unix_open, sock_send,
+                                             sock_recv, sock_wait, sock_close};
+static const cte_transport_ops_t shm_ops = {"shm",     shm_open_stub, sock_send,
+                                            sock_recv, sock_wait,     sock_close};
 
 const cte_transport_ops_t *cte__transport_ops(cte_addr_kind_t kind)
 {

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <cte/cte.h>
 
+#include "alloc.h" /* client/: the allocation-failure hook */
+
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
@@ -28,6 +30,26 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ASan builds: a leak fails the test that caused it. Criterion ignores LeakSanitizer's exit
+ * status in its workers and failures in .fini, so each test body (LTest) ends with the check. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+static void leak_check(void)
+{
+    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks (above)");
+}
+#else
+static void leak_check(void) {}
+#endif
+#define LTest(suite, name, ...)                                                                    \
+    static void suite##_##name##_body(void);                                                       \
+    Test(suite, name, ##__VA_ARGS__)                                                               \
+    {                                                                                              \
+        suite##_##name##_body();                                                                   \
+        leak_check();                                                                              \
+    }                                                                                              \
+    static void suite##_##name##_body(void)
 
 /* ---- the server under test ---- */
 
@@ -106,8 +128,7 @@ static void exec_server(void)
     if (chdir(S.dir) != 0) _exit(126);
     if (S.pass)
         execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
-              S.sock, "--dir", S.dir, "--appendonly", "no", "--requirepass", S.pass,
-              (char *)NULL);
+              S.sock, "--dir", S.dir, "--appendonly", "no", "--requirepass", S.pass, (char *)NULL);
     else
         execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
               S.sock, "--dir", S.dir, "--appendonly", "no", (char *)NULL);
@@ -378,14 +399,14 @@ static void every_tag_call(cte_conn_t *c)
     listing_calls(c);
 }
 
-Test(libcte, every_tag_call_over_tcp, .init = setup, .fini = teardown)
+LTest(libcte, every_tag_call_over_tcp, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(0);
     every_tag_call(c);
     cte_conn_free(c);
 }
 
-Test(libcte, every_tag_call_over_the_unix_socket, .init = setup, .fini = teardown)
+LTest(libcte, every_tag_call_over_the_unix_socket, .init = setup, .fini = teardown)
 {
     char addr[160];
     snprintf(addr, sizeof addr, "unix:%s", S.sock);
@@ -394,7 +415,7 @@ Test(libcte, every_tag_call_over_the_unix_socket, .init = setup, .fini = teardow
     cte_conn_free(c);
 }
 
-Test(libcte, every_tag_call_in_resp3, .init = setup, .fini = teardown)
+LTest(libcte, every_tag_call_in_resp3, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(CTE_RESP3);
     cr_assert_eq(cte_conn_protocol(c), 3);
@@ -405,7 +426,7 @@ Test(libcte, every_tag_call_in_resp3, .init = setup, .fini = teardown)
 /* ---- asynchronous puts ---- */
 
 typedef struct async_log {
-    int next;  /* the index the next callback must carry */
+    int next; /* the index the next callback must carry */
     int fails;
     unsigned max_pending;
 } async_log_t;
@@ -421,7 +442,7 @@ static void put_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
     A.next = i + 1;
 }
 
-Test(libcte, many_async_puts_in_flight_complete_in_order, .init = setup, .fini = teardown)
+LTest(libcte, many_async_puts_in_flight_complete_in_order, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(0);
     enum { N = 3000 };
@@ -454,7 +475,7 @@ static void count_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud
     if (status == CTE_E_SERVER) cr_assert_eq(cte_reply_kind(r), CTE_REPLY_ERROR);
 }
 
-Test(libcte, async_errors_and_a_sync_call_behind_async_ones, .init = setup, .fini = teardown)
+LTest(libcte, async_errors_and_a_sync_call_behind_async_ones, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(0);
     int seen[3] = {0};
@@ -481,7 +502,7 @@ Test(libcte, async_errors_and_a_sync_call_behind_async_ones, .init = setup, .fin
 
 /* ---- the generic call ---- */
 
-Test(libcte, generic_call_in_resp2_and_resp3, .init = setup, .fini = teardown)
+LTest(libcte, generic_call_in_resp2_and_resp3, .init = setup, .fini = teardown)
 {
     cte_conn_t *c2 = tcp_conn(0), *c3 = tcp_conn(CTE_RESP3), *c = c2;
     cte_reply_t *r;
@@ -529,7 +550,7 @@ Test(libcte, generic_call_in_resp2_and_resp3, .init = setup, .fini = teardown)
     cte_conn_free(c3);
 }
 
-Test(libcte, server_errors_come_back_with_their_message, .init = setup, .fini = teardown)
+LTest(libcte, server_errors_come_back_with_their_message, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(0);
     cte_reply_t *r;
@@ -553,7 +574,7 @@ Test(libcte, server_errors_come_back_with_their_message, .init = setup, .fini = 
 
 /* ---- AUTH and SELECT from the address ---- */
 
-Test(libcte, auth_and_select_come_from_the_address, .init = setup_auth, .fini = teardown)
+LTest(libcte, auth_and_select_come_from_the_address, .init = setup_auth, .fini = teardown)
 {
     char addr[192];
     cte_reply_t *r;
@@ -600,7 +621,7 @@ Test(libcte, auth_and_select_come_from_the_address, .init = setup_auth, .fini = 
 
 /* ---- addresses that cannot connect ---- */
 
-Test(libcte, shm_says_not_supported_and_bad_addresses_fail, .init = setup, .fini = teardown)
+LTest(libcte, shm_says_not_supported_and_bad_addresses_fail, .init = setup, .fini = teardown)
 {
     char addr[160];
     cte_conn_t *c = cte_conn_new();
@@ -662,7 +683,7 @@ static void dropped(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
     *st = status;
 }
 
-Test(libcte, a_server_that_closes_mid_reply_breaks_the_connection_cleanly)
+LTest(libcte, a_server_that_closes_mid_reply_breaks_the_connection_cleanly)
 {
     int port, st1 = 1, st2 = 1;
     char addr[64];
@@ -682,7 +703,7 @@ Test(libcte, a_server_that_closes_mid_reply_breaks_the_connection_cleanly)
     reap(pid);
 }
 
-Test(libcte, garbage_from_the_server_is_a_protocol_error)
+LTest(libcte, garbage_from_the_server_is_a_protocol_error)
 {
     int port;
     char addr[64];
@@ -703,7 +724,7 @@ Test(libcte, garbage_from_the_server_is_a_protocol_error)
     reap(pid);
 }
 
-Test(libcte, a_silent_server_times_out)
+LTest(libcte, a_silent_server_times_out)
 {
     int port;
     char addr[64];
@@ -717,4 +738,109 @@ Test(libcte, a_silent_server_times_out)
     cr_assert_lt(now_s() - t0, 5.0);
     cte_conn_free(c);
     reap(pid);
+}
+
+/* ---- callbacks, push messages, refused commands ---- */
+
+typedef struct cb_probe {
+    cte_conn_t *c;
+    int sync_status, chained, chained_status;
+} cb_probe_t;
+
+static void chained_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
+{
+    cb_probe_t *p = ud;
+    p->chained_status = status;
+    p->chained = 1;
+}
+
+static void probing_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
+{
+    cb_probe_t *p = ud;
+    cte_reply_t *rr;
+    p->sync_status = cte_call(c, &rr, "PING", NULL); /* not allowed here */
+    const char *ping[] = {"PING"};
+    if (cte_command_async(c, 1, ping, NULL, chained_done, p) != 0) p->chained_status = -1;
+}
+
+LTest(libcte, a_callback_may_queue_requests_but_not_wait, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = tcp_conn(0);
+    cb_probe_t p = {c, 0, 0, 1};
+    const char *ping[] = {"PING"};
+    OK(cte_command_async(c, 1, ping, NULL, probing_done, &p));
+    OK(cte_wait_all(c));
+    cr_assert_eq(p.sync_status, CTE_E_BUSY);
+    cr_assert(p.chained, "the request queued from the callback completed in the same wait");
+    cr_assert_eq(p.chained_status, 0);
+    cte_conn_free(c);
+}
+
+LTest(libcte, pub_sub_commands_are_refused_not_hung, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = tcp_conn(CTE_RESP3);
+    cte_reply_t *r;
+    cr_assert_eq(cte_call(c, &r, "subscribe", "ch", NULL), CTE_E_INVAL);
+    cr_assert(strstr(cte_conn_errmsg(c), "not supported"), "%s", cte_conn_errmsg(c));
+    const char *mon[] = {"MONITOR"};
+    cr_assert_eq(cte_command_async(c, 1, mon, NULL, NULL, NULL), CTE_E_INVAL);
+    cr_assert_eq(cte_pending(c), 0);
+    OK(cte_call(c, &r, "PING", NULL));
+    cte_reply_free(r);
+    cte_conn_free(c);
+}
+
+static void count_push(cte_conn_t *c, const cte_reply_t *push, void *ud)
+{
+    int *n = ud;
+    if (cte_reply_kind(push) == CTE_REPLY_PUSH && cte_reply_len(push) == 2) (*n)++;
+}
+
+LTest(libcte, push_messages_go_to_the_push_callback)
+{
+    int port, pushes = 0;
+    char addr[64];
+    const char script[] = ">2\r\n+invalidate\r\n+k\r\n+OK\r\n";
+    pid_t pid = fake_server(script, sizeof script - 1, 0, &port);
+    snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", port);
+    cte_conn_t *c = open_or_fail(addr, 0);
+    cte_conn_set_push_cb(c, count_push, &pushes);
+    cte_reply_t *r;
+    OK(cte_call(c, &r, "GET", "k", NULL));
+    cr_assert_str_eq(cte_reply_str(r, NULL), "OK", "the push did not take the reply's place");
+    cr_assert_eq(pushes, 1);
+    cte_reply_free(r);
+    cte_conn_free(c);
+    reap(pid);
+}
+
+/* Every allocation libcte makes during open and a few calls may fail: each must come back as
+ * a status (never a crash), and ASan builds check that nothing leaks. */
+LTest(libcte, allocation_failures_are_statuses, .init = setup, .fini = teardown)
+{
+    char addr[128], big[20000];
+    int completed = 0;
+    tcp_addr(addr, sizeof addr, NULL, "?resp=3");
+    memset(big, 'q', sizeof big);
+    for (long n = 0; n < 400 && !completed; n++) {
+        cte__alloc_fail_after(n);
+        cte_conn_t *c = cte_conn_new();
+        int rc = c ? cte_conn_open(c, addr, 0) : CTE_E_NOMEM;
+        uint64_t size;
+        cte_reply_t *r = NULL;
+        if (rc == 0) rc = cte_put(c, "oom", "b", 0, big, sizeof big, 0.5, &size);
+        if (rc == 0) rc = cte_put_async(c, "oom", "b2", 0, "x", 1, -1, NULL, NULL);
+        if (rc == 0) rc = cte_wait_all(c);
+        if (rc == 0) rc = cte_call(c, &r, "HELLO", "3", NULL);
+        cte__alloc_fail_after(-1);
+        cr_assert(rc == 0 || rc == CTE_E_NOMEM, "failing allocation %ld: %s", n, cte_strerror(rc));
+        if (rc == 0) {
+            completed = 1;
+            cr_assert_eq(size, sizeof big);
+            cr_assert_eq(cte_reply_kind(r), CTE_REPLY_MAP);
+        }
+        cte_reply_free(r);
+        cte_conn_free(c);
+    }
+    cr_assert(completed, "400 allocations were not enough");
 }

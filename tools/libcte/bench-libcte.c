@@ -133,12 +133,18 @@ static void parse_opts(int argc, char **argv, bench_opts_t *o)
 {
     *o = (bench_opts_t){"127.0.0.1", 6379, 5, 20000, 64};
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--host")) o->host = argv[i + 1];
-        else if (!strcmp(argv[i], "--port")) o->port = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--rounds")) o->rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--n")) o->n = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--depth")) o->depth = atoi(argv[i + 1]);
-        else die("usage", "bench-libcte [--host H] [--port P] [--rounds R] [--n N] [--depth D]");
+        if (!strcmp(argv[i], "--host"))
+            o->host = argv[i + 1];
+        else if (!strcmp(argv[i], "--port"))
+            o->port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rounds"))
+            o->rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--n"))
+            o->n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--depth"))
+            o->depth = atoi(argv[i + 1]);
+        else
+            die("usage", "bench-libcte [--host H] [--port P] [--rounds R] [--n N] [--depth D]");
     }
     if (o->rounds < 1 || o->rounds > 100 || o->n < 1 || o->depth < 1) die("usage", "bad value");
 }
@@ -176,8 +182,8 @@ int main(int argc, char **argv)
            mq = median(q, o.rounds);
     printf("get-100B sync:     libcte %.0f ops/s  hiredis %.0f ops/s  ratio %.2fx\n", ma, mb,
            ma / mb);
-    printf("put-4KiB depth %-3d libcte %.0f ops/s  hiredis %.0f ops/s  ratio %.2fx\n", o.depth,
-           mp, mq, mp / mq);
+    printf("put-4KiB depth %-3d libcte %.0f ops/s  hiredis %.0f ops/s  ratio %.2fx\n", o.depth, mp,
+           mq, mp / mq);
     free(a);
     cte_conn_free(c);
     redisFree(h);

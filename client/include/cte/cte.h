@@ -19,9 +19,11 @@
  * system error (-ECONNREFUSED, -ENOMEM, ...), or a negative CTE_E_* code from the table below.
  * cte_strerror() names either kind. When the server answered with an error, the status is
  * CTE_E_SERVER and cte_conn_errmsg() holds its message (e.g. "WRONGTYPE Operation against ...").
- * After CTE_E_CLOSED, CTE_E_PROTOCOL, CTE_E_TIMEOUT, CTE_E_LIMIT or a system error on the
- * socket the connection is broken: every later call returns that status again; free it and
- * open a new one. Nothing in the library aborts or exits the caller's process.
+ * After CTE_E_CLOSED, CTE_E_PROTOCOL, CTE_E_TIMEOUT, CTE_E_LIMIT, a system error on the
+ * socket, or CTE_E_NOMEM while a reply was arriving, the connection is broken: every later
+ * call returns that status again; free it (or cte_conn_open it again). CTE_E_NOMEM while
+ * queueing a request queues nothing and leaves the connection usable. Nothing in the library
+ * aborts or exits the caller's process.
  *
  * Synchronous and asynchronous calls. Synchronous calls send one request and wait for its
  * reply. Asynchronous calls (*_async) queue a request and return at once; its callback runs
@@ -37,7 +39,8 @@
  * Replies. A reply tree (cte_reply_t, opaque) has one of the cte_reply_kind_t kinds and is
  * freed with one cte_reply_free() call on its root. RESP3 attributes are read and dropped;
  * push messages that arrive between replies go to the push callback (or are dropped).
- * Subscribing (SUBSCRIBE and friends) is not supported by this version.
+ * The generic calls refuse SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBEs, MONITOR,
+ * SYNC and PSYNC with CTE_E_INVAL in this version: their replies do not pair with requests.
  */
 #ifndef CTE_CTE_H
 #define CTE_CTE_H
@@ -189,8 +192,8 @@ unsigned cte_pending(const cte_conn_t *c);
 int cte_put(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, const void *data,
             size_t len, double score, uint64_t *size);
 /* TPUT queued; fn gets the INTEGER reply (the size). data must live until fn has run. */
-int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off,
-                  const void *data, size_t len, double score, cte_done_fn *fn, void *ud);
+int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, const void *data,
+                  size_t len, double score, cte_done_fn *fn, void *ud);
 /* TGET into buf: *len gets the bytes the server sent; when that exceeds cap, the first cap
  * bytes are copied and CTE_E_TRUNCATED is returned. */
 int cte_get(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, int64_t count,

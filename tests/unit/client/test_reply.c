@@ -2,6 +2,7 @@
  * split of a reply into two feeds (and byte by byte), pipelined replies, and hostile input
  * (huge lengths, deep nesting, bad bytes, overflow) that must give an error, not a crash or a
  * big allocation. */
+#include "alloc.h"
 #include "reply.h"
 
 #include <criterion/criterion.h>
@@ -9,6 +10,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ASan builds: a leak fails the test that caused it. Criterion ignores LeakSanitizer's exit
+ * status in its workers and failures in .fini, so each test body (LTest) ends with the check. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+static void leak_check(void)
+{
+    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks (above)");
+}
+#else
+static void leak_check(void) {}
+#endif
+#define LTest(suite, name, ...)                                                                    \
+    static void suite##_##name##_body(void);                                                       \
+    Test(suite, name, ##__VA_ARGS__)                                                               \
+    {                                                                                              \
+        suite##_##name##_body();                                                                   \
+        leak_check();                                                                              \
+    }                                                                                              \
+    static void suite##_##name##_body(void)
 
 /* Feeds s in pieces: first cut bytes, then the rest (cut 0: byte by byte). Returns the status
  * of the last feed and the reply; *used_total gets the bytes consumed. */
@@ -43,8 +64,10 @@ static cte_reply_t *parse_all_splits(const char *s, size_t n)
         cr_assert_eq(rc, 1, "cut %zu: status %d", cut, rc);
         cr_assert_eq(used, n, "cut %zu: used %zu of %zu", cut, used, n);
         cte__parser_deinit(&p);
-        if (!first) first = r;
-        else cte_reply_free(r);
+        if (!first)
+            first = r;
+        else
+            cte_reply_free(r);
     }
     return first;
 }
@@ -65,7 +88,7 @@ static int parse_status(const char *s, size_t n, const cte_parser_limits_t *lim)
 
 #define STATUS(lit) parse_status(lit, sizeof(lit) - 1, NULL)
 
-Test(client_reply, simple_string_error_integer)
+LTest(client_reply, simple_string_error_integer)
 {
     cte_reply_t *r = PARSE("+OK\r\n");
     cr_assert_eq(cte_reply_kind(r), CTE_REPLY_STRING);
@@ -81,7 +104,7 @@ Test(client_reply, simple_string_error_integer)
     cte_reply_free(r);
 }
 
-Test(client_reply, bulk_binary_and_empty_and_null)
+LTest(client_reply, bulk_binary_and_empty_and_null)
 {
     size_t len;
     cte_reply_t *r = PARSE("$5\r\na\r\n\0b\r\n");
@@ -106,7 +129,7 @@ Test(client_reply, bulk_binary_and_empty_and_null)
     cte_reply_free(r);
 }
 
-Test(client_reply, nested_array_with_every_scalar)
+LTest(client_reply, nested_array_with_every_scalar)
 {
     cte_reply_t *r = PARSE("*3\r\n:1\r\n*2\r\n$3\r\nfoo\r\n+bar\r\n*0\r\n");
     cr_assert_eq(cte_reply_kind(r), CTE_REPLY_ARRAY);
@@ -122,7 +145,7 @@ Test(client_reply, nested_array_with_every_scalar)
     cte_reply_free(r);
 }
 
-Test(client_reply, resp3_map_set_push)
+LTest(client_reply, resp3_map_set_push)
 {
     cte_reply_t *r = PARSE("%2\r\n+a\r\n:1\r\n+b\r\n~2\r\n#t\r\n#f\r\n");
     cr_assert_eq(cte_reply_kind(r), CTE_REPLY_MAP);
@@ -140,7 +163,7 @@ Test(client_reply, resp3_map_set_push)
     cte_reply_free(r);
 }
 
-Test(client_reply, resp3_double_bignum_verbatim_blob_error)
+LTest(client_reply, resp3_double_bignum_verbatim_blob_error)
 {
     cte_reply_t *r = PARSE(",3.25\r\n");
     cr_assert_eq(cte_reply_kind(r), CTE_REPLY_DOUBLE);
@@ -164,7 +187,7 @@ Test(client_reply, resp3_double_bignum_verbatim_blob_error)
     cte_reply_free(r);
 }
 
-Test(client_reply, attributes_are_dropped_at_root_and_inside)
+LTest(client_reply, attributes_are_dropped_at_root_and_inside)
 {
     cte_reply_t *r = PARSE("|1\r\n+key\r\n*1\r\n:9\r\n*2\r\n|1\r\n+k\r\n+v\r\n:1\r\n:2\r\n");
     cr_assert_eq(cte_reply_kind(r), CTE_REPLY_ARRAY);
@@ -174,7 +197,7 @@ Test(client_reply, attributes_are_dropped_at_root_and_inside)
     cte_reply_free(r);
 }
 
-Test(client_reply, pipelined_replies_come_out_one_at_a_time)
+LTest(client_reply, pipelined_replies_come_out_one_at_a_time)
 {
     const char s[] = "+A\r\n:2\r\n$1\r\nc\r\n";
     cte_parser_t p;
@@ -185,15 +208,17 @@ Test(client_reply, pipelined_replies_come_out_one_at_a_time)
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(cte__parser_feed(&p, s + pos, sizeof s - 1 - pos, &used, &r), 1);
         pos += used;
-        if (want[i]) cr_assert_str_eq(cte_reply_str(r, NULL), want[i]);
-        else cr_assert_eq(cte_reply_int(r), 2);
+        if (want[i])
+            cr_assert_str_eq(cte_reply_str(r, NULL), want[i]);
+        else
+            cr_assert_eq(cte_reply_int(r), 2);
         cte_reply_free(r);
     }
     cr_assert_eq(pos, sizeof s - 1);
     cte__parser_deinit(&p);
 }
 
-Test(client_reply, a_large_bulk_arrives_in_small_pieces)
+LTest(client_reply, a_large_bulk_arrives_in_small_pieces)
 {
     size_t n = 300000;
     char *s = malloc(n + 32);
@@ -214,7 +239,7 @@ Test(client_reply, a_large_bulk_arrives_in_small_pieces)
     free(s);
 }
 
-Test(client_reply, huge_announced_lengths_are_refused_before_allocating)
+LTest(client_reply, huge_announced_lengths_are_refused_before_allocating)
 {
     cr_assert_eq(STATUS("$9999999999999\r\n"), CTE_E_LIMIT);
     cr_assert_eq(STATUS("*9999999999999\r\n"), CTE_E_LIMIT);
@@ -237,7 +262,7 @@ Test(client_reply, huge_announced_lengths_are_refused_before_allocating)
     cte__parser_deinit(&p);
 }
 
-Test(client_reply, an_array_announcing_millions_costs_only_what_arrives)
+LTest(client_reply, an_array_announcing_millions_costs_only_what_arrives)
 {
     /* a hostile *16000000 followed by one element: no 128 MB pointer array up front */
     cte_parser_t p;
@@ -251,7 +276,7 @@ Test(client_reply, an_array_announcing_millions_costs_only_what_arrives)
     cte__parser_deinit(&p);
 }
 
-Test(client_reply, deep_nesting_is_an_error)
+LTest(client_reply, deep_nesting_is_an_error)
 {
     char s[40 * 4 + 8];
     size_t n = 0;
@@ -264,7 +289,7 @@ Test(client_reply, deep_nesting_is_an_error)
     cr_assert_eq(parse_status(s, n, NULL), 1);
 }
 
-Test(client_reply, bad_bytes_are_protocol_errors)
+LTest(client_reply, bad_bytes_are_protocol_errors)
 {
     cr_assert_eq(STATUS("?what\r\n"), CTE_E_PROTOCOL);
     cr_assert_eq(STATUS("+OK\n"), CTE_E_PROTOCOL);
@@ -284,7 +309,7 @@ Test(client_reply, bad_bytes_are_protocol_errors)
     cr_assert_eq(STATUS("*2\r\n:1\r\n?\r\n"), CTE_E_PROTOCOL);
 }
 
-Test(client_reply, an_error_is_sticky_and_deinit_frees_a_half_tree)
+LTest(client_reply, an_error_is_sticky_and_deinit_frees_a_half_tree)
 {
     cte_parser_t p;
     cte_reply_t *r;
@@ -298,7 +323,7 @@ Test(client_reply, an_error_is_sticky_and_deinit_frees_a_half_tree)
 }
 
 /* Random garbage must never crash the parser or hand out a reply with bad pointers. */
-Test(client_reply, random_garbage_never_crashes)
+LTest(client_reply, random_garbage_never_crashes)
 {
     const char alphabet[] = "+-:$*%~>_,#(=!|0123456789-\r\nabc";
     unsigned seed = 12345;
@@ -321,4 +346,33 @@ Test(client_reply, random_garbage_never_crashes)
         }
         cte__parser_deinit(&p);
     }
+}
+
+/* Every allocation the parser makes may fail: each failure must come back as CTE_E_NOMEM
+ * (sticky), and deinit must free the half-built tree (ASan builds check for leaks). */
+LTest(client_reply, every_allocation_failure_is_nomem_and_leaks_nothing)
+{
+    const char s[] = "*4\r\n%1\r\n+k\r\n$5\r\nvalue\r\n~2\r\n,1.5\r\n(123\r\n"
+                     "|1\r\n+a\r\n+b\r\n=7\r\ntxt:abc\r\n-ERR x\r\n";
+    int succeeded = 0;
+    for (long n = 0; n < 200 && !succeeded; n++) {
+        cte_parser_t p;
+        cte_reply_t *r;
+        size_t used;
+        cte__parser_init(&p, NULL);
+        cte__alloc_fail_after(n);
+        int rc = feed_split(&p, s, sizeof s - 1, 3, &r, &used);
+        cte__alloc_fail_after(-1);
+        cr_assert(rc == 1 || rc == CTE_E_NOMEM, "failing allocation %ld: status %d", n, rc);
+        if (rc == 1) {
+            succeeded = 1;
+            cr_assert_eq(cte_reply_len(r), 4);
+            cr_assert_str_eq(cte_reply_str(cte_reply_elem(r, 3), NULL), "ERR x");
+            cte_reply_free(r);
+        } else {
+            cr_assert_eq(cte__parser_feed(&p, "+OK\r\n", 5, &used, &r), CTE_E_NOMEM);
+        }
+        cte__parser_deinit(&p);
+    }
+    cr_assert(succeeded, "200 allocations were not enough");
 }

@@ -7,7 +7,28 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ASan builds: a leak fails the test that caused it. Criterion ignores LeakSanitizer's exit
+ * status in its workers and failures in .fini, so each test body (LTest) ends with the check. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+static void leak_check(void)
+{
+    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks (above)");
+}
+#else
+static void leak_check(void) {}
+#endif
+#define LTest(suite, name, ...)                                                                    \
+    static void suite##_##name##_body(void);                                                       \
+    Test(suite, name, ##__VA_ARGS__)                                                               \
+    {                                                                                              \
+        suite##_##name##_body();                                                                   \
+        leak_check();                                                                              \
+    }                                                                                              \
+    static void suite##_##name##_body(void)
 
 static cte_addr_t parse_ok(const char *s)
 {
@@ -18,7 +39,7 @@ static cte_addr_t parse_ok(const char *s)
     return a;
 }
 
-Test(client_uri, tcp_host_and_port)
+LTest(client_uri, tcp_host_and_port)
 {
     cte_addr_t a = parse_ok("tcp://127.0.0.1:7000");
     cr_assert_eq(a.kind, CTE_ADDR_TCP);
@@ -34,7 +55,7 @@ Test(client_uri, tcp_host_and_port)
     cr_assert_eq(a.port, 6380);
 }
 
-Test(client_uri, password_user_and_db)
+LTest(client_uri, password_user_and_db)
 {
     cte_addr_t a = parse_ok("tcp://:s3cret@h:1/2");
     cr_assert_str_eq(a.user, "");
@@ -56,7 +77,7 @@ Test(client_uri, password_user_and_db)
     cr_assert_str_eq(a.pass, "");
 }
 
-Test(client_uri, unix_and_shm_paths_with_options)
+LTest(client_uri, unix_and_shm_paths_with_options)
 {
     cte_addr_t a = parse_ok("unix:/run/cte/cte.sock");
     cr_assert_eq(a.kind, CTE_ADDR_UNIX);
@@ -80,7 +101,7 @@ static void parse_bad(const char *s, const char *reason)
     cr_assert(strstr(why, reason), "%s: reason '%s' lacks '%s'", s, why, reason);
 }
 
-Test(client_uri, malformed_addresses_are_refused_with_a_reason)
+LTest(client_uri, malformed_addresses_are_refused_with_a_reason)
 {
     parse_bad("", "scheme");
     parse_bad("redis://h:1", "scheme");
@@ -109,7 +130,7 @@ Test(client_uri, malformed_addresses_are_refused_with_a_reason)
     cr_assert_eq(cte__addr_parse(NULL, &(cte_addr_t){0}, NULL, 0), CTE_E_ADDRESS);
 }
 
-Test(client_uri, every_status_has_a_message)
+LTest(client_uri, every_status_has_a_message)
 {
     cr_assert_str_eq(cte_strerror(0), "success");
     cr_assert_str_eq(cte_strerror(CTE_E_UNSUPPORTED), "transport not supported yet");
