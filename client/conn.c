@@ -258,12 +258,14 @@ static int send_some(cte_conn_t *c)
 
 /* ---- input ---- */
 
-/* Reads what has arrived and delivers complete replies; the number delivered or a failure. */
-static int read_some(cte_conn_t *c)
+/* Reads what has arrived (with block, waits for the first bytes) and delivers complete
+ * replies; the number delivered or a failure. */
+static int read_some(cte_conn_t *c, int block)
 {
     int done = 0;
     for (;;) {
-        long n = c->t.ops->recv(&c->t, c->ibuf, READ_CHUNK);
+        long n = c->t.ops->recv(&c->t, c->ibuf, READ_CHUNK, block);
+        block = 0;
         if (n == -EAGAIN) return done;
         if (n < 0) return conn_fail(c, (int)n, NULL);
         if (n == 0) return conn_fail(c, CTE_E_CLOSED, NULL);
@@ -290,11 +292,12 @@ static int step(cte_conn_t *c, int timeout_ms, int *idle)
     if (idle) *idle = 0;
     if (c->broken) return c->broken;
     if (c->unsent && (rc = send_some(c)) < 0) return rc;
+    if (!c->unsent && timeout_ms < 0) return read_some(c, 1); /* one call, no poll */
     int mask = c->t.ops->wait(&c->t, c->unsent > 0, timeout_ms);
     if (mask < 0) return conn_fail(c, mask, NULL);
     if (mask == 0 && idle) *idle = 1;
     if (mask & CTE_T_WRITABLE && c->unsent && (rc = send_some(c)) < 0) return rc;
-    return mask & CTE_T_READABLE ? read_some(c) : 0;
+    return mask & CTE_T_READABLE ? read_some(c, 0) : 0;
 }
 
 /* Steps until *flag is set or nothing is pending/unsent as asked; honours the timeout. */
@@ -456,7 +459,7 @@ int cte_poll(cte_conn_t *c, int timeout_ms)
     int rc, done;
     if (c->broken) return c->broken;
     if (c->unsent && (rc = send_some(c)) < 0) return rc;
-    if ((done = read_some(c)) != 0 || timeout_ms == 0) return done;
+    if ((done = read_some(c, 0)) != 0 || timeout_ms == 0) return done;
     return step(c, timeout_ms, NULL);
 }
 

@@ -1,7 +1,8 @@
-/* transport.c - libcte's transports: TCP and Unix stream sockets (non-blocking, sendmsg with
- * MSG_NOSIGNAL so a closed peer is -EPIPE and never SIGPIPE), and the shm placeholder that
- * refuses to open with CTE_E_UNSUPPORTED until the shared-memory transport lands. Runs on the
- * connection's thread. */
+/* transport.c - libcte's transports: TCP and Unix stream sockets (a blocking descriptor used
+ * with MSG_DONTWAIT except where the connection asks to block, so that a synchronous call is
+ * sendmsg + recv, two system calls; MSG_NOSIGNAL so a closed peer is -EPIPE, never SIGPIPE), and
+ * the shm placeholder that refuses to open with CTE_E_UNSUPPORTED until the shared-memory transport
+ * lands. Runs on the connection's thread. */
 #define _GNU_SOURCE
 #include "transport.h"
 
@@ -23,17 +24,17 @@ static long sock_send(cte_transport_t *t, const struct iovec *iov, int n)
 {
     struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
     for (;;) {
-        ssize_t w = sendmsg(t->fd, &m, MSG_NOSIGNAL);
+        ssize_t w = sendmsg(t->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w >= 0) return (long)w;
         if (errno == EINTR) continue;
         return errno == EWOULDBLOCK ? -EAGAIN : -errno;
     }
 }
 
-static long sock_recv(cte_transport_t *t, void *buf, size_t len)
+static long sock_recv(cte_transport_t *t, void *buf, size_t len, int block)
 {
     for (;;) {
-        ssize_t r = recv(t->fd, buf, len, 0);
+        ssize_t r = recv(t->fd, buf, len, block ? 0 : MSG_DONTWAIT);
         if (r >= 0) return (long)r;
         if (errno == EINTR) continue;
         return errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -61,14 +62,6 @@ static void sock_close(cte_transport_t *t)
     t->fd = -1;
 }
 
-/* Makes fd non-blocking after a blocking connect; returns 0 or -errno. */
-static int nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -errno;
-    return 0;
-}
-
 static int tcp_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
@@ -86,12 +79,12 @@ static int tcp_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t w
             err = -errno;
             continue;
         }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 && (err = nonblock(fd)) == 0) {
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             t->fd = fd;
             break;
         }
-        if (err == 0 || errno) err = -errno;
+        err = -errno;
         close(fd);
     }
     freeaddrinfo(res);
@@ -106,7 +99,7 @@ static int unix_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t 
 
     if (fd < 0) return -errno;
     memcpy(sa.sun_path, a->path, strlen(a->path) + 1);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || (errno = -nonblock(fd)) != 0) {
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
         err = -errno;
         snprintf(why, whylen, "connect to %s: %s", a->path, strerror(errno));
         close(fd);

@@ -2,7 +2,8 @@
  *
  * A transport only moves bytes; the connection above it (conn.c) frames requests and parses
  * replies, so TCP, the Unix socket and (later) shared memory share all the rest. All calls
- * are non-blocking except wait(), which blocks up to timeout_ms (-1: for ever). */
+ * are non-blocking except wait(), which blocks up to timeout_ms (-1: for ever), and a recv()
+ * asked to block. */
 #ifndef CTE_CLIENT_TRANSPORT_H
 #define CTE_CLIENT_TRANSPORT_H
 
@@ -21,8 +22,9 @@ typedef struct cte_transport_ops {
     int (*open)(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen);
     /* Writes what it can of iov[0..n): bytes written (> 0), or -EAGAIN, or -errno. */
     long (*send)(cte_transport_t *t, const struct iovec *iov, int n);
-    /* Reads up to len bytes: bytes (> 0), 0 at end of stream, -EAGAIN, or -errno. */
-    long (*recv)(cte_transport_t *t, void *buf, size_t len);
+    /* Reads up to len bytes: bytes (> 0), 0 at end of stream, -EAGAIN, or -errno. With block
+     * it waits until something arrives (never -EAGAIN): one call where wait + recv are two. */
+    long (*recv)(cte_transport_t *t, void *buf, size_t len, int block);
     /* Waits until readable (or also writable when want_write): a CTE_T_* mask, 0 on
      * timeout, or -errno. */
     int (*wait)(cte_transport_t *t, int want_write, int timeout_ms);

@@ -62,7 +62,7 @@ extern "C" {
     X(CTE_E_SERVER, -1002, "the server replied with an error")                                     \
     X(CTE_E_PROTOCOL, -1003, "malformed reply from the server")                                    \
     X(CTE_E_LIMIT, -1004, "reply exceeds a configured limit")                                      \
-    X(CTE_E_CLOSED, -1005, "connection closed by the server")                                      \
+    X(CTE_E_CLOSED, -1005, "connection closed (or never opened)")                                    \
     X(CTE_E_TIMEOUT, -1006, "timed out waiting for the server")                                    \
     X(CTE_E_TYPE, -1007, "unexpected reply type")                                                  \
     X(CTE_E_NOTFOUND, -1008, "no such blob")                                                       \
