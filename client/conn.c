@@ -570,7 +570,8 @@ int cte_conn_open(cte_conn_t *c, const char *addr, unsigned flags)
     const cte_transport_ops_t *ops = cte__transport_ops(a.kind);
     c->t.fd = -1;
     why[0] = '\0';
-    if ((rc = ops->open(&c->t, &a, why, sizeof why)) != 0) return cte__set_error(c, rc, why);
+    if ((rc = ops->open(&c->t, &a, c->timeout_ms, why, sizeof why)) != 0)
+        return cte__set_error(c, rc, why);
     c->t.ops = ops;
     c->broken = 0;
     if ((rc = handshake(c, &a, flags)) != 0) {

@@ -62,7 +62,29 @@ static void sock_close(cte_transport_t *t)
     t->fd = -1;
 }
 
-static int tcp_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
+/* connect() that gives up after timeout_ms (<= 0: as long as the kernel tries): 0, -errno, or
+ * CTE_E_TIMEOUT. The descriptor is left blocking, as the transports expect. */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int fl = fcntl(fd, F_GETFL), err = 0, n;
+    socklen_t elen = sizeof err;
+
+    if (timeout_ms <= 0) return connect(fd, sa, len) == 0 ? 0 : -errno;
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -errno;
+    if (connect(fd, sa, len) != 0) {
+        if (errno != EINPROGRESS) return -errno;
+        while ((n = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        if (n == 0) return CTE_E_TIMEOUT;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) return -errno;
+        if (err) return -err;
+    }
+    return fcntl(fd, F_SETFL, fl) == 0 ? 0 : -errno;
+}
+
+static int tcp_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
+                    size_t whylen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
     char port[8];
@@ -79,29 +101,29 @@ static int tcp_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t w
             err = -errno;
             continue;
         }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        if ((err = connect_within(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms)) == 0) {
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             t->fd = fd;
             break;
         }
-        err = -errno;
         close(fd);
     }
     freeaddrinfo(res);
-    if (t->fd < 0) snprintf(why, whylen, "connect to %s:%d: %s", a->host, a->port, strerror(-err));
+    if (t->fd < 0)
+        snprintf(why, whylen, "connect to %s:%d: %s", a->host, a->port, cte_strerror(err));
     return t->fd < 0 ? err : 0;
 }
 
-static int unix_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
+static int unix_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
+                     size_t whylen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
 
     if (fd < 0) return -errno;
     memcpy(sa.sun_path, a->path, strlen(a->path) + 1);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        err = -errno;
-        snprintf(why, whylen, "connect to %s: %s", a->path, strerror(errno));
+    if ((err = connect_within(fd, (struct sockaddr *)&sa, sizeof sa, timeout_ms)) != 0) {
+        snprintf(why, whylen, "connect to %s: %s", a->path, cte_strerror(err));
         close(fd);
         return err;
     }
@@ -109,7 +131,8 @@ static int unix_open(cte_transport_t *t, const cte_addr_t *a, char *why, size_t 
     return 0;
 }
 
-static int shm_open_stub(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen)
+static int shm_open_stub(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
+                         size_t whylen)
 {
     snprintf(why, whylen, "the shm: transport is not supported yet (use unix:%s)", a->path);
     return CTE_E_UNSUPPORTED;

@@ -18,8 +18,9 @@ enum { CTE_T_READABLE = 1, CTE_T_WRITABLE = 2 };
 
 typedef struct cte_transport_ops {
     const char *name;
-    /* Connects; 0, -errno or CTE_E_* with a reason in why. */
-    int (*open)(cte_transport_t *t, const cte_addr_t *a, char *why, size_t whylen);
+    /* Connects within timeout_ms (<= 0: no limit); 0, -errno or CTE_E_* (CTE_E_TIMEOUT) with
+     * a reason in why. */
+    int (*open)(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why, size_t whylen);
     /* Writes what it can of iov[0..n): bytes written (> 0), or -EAGAIN, or -errno. */
     long (*send)(cte_transport_t *t, const struct iovec *iov, int n);
     /* Reads up to len bytes: bytes (> 0), 0 at end of stream, -EAGAIN, or -errno. With block

@@ -844,3 +844,32 @@ LTest(libcte, allocation_failures_are_statuses, .init = setup, .fini = teardown)
     }
     cr_assert(completed, "400 allocations were not enough");
 }
+
+/* A listener whose accept queue is full drops new SYNs, so connect() would hang for minutes
+ * of SYN retries: with a timeout set before opening, the open gives up in time. */
+LTest(libcte, connecting_gives_up_after_the_timeout)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof a;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), fillers[8], nf = 0;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(lfd, 0), 0);
+    getsockname(lfd, (struct sockaddr *)&a, &len);
+    for (; nf < 8; nf++) { /* fill the accept queue (and the SYN queue behind it) */
+        fillers[nf] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        connect(fillers[nf], (struct sockaddr *)&a, sizeof a);
+    }
+    usleep(100000);
+    char addr[64];
+    snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", ntohs(a.sin_port));
+    cte_conn_t *c = cte_conn_new();
+    cte_conn_set_timeout(c, 300);
+    double t0 = now_s();
+    cr_assert_eq(cte_conn_open(c, addr, 0), CTE_E_TIMEOUT, "%s", cte_conn_errmsg(c));
+    cr_assert(strstr(cte_conn_errmsg(c), "connect to"), "%s", cte_conn_errmsg(c));
+    cr_assert_lt(now_s() - t0, 3.0);
+    cte_conn_free(c);
+    for (int i = 0; i < nf; i++) close(fillers[i]);
+    close(lfd);
+}

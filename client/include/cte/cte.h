@@ -143,7 +143,9 @@ int cte_conn_protocol(const cte_conn_t *c);
 /* At most n (>= 1) requests in flight; CTE_E_INVAL otherwise. */
 int cte_conn_set_window(cte_conn_t *c, unsigned n);
 /* Synchronous calls and cte_wait_all fail with CTE_E_TIMEOUT (breaking the connection) when
- * the server sends nothing for ms milliseconds; 0 (the default) waits for ever. */
+ * the server sends nothing for ms milliseconds; 0 (the default) waits for ever. Set before
+ * cte_conn_open, it also bounds connecting and each step of the handshake. Name resolution
+ * (getaddrinfo) is not bounded. */
 void cte_conn_set_timeout(cte_conn_t *c, int ms);
 /* Bulk strings larger than n bytes (default 512 MiB) fail with CTE_E_LIMIT. */
 void cte_conn_set_max_bulk(cte_conn_t *c, size_t n);
