@@ -60,6 +60,7 @@ typedef struct itest_server {
     char sock[128];
     char log[128];
     const char *pass; /* --requirepass, or NULL */
+    int redis;        /* run Debian's redis-server instead (with DEBUG enabled) */
 } itest_server_t;
 
 static itest_server_t S;
@@ -126,12 +127,17 @@ static void exec_server(void)
     }
     snprintf(port, sizeof port, "%d", S.port);
     if (chdir(S.dir) != 0) _exit(126);
+    if (S.redis)
+        execl("/usr/bin/redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
+              "--unixsocket", S.sock, "--dir", S.dir, "--save", "", "--appendonly", "no",
+              "--enable-debug-command", "yes", (char *)NULL);
     if (S.pass)
         execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
               S.sock, "--dir", S.dir, "--appendonly", "no", "--requirepass", S.pass, (char *)NULL);
     else
         execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
-              S.sock, "--dir", S.dir, "--appendonly", "no", (char *)NULL);
+              S.sock, "--dir", S.dir, "--appendonly", "no", "--enable-debug-command", "yes",
+              (char *)NULL);
     fprintf(stderr, "exec %s: %s\n", server_path(), strerror(errno));
     _exit(127);
 }
@@ -218,6 +224,13 @@ static void setup(void)
     cr_assert_fail("%s did not start (5 attempts)", server_path());
 }
 
+static void setup_redis(void)
+{
+    if (access("/usr/bin/redis-server", X_OK) != 0) cr_skip_test("no /usr/bin/redis-server");
+    S.redis = 1;
+    setup();
+}
+
 static void setup_auth(void)
 {
     S.pass = "s3cret";
@@ -231,6 +244,7 @@ static void teardown(void)
     cr_expect_eq(rc, 0, "cte-server exited with %d after SIGTERM (log above)", rc);
     remove_dir();
     S.pass = NULL;
+    S.redis = 0;
 }
 
 static cte_conn_t *open_or_fail(const char *addr, unsigned flags)
@@ -872,4 +886,74 @@ LTest(libcte, connecting_gives_up_after_the_timeout)
     cte_conn_free(c);
     for (int i = 0; i < nf; i++) close(fillers[i]);
     close(lfd);
+}
+
+/* ---- every RESP type from a real server: DEBUG PROTOCOL ---- */
+
+typedef struct proto_case {
+    const char *type;
+    cte_reply_kind_t resp3, resp2;
+    size_t len; /* elements of an aggregate */
+} proto_case_t;
+
+static const proto_case_t PROTO[] = {
+    {"string", CTE_REPLY_BULK, CTE_REPLY_BULK, 0},
+    {"integer", CTE_REPLY_INTEGER, CTE_REPLY_INTEGER, 0},
+    {"double", CTE_REPLY_DOUBLE, CTE_REPLY_BULK, 0},
+    {"bignum", CTE_REPLY_BIGNUM, CTE_REPLY_BULK, 0},
+    {"null", CTE_REPLY_NULL, CTE_REPLY_NULL, 0},
+    {"array", CTE_REPLY_ARRAY, CTE_REPLY_ARRAY, 3},
+    {"set", CTE_REPLY_SET, CTE_REPLY_ARRAY, 3},
+    {"map", CTE_REPLY_MAP, CTE_REPLY_ARRAY, 6},
+    {"attrib", CTE_REPLY_BULK, CTE_REPLY_BULK, 0},
+    {"true", CTE_REPLY_BOOL, CTE_REPLY_INTEGER, 0},
+    {"false", CTE_REPLY_BOOL, CTE_REPLY_INTEGER, 0},
+    {"verbatim", CTE_REPLY_VERBATIM, CTE_REPLY_BULK, 0},
+};
+
+static void every_resp_type(void)
+{
+    for (int proto = 2; proto <= 3; proto++) {
+        cte_conn_t *c = tcp_conn(proto == 3 ? CTE_RESP3 : 0);
+        int pushes = 0;
+        cte_conn_set_push_cb(c, count_push, &pushes);
+        for (size_t i = 0; i < sizeof PROTO / sizeof PROTO[0]; i++) {
+            const proto_case_t *pc = &PROTO[i];
+            cte_reply_t *r;
+            OK(cte_call(c, &r, "DEBUG", "PROTOCOL", pc->type, NULL));
+            cte_reply_kind_t want = proto == 3 ? pc->resp3 : pc->resp2;
+            cr_assert_eq(cte_reply_kind(r), want, "RESP%d %s: kind %d, want %d", proto, pc->type,
+                         cte_reply_kind(r), want);
+            cr_assert_eq(cte_reply_len(r), pc->len, "RESP%d %s", proto, pc->type);
+            if (!strcmp(pc->type, "attrib"))
+                cr_assert_str_eq(cte_reply_str(r, NULL), "Some real reply following the attribute");
+            if (!strcmp(pc->type, "double") && proto == 3)
+                cr_assert_float_eq(cte_reply_double(r), 3.141, 1e-9);
+            if (!strcmp(pc->type, "true") || !strcmp(pc->type, "false"))
+                cr_assert_eq(cte_reply_int(r), pc->type[0] == 't');
+            if (!strcmp(pc->type, "verbatim")) {
+                cr_assert_str_eq(cte_reply_str(r, NULL), "This is a verbatim\nstring");
+                cr_assert_str_eq(cte_reply_format(r), proto == 3 ? "txt" : "");
+            }
+            cte_reply_free(r);
+        }
+        if (proto == 3) {
+            cte_reply_t *r;
+            OK(cte_call(c, &r, "DEBUG", "PROTOCOL", "push", NULL));
+            cr_assert_str_eq(cte_reply_str(r, NULL), "Some real reply following the push reply");
+            cr_assert_eq(pushes, 1);
+            cte_reply_free(r);
+        }
+        cte_conn_free(c);
+    }
+}
+
+LTest(libcte, every_resp_type_from_cte_server, .init = setup, .fini = teardown)
+{
+    every_resp_type();
+}
+
+LTest(libcte, every_resp_type_from_redis_server, .init = setup_redis, .fini = teardown)
+{
+    every_resp_type();
 }
