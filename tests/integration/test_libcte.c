@@ -957,3 +957,28 @@ LTest(libcte, every_resp_type_from_redis_server, .init = setup_redis, .fini = te
 {
     every_resp_type();
 }
+
+/* Arguments of 16 KiB or more are sent from the caller's memory, smaller ones are copied when
+ * queued: changing both buffers after queueing shows which is which (and why an async
+ * payload must stay unchanged until its callback). */
+LTest(libcte, large_payloads_are_sent_from_the_callers_buffer, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = tcp_conn(0);
+    static char small[1024], large[20 * 1024];
+    const void *view;
+    size_t len;
+    memset(small, 'a', sizeof small);
+    memset(large, 'a', sizeof large);
+    OK(cte_put_async(c, "zc", "small", 0, small, sizeof small, -1, NULL, NULL));
+    OK(cte_put_async(c, "zc", "large", 0, large, sizeof large, -1, NULL, NULL));
+    memset(small, 'b', sizeof small);
+    memset(large, 'b', sizeof large);
+    OK(cte_wait_all(c));
+    OK(cte_get_view(c, "zc", "small", 0, 1, &view, &len));
+    cr_assert_eq(*(const char *)view, 'a', "a small payload was copied when queued");
+    OK(cte_get_view(c, "zc", "large", 0, -1, &view, &len));
+    cr_assert_eq(len, sizeof large);
+    cr_assert_eq(((const char *)view)[0], 'b', "a large one went from the caller's buffer");
+    cr_assert_eq(((const char *)view)[len - 1], 'b');
+    cte_conn_free(c);
+}

@@ -98,6 +98,8 @@ typedef enum cte_reply_kind {
     CTE_REPLY_PUSH      /* >n */
 } cte_reply_kind_t;
 
+/* A reply tree. The accessors below take a non-NULL reply, never fail, allocate nothing and
+ * may be called from any thread that owns the reply; what they return lives as long as r. */
 typedef struct cte_reply cte_reply_t;
 
 cte_reply_kind_t cte_reply_kind(const cte_reply_t *r);
