@@ -279,6 +279,7 @@ static int read_some(cte_conn_t *c, int block)
             off += used;
             if ((rc = deliver(c, r)) < 0) return rc;
             done += rc;
+            if (c->broken) return c->broken; /* a callback's request failed to send */
         }
         if (n < READ_CHUNK) return done;
     }
@@ -457,7 +458,9 @@ int cte_call(cte_conn_t *c, cte_reply_t **reply, const char *arg0, ...)
 int cte_poll(cte_conn_t *c, int timeout_ms)
 {
     int rc, done;
+    if (c->in_cb) return CTE_E_BUSY; /* the read buffer is in use further up */
     if (c->broken) return c->broken;
+    if (!c->pcount && !c->unsent) return 0; /* nothing could complete: never block */
     if (c->unsent && (rc = send_some(c)) < 0) return rc;
     if ((done = read_some(c, 0)) != 0 || timeout_ms == 0) return done;
     return step(c, timeout_ms, NULL);

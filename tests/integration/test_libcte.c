@@ -758,7 +758,7 @@ LTest(libcte, a_silent_server_times_out)
 
 typedef struct cb_probe {
     cte_conn_t *c;
-    int sync_status, chained, chained_status;
+    int sync_status, chained, chained_status, poll_status, wait_status;
 } cb_probe_t;
 
 static void chained_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
@@ -773,6 +773,8 @@ static void probing_done(cte_conn_t *c, int status, const cte_reply_t *r, void *
     cb_probe_t *p = ud;
     cte_reply_t *rr;
     p->sync_status = cte_call(c, &rr, "PING", NULL); /* not allowed here */
+    p->poll_status = cte_poll(c, 0);                 /* nor driving the connection */
+    p->wait_status = cte_wait_all(c);
     const char *ping[] = {"PING"};
     if (cte_command_async(c, 1, ping, NULL, chained_done, p) != 0) p->chained_status = -1;
 }
@@ -780,11 +782,16 @@ static void probing_done(cte_conn_t *c, int status, const cte_reply_t *r, void *
 LTest(libcte, a_callback_may_queue_requests_but_not_wait, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(0);
-    cb_probe_t p = {c, 0, 0, 1};
+    cb_probe_t p = {c, 0, 0, 1, 0, 0};
     const char *ping[] = {"PING"};
     OK(cte_command_async(c, 1, ping, NULL, probing_done, &p));
     OK(cte_wait_all(c));
     cr_assert_eq(p.sync_status, CTE_E_BUSY);
+    cr_assert_eq(p.poll_status, CTE_E_BUSY);
+    cr_assert_eq(p.wait_status, CTE_E_BUSY);
+    double t0 = now_s();
+    cr_assert_eq(cte_poll(c, -1), 0, "nothing pending: cte_poll returns at once");
+    cr_assert_lt(now_s() - t0, 1.0);
     cr_assert(p.chained, "the request queued from the callback completed in the same wait");
     cr_assert_eq(p.chained_status, 0);
     cte_conn_free(c);

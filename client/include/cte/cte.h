@@ -62,7 +62,7 @@ extern "C" {
     X(CTE_E_SERVER, -1002, "the server replied with an error")                                     \
     X(CTE_E_PROTOCOL, -1003, "malformed reply from the server")                                    \
     X(CTE_E_LIMIT, -1004, "reply exceeds a configured limit")                                      \
-    X(CTE_E_CLOSED, -1005, "connection closed (or never opened)")                                    \
+    X(CTE_E_CLOSED, -1005, "connection closed (or never opened)")                                  \
     X(CTE_E_TIMEOUT, -1006, "timed out waiting for the server")                                    \
     X(CTE_E_TYPE, -1007, "unexpected reply type")                                                  \
     X(CTE_E_NOTFOUND, -1008, "no such blob")                                                       \
@@ -178,7 +178,8 @@ int cte_command_async(cte_conn_t *c, int argc, const char *const *argv, const si
                       cte_done_fn *fn, void *ud);
 /* Writes what the socket takes, reads what has arrived, and runs the callbacks of completed
  * requests, waiting up to timeout_ms (0: not at all, -1: until something completes). Returns
- * the number of requests completed (>= 0) or the connection's failure. */
+ * the number of requests completed (>= 0; 0 at once when nothing is pending) or the
+ * connection's failure. Like cte_flush and cte_wait_all, CTE_E_BUSY inside a callback. */
 int cte_poll(cte_conn_t *c, int timeout_ms);
 /* Writes every queued request (reading replies meanwhile so the server never stalls). */
 int cte_flush(cte_conn_t *c);
