@@ -75,7 +75,12 @@ const char *cte_strerror(int status)
     default:
         break;
     }
-    if (status < 0 && status > -1000) return strerror(-status);
+    if (status < 0 && status > -1000) { /* strerror_r (XSI): strerror is not thread-safe */
+        static _Thread_local char buf[128];
+        if (strerror_r(-status, buf, sizeof buf) != 0)
+            snprintf(buf, sizeof buf, "errno %d", -status);
+        return buf;
+    }
     return "unknown status";
 }
 

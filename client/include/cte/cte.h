@@ -78,7 +78,8 @@ enum {
 #undef CTE_X_ENUM
 };
 
-/* A static message for any status (0, -errno or CTE_E_*); never NULL; any thread. */
+/* A message for any status (0, -errno or CTE_E_*); never NULL; any thread. The text lives
+ * until the calling thread's next cte_strerror (CTE_E_* texts: for ever). */
 const char *cte_strerror(int status);
 
 /* ---- replies ---- */
