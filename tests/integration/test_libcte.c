@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -988,4 +989,60 @@ LTest(libcte, large_payloads_are_sent_from_the_callers_buffer, .init = setup, .f
     cr_assert_eq(((const char *)view)[0], 'b', "a large one went from the caller's buffer");
     cr_assert_eq(((const char *)view)[len - 1], 'b');
     cte_conn_free(c);
+}
+
+/* One connection per thread: four threads, each with its own connection, mixing async puts
+ * and sync reads at the same time; no state is shared between connections. */
+typedef struct thread_job {
+    char addr[160];
+    int id, errors;
+    char vals[500][48]; /* async payloads live until their callbacks ran */
+} thread_job_t;
+
+static void *thread_main(void *arg)
+{
+    thread_job_t *j = arg;
+    cte_conn_t *c;
+    char tag[16], name[16], buf[64], want[64];
+    size_t len;
+    if (cte_connect(j->addr, j->id % 2 ? CTE_RESP3 : 0, &c) != 0) {
+        j->errors++;
+        return NULL;
+    }
+    snprintf(tag, sizeof tag, "thr%d", j->id);
+    for (int i = 0; i < 500; i++) {
+        snprintf(name, sizeof name, "b%d", i);
+        snprintf(j->vals[i], sizeof j->vals[i], "value %d of thread %d", i, j->id);
+        if (cte_put_async(c, tag, name, 0, j->vals[i], strlen(j->vals[i]), -1, NULL, NULL) != 0)
+            j->errors++;
+    }
+    if (cte_wait_all(c) != 0) j->errors++;
+    for (int i = 0; i < 500; i += 7) {
+        snprintf(name, sizeof name, "b%d", i);
+        snprintf(want, sizeof want, "value %d of thread %d", i, j->id);
+        if (cte_get(c, tag, name, 0, -1, buf, sizeof buf, &len) != 0 || len != strlen(want) ||
+            memcmp(buf, want, len) != 0)
+            j->errors++;
+    }
+    cte_conn_free(c);
+    return NULL;
+}
+
+LTest(libcte, one_connection_per_thread_runs_in_parallel, .init = setup, .fini = teardown)
+{
+    pthread_t t[4];
+    static thread_job_t jobs[4];
+    for (int i = 0; i < 4; i++) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].id = i;
+        if (i % 2)
+            snprintf(jobs[i].addr, sizeof jobs[i].addr, "unix:%s", S.sock);
+        else
+            tcp_addr(jobs[i].addr, sizeof jobs[i].addr, NULL, NULL);
+        cr_assert_eq(pthread_create(&t[i], NULL, thread_main, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(jobs[i].errors, 0, "thread %d had %d errors", i, jobs[i].errors);
+    }
 }
