@@ -31,6 +31,8 @@ typedef struct pending {
     cte_done_fn *fn;
     void *ud;
     int sync;
+    char *sink; /* a bulk reply's bytes go here (cte_get), or NULL */
+    size_t sink_cap;
 } pending_t;
 
 typedef struct seg {
@@ -278,6 +280,9 @@ static int read_some(cte_conn_t *c, int block)
         while (off < (size_t)n) {
             size_t used;
             cte_reply_t *r;
+            const pending_t *head = c->pcount ? &c->pend[c->phead] : NULL;
+            c->parser.sink = head ? head->sink : NULL; /* the same until its reply is done */
+            c->parser.sink_cap = head ? head->sink_cap : 0;
             int rc = cte__parser_feed(&c->parser, c->ibuf + off, (size_t)n - off, &used, &r);
             if (rc < 0) return conn_fail(c, rc, NULL);
             if (rc == 0) break;
@@ -395,11 +400,17 @@ int cte_command_async(cte_conn_t *c, int argc, const char *const *argv, const si
                       cte_done_fn *fn, void *ud)
 {
     int rc = refused(c, argc, argv, lens);
-    return rc ? rc : enqueue(c, argc, argv, lens, (pending_t){fn, ud, 0});
+    return rc ? rc : enqueue(c, argc, argv, lens, (pending_t){fn, ud, 0, NULL, 0});
 }
 
 int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
                    const cte_reply_t **reply)
+{
+    return cte__roundtrip_into(c, argc, argv, lens, NULL, 0, reply);
+}
+
+int cte__roundtrip_into(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                        void *sink, size_t cap, const cte_reply_t **reply)
 {
     *reply = NULL;
     if (c->in_cb) return CTE_E_BUSY;
@@ -409,7 +420,7 @@ int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_
     c->sync_done = 0;
     c->sync_status = 0;
     c->sync_reply = NULL;
-    int rc = enqueue(c, argc, argv, lens, (pending_t){NULL, NULL, 1});
+    int rc = enqueue(c, argc, argv, lens, (pending_t){NULL, NULL, 1, sink, cap});
     if (rc) return rc;
     drive_until(c, &c->sync_done, 0);
     if (!c->sync_done) return c->broken;       /* a failure completes every request: defensive */

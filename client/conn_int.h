@@ -14,6 +14,10 @@
  * connection's failure (*reply NULL). */
 int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
                    const cte_reply_t **reply);
+/* The same, but a bulk reply's payload is written straight into sink[0..cap) as it arrives
+ * (the reply then has str NULL and len the payload's full length); sink NULL: as above. */
+int cte__roundtrip_into(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                        void *sink, size_t cap, const cte_reply_t **reply);
 /* Takes the reply c keeps away from it: the caller owns it now. */
 cte_reply_t *cte__take_last(cte_conn_t *c);
 /* Records a local failure's description for cte_conn_errmsg; returns status. */

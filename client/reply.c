@@ -184,6 +184,14 @@ static int start_bulk(cte_parser_t *p, cte_reply_kind_t kind, long long n)
     if (kind == CTE_REPLY_VERBATIM && n < 4) return fail(p, CTE_E_PROTOCOL);
     cte_reply_t *r = cte__reply_new(kind);
     size_t first = (size_t)n < BULK_FIRST_CHUNK ? (size_t)n : BULK_FIRST_CHUNK;
+    p->sinking = p->sink && p->depth == 0 && kind == CTE_REPLY_BULK;
+    if (r && p->sinking) { /* the bytes go to the caller's buffer: no str */
+        p->bulk = r;
+        p->bulk_left = (size_t)n;
+        p->crlf_left = 2;
+        p->verbatim = 0;
+        return 0;
+    }
     if (r) r->str = cte__malloc(first + 1);
     if (!r || !r->str) {
         cte_reply_free(r);
@@ -325,6 +333,15 @@ static int parse_line(cte_parser_t *p, const char *s, size_t n, cte_reply_t **do
 static int bulk_take(cte_parser_t *p, const char *buf, size_t n)
 {
     cte_reply_t *r = p->bulk;
+    if (p->sinking) {
+        if (r->len < p->sink_cap) {
+            size_t room = p->sink_cap - r->len;
+            memcpy(p->sink + r->len, buf, n < room ? n : room);
+        }
+        r->len += n;
+        p->bulk_left -= n;
+        return 0;
+    }
     if (r->len + n + 1 > r->cap) {
         size_t need = r->len + n + 1, cap = r->cap * 2;
         if (cap < need) cap = need;
@@ -343,6 +360,10 @@ static int bulk_take(cte_parser_t *p, const char *buf, size_t n)
 /* The payload is complete: terminate it and split off a verbatim string's format. */
 static void bulk_finish(cte_parser_t *p, cte_reply_t *r)
 {
+    if (p->sinking) {
+        p->sinking = 0;
+        return;
+    }
     r->str[r->len] = '\0';
     if (!p->verbatim) return;
     memcpy(r->fmt, r->str, 3);

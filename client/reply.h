@@ -44,6 +44,9 @@ typedef struct cte_parser {
     size_t bulk_left;  /* payload bytes still to come */
     int crlf_left;     /* 2, 1: the CRLF after a payload; 0: none */
     int verbatim;      /* the bulk is a verbatim string: strip "fmt:" when complete */
+    char *sink;        /* set by the caller: a top-level bulk's bytes go here, not to str */
+    size_t sink_cap;   /* bytes the sink holds; the rest of the payload is dropped */
+    int sinking;       /* the bulk arriving goes to the sink */
     char *line;        /* a line split across feeds */
     size_t line_len, line_cap;
     int err; /* sticky: once failed, always failed */
@@ -53,6 +56,11 @@ typedef struct cte_parser {
 void cte__parser_init(cte_parser_t *p, const cte_parser_limits_t *lim);
 /* Frees everything the parser still holds (a half-built reply, a partial line). */
 void cte__parser_deinit(cte_parser_t *p);
+/* The sink: while p->sink is set, a bulk string that is a whole reply (not inside an
+ * aggregate) is written straight into sink[0..sink_cap) as it arrives: its node has kind BULK,
+ * len the payload's full length (possibly more than sink_cap) and str NULL. The caller may
+ * change the sink between feeds only while no reply is half-parsed, or keep it the same. */
+
 /* Takes up to len bytes. Returns 1 when a whole reply is ready (*out, the caller's; *used
  * bytes were taken and the rest belongs to the next reply), 0 when all len bytes were taken
  * and more are needed, or CTE_E_PROTOCOL / CTE_E_LIMIT / CTE_E_NOMEM (sticky). */

@@ -140,15 +140,20 @@ int cte_get_view(cte_conn_t *c, const char *tag, const char *blob, uint64_t off,
 int cte_get(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, int64_t count,
             void *buf, size_t cap, size_t *len)
 {
-    const void *data;
-    size_t n;
+    const char *argv[5];
+    num_t o, n;
+    const cte_reply_t *r;
     *len = 0;
-    if (!buf && cap) return CTE_E_INVAL;
-    int rc = cte_get_view(c, tag, blob, off, count, &data, &n);
+    if (!names_ok(tag, blob) || (!buf && cap)) return CTE_E_INVAL;
+    int argc = get_args(argv, tag, blob, &o, &n, off, count);
+    /* the payload is parsed straight into buf: no copy through the library */
+    int rc = cte__roundtrip_into(c, argc, argv, NULL, cap ? buf : NULL, cap, &r);
     if (rc) return rc;
-    *len = n;
-    if (n) memcpy(buf, data, n < cap ? n : cap);
-    return n > cap ? CTE_E_TRUNCATED : 0;
+    if (r->kind == CTE_REPLY_NULL) return CTE_E_NOTFOUND;
+    if (r->kind != CTE_REPLY_BULK) return bad_type(c);
+    *len = r->len;
+    if (r->str && r->len) memcpy(buf, r->str, r->len < cap ? r->len : cap); /* cap 0: none */
+    return r->len > cap ? CTE_E_TRUNCATED : 0;
 }
 
 int cte_get_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, int64_t count,

@@ -200,8 +200,10 @@ int cte_put(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, cons
 /* TPUT queued; fn gets the INTEGER reply (the size). data must live until fn has run. */
 int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, const void *data,
                   size_t len, double score, cte_done_fn *fn, void *ud);
-/* TGET into buf: *len gets the bytes the server sent; when that exceeds cap, the first cap
- * bytes are copied and CTE_E_TRUNCATED is returned. */
+/* TGET into buf: the payload is parsed straight into buf as it arrives (no copy through the
+ * library). *len gets the bytes the server sent; when that exceeds cap, only the first cap
+ * bytes are stored and CTE_E_TRUNCATED is returned. On other failures buf's contents are
+ * unspecified. */
 int cte_get(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, int64_t count,
             void *buf, size_t cap, size_t *len);
 /* TGET as a view: data and len point into the connection's reply (no copy), valid until the

@@ -376,3 +376,38 @@ LTest(client_reply, every_allocation_failure_is_nomem_and_leaks_nothing)
     }
     cr_assert(succeeded, "200 allocations were not enough");
 }
+
+/* A top-level bulk goes straight into the sink (cte_get's buffer), at every split; the part
+ * past the sink's size is dropped but counted; bulks inside aggregates are not sunk. */
+LTest(client_reply, a_top_level_bulk_is_written_into_the_sink)
+{
+    const char s[] = "|1\r\n+a\r\n+b\r\n$10\r\n0123456789\r\n";
+    for (size_t cut = 0; cut < sizeof s - 1; cut++) {
+        char sink[4] = {0};
+        cte_parser_t p;
+        cte_reply_t *r;
+        size_t used;
+        cte__parser_init(&p, NULL);
+        p.sink = sink;
+        p.sink_cap = sizeof sink;
+        cr_assert_eq(feed_split(&p, s, sizeof s - 1, cut, &r, &used), 1);
+        cr_assert_eq(cte_reply_kind(r), CTE_REPLY_BULK);
+        cr_assert_eq(r->len, 10, "the full length is counted");
+        cr_assert_null(r->str, "no copy of the payload was kept");
+        cr_assert(memcmp(sink, "0123", 4) == 0);
+        cte_reply_free(r);
+        cte__parser_deinit(&p);
+    }
+    char sink[8] = {0};
+    cte_parser_t p;
+    cte_reply_t *r;
+    size_t used;
+    cte__parser_init(&p, NULL);
+    p.sink = sink;
+    p.sink_cap = sizeof sink;
+    cr_assert_eq(cte__parser_feed(&p, "*1\r\n$2\r\nab\r\n", 12, &used, &r), 1);
+    cr_assert_str_eq(cte_reply_str(cte_reply_elem(r, 0), NULL), "ab");
+    cr_assert_eq(sink[0], 0, "a bulk inside an array is not sunk");
+    cte_reply_free(r);
+    cte__parser_deinit(&p);
+}
