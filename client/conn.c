@@ -26,6 +26,7 @@
 
 #define READ_CHUNK (64 * 1024)
 #define IOV_BATCH 64
+#define DIRECT_MIN (16 * 1024) /* a payload at least this big is read into its sink */
 
 typedef struct pending {
     cte_done_fn *fn;
@@ -214,11 +215,16 @@ static int out_copy(cte_conn_t *c, const void *p, size_t n)
     return seg_add(c, NULL, c->olen - n, n);
 }
 
+/* "<type><n>\r\n" without snprintf (this runs for every argument of every request). */
 static int out_fmt(cte_conn_t *c, char type, size_t n)
 {
-    char tmp[32];
-    int k = snprintf(tmp, sizeof tmp, "%c%zu\r\n", type, n);
-    return out_copy(c, tmp, (size_t)k);
+    char tmp[32], *e = tmp + sizeof tmp, *p = e;
+    *--p = '\n';
+    *--p = '\r';
+    do *--p = (char)('0' + n % 10);
+    while (n /= 10);
+    *--p = type;
+    return out_copy(c, p, (size_t)(e - p));
 }
 
 static int out_arg(cte_conn_t *c, const char *a, size_t n)
@@ -266,16 +272,25 @@ static int send_some(cte_conn_t *c)
 /* ---- input ---- */
 
 /* Reads what has arrived (with block, waits for the first bytes) and delivers complete
- * replies; the number delivered or a failure. */
+ * replies; the number delivered or a failure. The payload of a reply that cte_get sinks into
+ * the caller's buffer is read there directly, past the read buffer. */
 static int read_some(cte_conn_t *c, int block)
 {
     int done = 0;
     for (;;) {
-        long n = c->t.ops->recv(&c->t, c->ibuf, READ_CHUNK, block);
+        char *dst;
+        size_t room = cte__parser_sink_room(&c->parser, &dst);
+        int direct = room >= DIRECT_MIN; /* a big payload: from the kernel to its buffer */
+        long n = c->t.ops->recv(&c->t, direct ? dst : c->ibuf, direct ? room : READ_CHUNK, block);
         block = 0;
         if (n == -EAGAIN) return done;
         if (n < 0) return conn_fail(c, (int)n, NULL);
         if (n == 0) return conn_fail(c, CTE_E_CLOSED, NULL);
+        if (direct) {
+            cte__parser_sunk(&c->parser, (size_t)n);
+            if ((size_t)n < room) return done; /* the socket is drained for now */
+            continue;
+        }
         size_t off = 0;
         while (off < (size_t)n) {
             size_t used;

@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "reply.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -355,6 +356,21 @@ static int bulk_take(cte_parser_t *p, const char *buf, size_t n)
     r->len += n;
     p->bulk_left -= n;
     return 0;
+}
+
+size_t cte__parser_sink_room(const cte_parser_t *p, char **dst)
+{
+    if (p->err || !p->bulk || !p->sinking || p->bulk->len >= p->sink_cap) return 0;
+    size_t room = p->sink_cap - p->bulk->len;
+    *dst = p->sink + p->bulk->len;
+    return room < p->bulk_left ? room : p->bulk_left;
+}
+
+void cte__parser_sunk(cte_parser_t *p, size_t n)
+{
+    assert(p->sinking && n <= p->bulk_left && p->bulk->len + n <= p->sink_cap);
+    p->bulk->len += n;
+    p->bulk_left -= n;
 }
 
 /* The payload is complete: terminate it and split off a verbatim string's format. */

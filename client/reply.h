@@ -61,6 +61,12 @@ void cte__parser_deinit(cte_parser_t *p);
  * len the payload's full length (possibly more than sink_cap) and str NULL. The caller may
  * change the sink between feeds only while no reply is half-parsed, or keep it the same. */
 
+/* While a sunk bulk's payload is arriving: *dst gets where its next bytes go and the result
+ * is how many fit (0 when not sinking, or the sink is full). A caller that reads them there
+ * itself reports them with cte__parser_sunk(p, n), n <= that result. */
+size_t cte__parser_sink_room(const cte_parser_t *p, char **dst);
+void cte__parser_sunk(cte_parser_t *p, size_t n);
+
 /* Takes up to len bytes. Returns 1 when a whole reply is ready (*out, the caller's; *used
  * bytes were taken and the rest belongs to the next reply), 0 when all len bytes were taken
  * and more are needed, or CTE_E_PROTOCOL / CTE_E_LIMIT / CTE_E_NOMEM (sticky). */

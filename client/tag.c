@@ -20,7 +20,12 @@ typedef struct num {
 static num_t u64(uint64_t v)
 {
     num_t n;
-    snprintf(n.s, sizeof n.s, "%" PRIu64, v);
+    char tmp[24], *p = tmp + sizeof tmp;
+    do *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    size_t len = (size_t)(tmp + sizeof tmp - p);
+    memcpy(n.s, p, len);
+    n.s[len] = '\0';
     return n;
 }
 

@@ -1,8 +1,9 @@
 /* fuzz_client_reply.c - libFuzzer target for client/reply.c, libcte's reply parser: the bytes
  * a hostile or broken server could send.
  *
- * Input layout: byte 0 picks the limits (small ones make every limit reachable), bytes 1..4
- * seed the generator that cuts the rest into feeds; the rest is the stream. It is parsed twice:
+ * Input layout: byte 0 picks the limits (small ones make every limit reachable) and a sink
+ * (cte_get's buffer) of 1..32 bytes or none; bytes 1..4 seed the generator that cuts the rest
+ * into feeds; the rest is the stream. It is parsed twice:
  * once whole and once in random feeds, each feed on a fresh heap block of exactly its size (so
  * ASan sees a read past the end or a pointer kept into a caller's buffer).
  *
@@ -59,11 +60,16 @@ static uint32_t next_rand(uint32_t *s)
 }
 
 static void parse(const uint8_t *data, size_t size, const cte_parser_limits_t *lim, uint32_t seed,
-                  int whole, run_t *out)
+                  int whole, size_t sink_cap, run_t *out)
 {
     cte_parser_t p;
     size_t pos = 0;
+    char sink[32];
     cte__parser_init(&p, lim);
+    if (sink_cap) {
+        p.sink = sink;
+        p.sink_cap = sink_cap;
+    }
     out->n = 0;
     out->status = 0;
     while (pos < size && out->n < MAX_REPLIES) {
@@ -85,7 +91,13 @@ static void parse(const uint8_t *data, size_t size, const cte_parser_limits_t *l
         CHECK(used <= len);
         if (rc == 0) CHECK(used == len);
         if (rc == 1) {
-            out->digest[out->n++] = check_tree(r, lim, 0);
+            uint64_t h = check_tree(r, lim, 0);
+            if (r->kind == CTE_REPLY_BULK && !r->str) { /* sunk: the sink holds its head */
+                CHECK(sink_cap && r->len <= lim->max_bulk);
+                for (size_t i = 0; i < r->len && i < sink_cap; i++)
+                    h = mix(h, (unsigned char)sink[i]);
+            }
+            out->digest[out->n++] = h;
             cte_reply_free(r);
         }
         pos += used;
@@ -102,8 +114,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t seed;
     memcpy(&seed, data + 1, 4);
     run_t a, b;
-    parse(data + 5, size - 5, &lim, seed, 1, &a);
-    parse(data + 5, size - 5, &lim, seed, 0, &b);
+    size_t sink_cap = data[0] & 2 ? 1 + (data[0] >> 2) % 32 : 0;
+    parse(data + 5, size - 5, &lim, seed, 1, sink_cap, &a);
+    parse(data + 5, size - 5, &lim, seed, 0, sink_cap, &b);
     int n = a.n < b.n ? a.n : b.n;
     for (int i = 0; i < n; i++) CHECK(a.digest[i] == b.digest[i]);
     if (!a.status && !b.status && a.n < MAX_REPLIES && b.n < MAX_REPLIES) CHECK(a.n == b.n);

@@ -4,6 +4,8 @@
  *   bench-libcte [--host H] [--port P] [--rounds R] [--n N] [--depth D]
  *
  *   get-100B    synchronous GET of a 100-byte value: cte_call vs redisCommandArgv
+ *   tget-1MiB   synchronous TGET of a 1 MiB blob: cte_get into a buffer vs redisCommandArgv
+ *               (N/50 requests a round)
  *   put-4KiB    4 KiB TPUTs with D in flight: cte_put_async in a window of D vs
  *               redisAppendCommandArgv keeping D appended before each redisGetReply
  *
@@ -97,6 +99,39 @@ static double hiredis_get(redisContext *h, int n)
     for (int i = 0; i < n; i++) {
         redisReply *r = redisCommandArgv(h, 2, argv, NULL);
         if (!r || r->type != REDIS_REPLY_STRING) die("hiredis GET", h->errstr);
+        freeReplyObject(r);
+    }
+    cpu_stop(n);
+    return n / (now_s() - t0);
+}
+
+/* ---- tget-1MiB ---- */
+
+#define BIG (1u << 20)
+static char big_out[BIG];
+
+static double libcte_tget(cte_conn_t *c, int n)
+{
+    size_t len;
+    double t0 = now_s();
+    cpu_start();
+    for (int i = 0; i < n; i++) {
+        int rc = cte_get(c, "bench", "big", 0, -1, big_out, BIG, &len);
+        if (rc || len != BIG) die("libcte TGET", cte_strerror(rc));
+    }
+    cpu_stop(n);
+    return n / (now_s() - t0);
+}
+
+static double hiredis_tget(redisContext *h, int n)
+{
+    const char *argv[] = {"TGET", "bench", "big"};
+    double t0 = now_s();
+    cpu_start();
+    for (int i = 0; i < n; i++) {
+        redisReply *r = redisCommandArgv(h, 3, argv, NULL);
+        if (!r || r->type != REDIS_REPLY_STRING || r->len != BIG) die("hiredis TGET", h->errstr);
+        memcpy(big_out, r->str, BIG); /* into the caller's buffer, as cte_get delivers it */
         freeReplyObject(r);
     }
     cpu_stop(n);
@@ -198,6 +233,11 @@ int main(int argc, char **argv)
     memset(value4k, 'p', sizeof value4k);
     if (cte_call(c, &r, "SET", "bench:100", v100, NULL) != 0) die("SET", cte_conn_errmsg(c));
     cte_reply_free(r);
+    memset(big_out, 'g', BIG);
+    if (cte_put(c, "bench", "big", 0, big_out, BIG, -1, NULL) != 0) die("TPUT", cte_conn_errmsg(c));
+    int nbig = o.n / 50 > 0 ? o.n / 50 : 1;
+    double *g = calloc((size_t)o.rounds * 4, sizeof *g), *gh = g + o.rounds, *cg = gh + o.rounds,
+           *cgh = cg + o.rounds;
 
     double *a = calloc((size_t)o.rounds * 8, sizeof *a), *b = a + o.rounds, *p = b + o.rounds,
            *q = p + o.rounds, *ca = q + o.rounds, *cb = ca + o.rounds, *cp = cb + o.rounds,
@@ -213,6 +253,10 @@ int main(int argc, char **argv)
         cp[i] = last_cpu_us;
         q[i] = hiredis_put(h, o.n, o.depth);
         cq[i] = last_cpu_us;
+        g[i] = libcte_tget(c, nbig);
+        cg[i] = last_cpu_us;
+        gh[i] = hiredis_tget(h, nbig);
+        cgh[i] = last_cpu_us;
     }
     double ma = median(a, o.rounds), mb = median(b, o.rounds), mp = median(p, o.rounds),
            mq = median(q, o.rounds);
@@ -222,6 +266,11 @@ int main(int argc, char **argv)
     printf("put-4KiB depth %-3d libcte %.0f ops/s  hiredis %.0f ops/s  ratio %.2fx"
            "  (client CPU %.2f vs %.2f us/op)\n",
            o.depth, mp, mq, mp / mq, median(cp, o.rounds), median(cq, o.rounds));
+    double mg = median(g, o.rounds), mgh = median(gh, o.rounds);
+    printf("tget-1MiB sync:    libcte %.0f ops/s  hiredis %.0f ops/s  ratio %.2fx"
+           "  (client CPU %.2f vs %.2f us/op)\n",
+           mg, mgh, mg / mgh, median(cg, o.rounds), median(cgh, o.rounds));
+    free(g);
     free(a);
     cte_conn_free(c);
     redisFree(h);

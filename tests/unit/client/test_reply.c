@@ -411,3 +411,29 @@ LTest(client_reply, a_top_level_bulk_is_written_into_the_sink)
     cte_reply_free(r);
     cte__parser_deinit(&p);
 }
+
+/* The connection reads a big sunk payload straight into the sink: sink_room says where and
+ * how much, sunk reports it, and the parser carries on with the CRLF and what follows. */
+LTest(client_reply, a_sunk_payload_can_be_read_into_the_sink_directly)
+{
+    char sink[8] = {0}, *dst;
+    cte_parser_t p;
+    cte_reply_t *r;
+    size_t used;
+    cte__parser_init(&p, NULL);
+    cr_assert_eq(cte__parser_sink_room(&p, &dst), 0, "nothing to sink yet");
+    p.sink = sink;
+    p.sink_cap = sizeof sink;
+    cr_assert_eq(cte__parser_feed(&p, "$12\r\nab", 7, &used, &r), 0);
+    cr_assert_eq(cte__parser_sink_room(&p, &dst), 6, "8 bytes of sink, 2 used");
+    cr_assert_eq(dst, sink + 2);
+    memcpy(dst, "cdefgh", 6);
+    cte__parser_sunk(&p, 6);
+    cr_assert_eq(cte__parser_sink_room(&p, &dst), 0, "the sink is full: the rest is dropped");
+    cr_assert_eq(cte__parser_feed(&p, "ijkl\r\n+OK\r\n", 11, &used, &r), 1);
+    cr_assert_eq(used, 6);
+    cr_assert_eq(r->len, 12);
+    cr_assert(memcmp(sink, "abcdefgh", 8) == 0);
+    cte_reply_free(r);
+    cte__parser_deinit(&p);
+}
