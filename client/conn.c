@@ -390,6 +390,15 @@ static int enqueue(cte_conn_t *c, int argc, const char *const *argv, const size_
     return 0;
 }
 
+/* a[0..n) is the upper-case name upper, in any case. */
+static int name_is(const char *a, size_t n, const char *upper)
+{
+    size_t j = 0;
+    if (strlen(upper) != n) return 0;
+    while (j < n && (a[j] & ~0x20) == upper[j]) j++;
+    return j == n;
+}
+
 /* Commands after which replies stop matching requests (pub/sub, MONITOR): refused, since a
  * synchronous call on them would wait for ever or the stream would go out of step. */
 static int refused(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens)
@@ -400,10 +409,7 @@ static int refused(cte_conn_t *c, int argc, const char *const *argv, const size_
     if (argc < 1 || !argv || !argv[0]) return 0;
     size_t n = lens ? lens[0] : strlen(argv[0]);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strlen(names[i]) != n) continue;
-        size_t j = 0;
-        while (j < n && (argv[0][j] & ~0x20) == names[i][j]) j++;
-        if (j == n)
+        if (name_is(argv[0], n, names[i]))
             return cte__set_error(c, CTE_E_INVAL,
                                   "pub/sub, MONITOR and replication commands "
                                   "are not supported by libcte yet");
@@ -457,12 +463,28 @@ cte_reply_t *cte__take_last(cte_conn_t *c)
     return r;
 }
 
+/* HELLO and RESET sent through the generic call change the protocol: follow them, so that
+ * cte_conn_protocol stays true. */
+static void track_protocol(cte_conn_t *c, const char *cmd, size_t n, const cte_reply_t *r)
+{
+    if (name_is(cmd, n, "RESET") && r->kind == CTE_REPLY_STRING) c->proto = 2;
+    if (!name_is(cmd, n, "HELLO") || (r->kind != CTE_REPLY_MAP && r->kind != CTE_REPLY_ARRAY))
+        return;
+    for (size_t i = 0; i + 1 < r->len; i += 2) {
+        const cte_reply_t *k = r->elem[i], *v = r->elem[i + 1];
+        if (k->str && !strcmp(k->str, "proto") && v->kind == CTE_REPLY_INTEGER &&
+            (v->ival == 2 || v->ival == 3))
+            c->proto = (int)v->ival;
+    }
+}
+
 int cte_command(cte_conn_t *c, cte_reply_t **reply, int argc, const char *const *argv,
                 const size_t *lens)
 {
     const cte_reply_t *r = NULL;
     int rc = refused(c, argc, argv, lens);
     if (!rc) rc = cte__roundtrip(c, argc, argv, lens, &r);
+    if (rc == 0) track_protocol(c, argv[0], lens ? lens[0] : strlen(argv[0]), r);
     *reply = r ? cte__take_last(c) : NULL;
     return rc;
 }

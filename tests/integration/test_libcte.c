@@ -1062,3 +1062,25 @@ LTest(libcte, one_connection_per_thread_runs_in_parallel, .init = setup, .fini =
         cr_assert_eq(jobs[i].errors, 0, "thread %d had %d errors", i, jobs[i].errors);
     }
 }
+
+LTest(libcte, hello_and_reset_through_the_generic_call_are_followed, .init = setup,
+      .fini = teardown)
+{
+    cte_conn_t *c = tcp_conn(0);
+    cte_reply_t *r;
+    cr_assert_eq(cte_conn_protocol(c), 2);
+    OK(cte_call(c, &r, "hello", "3", NULL));
+    cr_assert_eq(cte_reply_kind(r), CTE_REPLY_MAP);
+    cr_assert_eq(cte_conn_protocol(c), 3);
+    cte_reply_free(r);
+    double score;
+    OK(cte_put(c, "t", "b", 0, "x", 1, 0.25, NULL));
+    OK(cte_score(c, "t", "b", &score)); /* a RESP3 double now */
+    cr_assert_float_eq(score, 0.25, 1e-9);
+    OK(cte_call(c, &r, "RESET", NULL));
+    cr_assert_eq(cte_conn_protocol(c), 2);
+    cte_reply_free(r);
+    OK(cte_score(c, "t", "b", &score)); /* a RESP2 bulk again */
+    cr_assert_float_eq(score, 0.25, 1e-9);
+    cte_conn_free(c);
+}
