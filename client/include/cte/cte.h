@@ -6,14 +6,15 @@
  *     unix:PATH[?db=N&user=U&password=P&resp=3]            PATH is the server's Unix socket
  *     shm:PATH[?...]                                       shared memory (not supported yet)
  * User and password may be percent-encoded (%40 for '@'). On open the library sends, in this
- * order, HELLO 3 (with ?resp=3 or the CTE_RESP3 flag), AUTH (when a password is given) and
+ * order, AUTH (when a password is given), HELLO 3 (with ?resp=3 or the CTE_RESP3 flag) and
  * SELECT (when db is not 0); any of them failing fails the open with the server's message.
  *
  * Threads. A connection belongs to one thread at a time: never call two functions on the same
  * connection concurrently, and completion callbacks run on the thread that drives the
  * connection (inside cte_poll, cte_flush, cte_wait_all or any synchronous call). Use one
- * connection per thread. Different connections are independent; the library keeps no global
- * mutable state, so cte_strerror and address parsing may be called from any thread.
+ * connection per thread. Different connections are independent; the library shares no
+ * mutable state between threads (cte_strerror uses a per-thread buffer), so functions that
+ * take no connection may be called from any thread.
  *
  * Status. Every function that can fail returns an int: 0 on success, a negative errno for a
  * system error (-ECONNREFUSED, -ENOMEM, ...), or a negative CTE_E_* code from the table below.
@@ -33,7 +34,7 @@
  * their replies too (running their callbacks), then for its own.
  *
  * Payloads. Arguments of 16 KiB or more are not copied: the library hands the caller's bytes
- * to writev. For asynchronous calls, every argument buffer must therefore stay valid and
+ * to the kernel beside the framing (one sendmsg with an iovec). For asynchronous calls, every argument buffer must therefore stay valid and
  * unchanged until the request's callback has run. Tag and blob names are NUL-terminated.
  *
  * Replies. A reply tree (cte_reply_t, opaque) has one of the cte_reply_kind_t kinds and is
