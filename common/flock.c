@@ -18,13 +18,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-int flock_try(int fd)
+int flock_try(int fd, int wait_ms)
 {
-    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    for (int waited = 0;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
         if (errno == EINTR) continue;
-        return errno == EAGAIN ? -EWOULDBLOCK : -errno;
+        if (errno != EWOULDBLOCK) return -errno;
+        if (waited >= wait_ms) return -EWOULDBLOCK;
+        usleep(10 * 1000);
+        waited += 10;
     }
-    return 0;
 }
 
 /* The pid on one /proc/locks line if it is a granted FLOCK on (dev, ino), else 0. */
@@ -79,7 +82,7 @@ int flock_pidfile_open(const char *path, int *fd, long *holder)
     *holder = 0;
     *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (*fd < 0) return -errno;
-    rc = flock_try(*fd);
+    rc = flock_try(*fd, FLOCK_WAIT_MS);
     if (rc == -EWOULDBLOCK) {
         *holder = pid_in_file(*fd);
         if (!*holder) *holder = flock_holder(*fd);

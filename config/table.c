@@ -430,8 +430,9 @@ const config__row_t config__rows[] = {
     {"unixsocketperm", T(octal), F(unixsocketperm), .def = "700", .max = 0777, IMM,
      .doc = "Permissions of the Unix socket, in octal."},
     {"protected-mode", T(bool), F(protected_mode), .def = "yes",
-     .doc = "Without requirepass and bind, accept clients only from loopback and the Unix "
-            "socket."},
+     .doc = "Without requirepass, accept TCP clients only from loopback addresses, whatever "
+            "bind says (Unix-socket clients always; a peer whose address cannot be read is "
+            "refused)."},
     {"requirepass", T(string), F(requirepass), .def = "",
      .doc = "Password that clients give with AUTH (empty: no password)."},
     {"maxclients", T(int), F(maxclients), .def = "10000", .min = 1, I_MAX,
@@ -474,6 +475,10 @@ const config__row_t config__rows[] = {
      .def = "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", .flags = CONFIG__MULTI,
      .doc = "Per client class: hard limit, soft limit, soft seconds; a client past the hard "
             "limit, or past the soft one that long, is closed (0: no limit)."},
+    {"max-reply-bytes", T(memory), F(max_reply_bytes), .def = "1gb", .min = 1 << 20, LL_MAX,
+     .doc = "Largest reply one command may build: a count-driven reply estimated past it (or "
+            "past maxmemory or the client's hard output limit) is refused with an error, and "
+            "a client whose pending output grows past it is closed."},
     {"maxmemory", T(memory), F(maxmemory), .def = "0", LL_MAX,
      .doc = "Limit on the RAM that is not a tier: keys, values, metadata, buffers (0: no limit)."},
     {"lfu-log-factor", T(int), F(lfu_log_factor), .def = "10", .min = 0, .max = 1000000,

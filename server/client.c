@@ -253,7 +253,8 @@ void client_reply_stream(client_t *c, struct reply_seg *seg, const void *p, size
 
 int client_reply_room(const client_t *c, const struct reply_seg *seg, size_t ahead)
 {
-    return (c->seg_head == seg ? c->out.len + seg->b.len : seg->b.len) < ahead;
+    /* behind other replies it takes nothing yet: a client's waiting streams hold no data */
+    return c->seg_head == seg && c->out.len + seg->b.len < ahead;
 }
 
 void client_reply_stream_end(client_t *c, struct reply_seg *seg)

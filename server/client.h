@@ -72,6 +72,7 @@ typedef struct client {
     struct reply_seg *seg_head, *seg_tail; /* replies in order behind a reply still to come */
     int nsegs;
     uint64_t out_soft_since_ms; /* when the soft output limit was first passed, 0 if not */
+    uint64_t rbuf_soft_since_ms; /* the same for the reply being built (server/reply.c) */
 
     /* transport */
     const transport_ops_t *ops;
@@ -120,9 +121,10 @@ void client_reply_drop(client_t *c);
 /* Streamed late replies (a large TGET sent in pieces as the socket drains): a place like
  * client_reply_later's whose bytes arrive in pieces through client_reply_stream (straight
  * into c->out once every reply before it left, into the place until then) and that
- * client_reply_stream_end completes. client_reply_room says whether fewer than ahead bytes
- * wait to be sent before more of it is added; drain(job) is called when that may have changed
- * (the transport took c->out, or the place reached the head of the queue). */
+ * client_reply_stream_end completes. client_reply_room says whether more of it may be added
+ * now: it is at the head of the queue and fewer than ahead bytes wait to be sent; drain(job) is
+ * called when that may have changed (the transport took c->out, or the place reached the head
+ * of the queue). */
 struct reply_seg *client_reply_stream_later(client_t *c, void (*detach)(void *job),
                                             void (*drain)(void *job), void *job);
 void client_reply_stream(client_t *c, struct reply_seg *seg, const void *p, size_t len);

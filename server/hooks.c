@@ -62,6 +62,11 @@ const char *server_log_write_error(void)
     return log_ops->write_error ? log_ops->write_error() : NULL;
 }
 
+void server_log_io_settled(void)
+{
+    if (log_ops->io_settled) log_ops->io_settled();
+}
+
 int server_log_config_changed(const char *name, char *err, size_t errlen)
 {
     return log_ops->config_changed ? log_ops->config_changed(name, err, errlen) : 0;

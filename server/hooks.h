@@ -33,6 +33,9 @@ typedef struct server_log_ops {
     const char *(*write_error)(void);
     /* a setting changed (CONFIG SET): returns 0, or -1 with a message in err */
     int (*config_changed)(const char *name, char *err, size_t errlen);
+    /* a plan that ran off the loop came back (server/executor.h): a rewrite waiting for
+     * file-tier writes in flight to drain may start */
+    void (*io_settled)(void);
 } server_log_ops_t;
 
 /* A part of the server above the core. Every member but name may be NULL. */
@@ -47,6 +50,8 @@ typedef struct server_room {
     void (*cron)(long long now_ms);
     /* server_key_changed, after WATCH and blocked clients were told */
     void (*key_event)(db_t *db, const char *key, size_t len, int klass, const char *event);
+    /* a storage plan finished (server/executor.h), inline or off the loop */
+    void (*plan_done)(void);
 } server_room_t;
 
 /* Sets the log of writes (NULL: none). ops must outlive the server. */
@@ -67,5 +72,6 @@ void server_log_flush(void);
 /* NULL while writes may go on, else the error to refuse them with. */
 const char *server_log_write_error(void);
 int server_log_config_changed(const char *name, char *err, size_t errlen);
+void server_log_io_settled(void);
 
 #endif

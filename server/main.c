@@ -262,14 +262,16 @@ int main(int argc, char **argv)
     uv_signal_init(&loop, &sig_int);
     uv_signal_start(&sig_int, on_signal, SIGINT);
     int loaded = aof_load(run_loop_while_loading);
-    if (loaded < 0) return 1;
+    if (loaded < 0 || (loaded == 0 && aof_open() < 0)) {
+        net_stop(); /* the listeners were open during the load: no socket file left behind */
+        return 1;
+    }
     if (loaded == AOF_LOAD_STOPPED) {
         stop_server("Shutting down before the append only file finished loading");
         uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
         log_warning("cte-server is now ready to exit, bye bye...");
         return 0;
     }
-    if (aof_open() < 0) return 1;
     uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     if (srv.cfg.pidfile && *srv.cfg.pidfile) {
         FILE *f = fopen(srv.cfg.pidfile, "w");

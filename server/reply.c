@@ -2,7 +2,13 @@
  *
  * Replies go to c->out. A client that has CLIENT REPLY OFF/SKIP set gets nothing appended.
  * Every helper ends by asking the transport to send (client_want_write is cheap: it only
- * links the client into the pending list once). */
+ * links the client into the pending list once).
+ *
+ * Output limits hold while a reply grows, not only when it is flushed: every append first
+ * checks the pending output against the client's hard limit (its class's
+ * client-output-buffer-limit, and max-reply-bytes) and its soft limit with its seconds. A client
+ * past it is closed, its buffer freed, and every later append is a no-op (reply_stopped tells a
+ * command's loop to end). So pending output never passes the limit by more than one item. */
 #include "server/reply.h"
 
 #include "common/util.h"
@@ -11,6 +17,7 @@
 #include "server/server.h"
 
 #include "common/alloc.h"
+#include "common/log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,19 +28,122 @@
 
 static inline int muted(client_t *c)
 {
-    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_FAKE)) != 0;
+    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_FAKE | CLIENT_CLOSE_ASAP)) !=
+           0;
 }
 
-static inline buf_t *out(client_t *c)
+/* Smaller of a and b, where 0 means "no limit". */
+static unsigned long long min_limit(unsigned long long a, unsigned long long b)
 {
+    if (!a) return b;
+    if (!b) return a;
+    return a < b ? a : b;
+}
+
+/* c's class of client-output-buffer-limit (pubsub while subscribed, else normal). */
+static const config_obuf_limit_t *class_limit(const client_t *c)
+{
+    int klass = (c->flags & CLIENT_PUBSUB) ? CONFIG_CLIENT_PUBSUB : CONFIG_CLIENT_NORMAL;
+    return &srv.cfg.client_obuf_limits[klass];
+}
+
+unsigned long long reply_hard_limit(const client_t *c)
+{
+    return min_limit((unsigned long long)class_limit(c)->hard_bytes,
+                     (unsigned long long)srv.cfg.max_reply_bytes);
+}
+
+/* 1 when pending has stayed past c's soft limit for longer than its seconds, as each append
+ * saw it: the first append past it starts the clock, one below it stops the clock. (The
+ * transport keeps its own clock, out_soft_since_ms, over all it still has to send.) */
+static int past_soft_limit(client_t *c, size_t pending)
+{
+    const config_obuf_limit_t *lim = class_limit(c);
+    if (!lim->soft_bytes || pending <= (unsigned long long)lim->soft_bytes) {
+        c->rbuf_soft_since_ms = 0;
+        return 0;
+    }
+    long long now = time_ms();
+    if (!c->rbuf_soft_since_ms) {
+        c->rbuf_soft_since_ms = (uint64_t)now;
+        return 0;
+    }
+    return now - (long long)c->rbuf_soft_since_ms > lim->soft_seconds * 1000;
+}
+
+/* Closes c once its pending output, with the next bytes to append (when known), is past its
+ * hard limit, or past its soft one for too long; 1 then. */
+static int over_limit(client_t *c, size_t next)
+{
+    size_t pending = c->rbuf->len + (c->rbuf != &c->out ? c->out.len : 0);
+    unsigned long long hard = reply_hard_limit(c);
+    int past_hard = hard && (pending > hard || next > hard - pending);
+    if (!past_hard && !past_soft_limit(c, pending)) return 0;
+    srv.stat.client_outbuf_limit_disconnections++;
+    log_notice("Client id=%llu closed while its reply grew past its output buffer limits "
+               "(%zu bytes pending, %zu more to add).",
+               (unsigned long long)c->id, pending, next);
+    client_close(c);
+    buf_deinit(c->rbuf); /* nothing more will be sent */
+    buf_init(c->rbuf);
+    return 1;
+}
+
+/* Where the next reply bytes go, or NULL when c gets none (muted, or just closed for passing
+ * its output limit). A bulk string says how long it is, so that one that can never fit
+ * closes the client before it is copied (out_n). */
+static inline buf_t *out_n(client_t *c, size_t next)
+{
+    if (muted(c) || over_limit(c, next)) return NULL;
     if (!(c->flags & CLIENT_PENDING_WRITE)) client_want_write(c);
     return c->rbuf;
 }
 
+static inline buf_t *out(client_t *c)
+{
+    return out_n(c, 0);
+}
+
+/* v in decimal into buf (at least 40 bytes). */
+static void u128_str(unsigned __int128 v, char *buf)
+{
+    char tmp[40];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+}
+
+int reply_fits_or_reply(client_t *c, unsigned long long nitems, unsigned long long item_bytes)
+{
+    unsigned __int128 need = (unsigned __int128)nitems * item_bytes;
+    struct {
+        const char *name;
+        unsigned long long bytes;
+    } lim[3] = {
+        {"max-reply-bytes", (unsigned long long)srv.cfg.max_reply_bytes},
+        {"maxmemory", (unsigned long long)srv.cfg.maxmemory},
+        {"client-output-buffer-limit", reply_hard_limit(c)},
+    };
+    int worst = -1;
+    for (int i = 0; i < 3; i++)
+        if (lim[i].bytes && need > lim[i].bytes && (worst < 0 || lim[i].bytes < lim[worst].bytes))
+            worst = i;
+    if (worst < 0) return 0;
+    char n[40];
+    u128_str(need, n);
+    reply_errorf(c, "ERR reply of at least %s bytes would exceed %s (%llu bytes)", n,
+                 lim[worst].name, lim[worst].bytes);
+    return -1;
+}
+
 void reply_proto(client_t *c, const char *p, size_t len)
 {
-    if (muted(c)) return;
-    buf_append(out(c), p, len);
+    buf_t *b = out(c);
+    if (b) buf_append(b, p, len);
 }
 
 void reply_ok(client_t *c)
@@ -43,16 +153,16 @@ void reply_ok(client_t *c)
 
 void reply_simple(client_t *c, const char *s)
 {
-    if (muted(c)) return;
-    resp_w_simple(out(c), s, strlen(s));
+    buf_t *b = out(c);
+    if (b) resp_w_simple(b, s, strlen(s));
 }
 
 void reply_error(client_t *c, const char *msg)
 {
     server_count_error(msg);
     if (c->cmd && (c->flags & CLIENT_IN_CALL)) ((command_t *)c->cmd)->failed_calls++;
-    if (muted(c)) return;
-    resp_w_error(out(c), msg, strlen(msg));
+    buf_t *b = out(c);
+    if (b) resp_w_error(b, msg, strlen(msg));
 }
 
 void reply_errorf(client_t *c, const char *fmt, ...)
@@ -67,14 +177,14 @@ void reply_errorf(client_t *c, const char *fmt, ...)
 
 void reply_int(client_t *c, long long v)
 {
-    if (muted(c)) return;
-    resp_w_int(out(c), v);
+    buf_t *b = out(c);
+    if (b) resp_w_int(b, v);
 }
 
 void reply_bulk(client_t *c, const void *p, size_t len)
 {
-    if (muted(c)) return;
-    resp_w_bulk(out(c), p, len);
+    buf_t *b = out_n(c, len);
+    if (b) resp_w_bulk(b, p, len);
 }
 
 void reply_bulk_cstr(client_t *c, const char *s)
@@ -91,11 +201,11 @@ void reply_bulk_ll(client_t *c, long long v)
 
 char *reply_bulk_begin(client_t *c, size_t len, int *mute)
 {
-    *mute = muted(c);
-    if (*mute) return NULL;
+    buf_t *b = out_n(c, len);
+    *mute = b == NULL;
+    if (!b) return NULL;
     char hdr[32];
     int n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", len);
-    buf_t *b = out(c);
     if (buf_try_reserve(b, (size_t)n + len + 2) < 0) return NULL;
     memcpy(b->data + b->len, hdr, (size_t)n);
     char *p = b->data + b->len + n;
@@ -107,56 +217,56 @@ char *reply_bulk_begin(client_t *c, size_t len, int *mute)
 
 void reply_null(client_t *c)
 {
-    if (muted(c)) return;
-    resp_w_null(out(c), c->resp);
+    buf_t *b = out(c);
+    if (b) resp_w_null(b, c->resp);
 }
 
 void reply_null_array(client_t *c)
 {
-    if (muted(c)) return;
-    resp_w_null_array(out(c), c->resp);
+    buf_t *b = out(c);
+    if (b) resp_w_null_array(b, c->resp);
 }
 
 void reply_array(client_t *c, long long n)
 {
-    if (muted(c)) return;
-    resp_w_agg(out(c), c->resp, '*', n);
+    buf_t *b = out(c);
+    if (b) resp_w_agg(b, c->resp, '*', n);
 }
 
 void reply_map(client_t *c, long long pairs)
 {
-    if (muted(c)) return;
-    resp_w_agg(out(c), c->resp, '%', pairs);
+    buf_t *b = out(c);
+    if (b) resp_w_agg(b, c->resp, '%', pairs);
 }
 
 void reply_set(client_t *c, long long n)
 {
-    if (muted(c)) return;
-    resp_w_agg(out(c), c->resp, '~', n);
+    buf_t *b = out(c);
+    if (b) resp_w_agg(b, c->resp, '~', n);
 }
 
 void reply_double(client_t *c, double d)
 {
-    if (muted(c)) return;
-    resp_w_double(out(c), c->resp, d);
+    buf_t *b = out(c);
+    if (b) resp_w_double(b, c->resp, d);
 }
 
 void reply_bool(client_t *c, int v)
 {
-    if (muted(c)) return;
-    resp_w_bool(out(c), c->resp, v);
+    buf_t *b = out(c);
+    if (b) resp_w_bool(b, c->resp, v);
 }
 
 void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext)
 {
-    if (muted(c)) return;
-    resp_w_verbatim(out(c), c->resp, ext, p, len);
+    buf_t *b = out(c);
+    if (b) resp_w_verbatim(b, c->resp, ext, p, len);
 }
 
 size_t reply_defer(client_t *c)
 {
-    if (muted(c)) return (size_t)-1;
-    return resp_w_agg_defer(out(c));
+    buf_t *b = out(c);
+    return b ? resp_w_agg_defer(b) : (size_t)-1;
 }
 
 void reply_defer_finish(client_t *c, size_t handle, char kind, long long n)

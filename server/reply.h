@@ -51,6 +51,28 @@ void reply_arity_error(client_t *c);
 void reply_wrongtype(client_t *c);
 void reply_syntax_error(client_t *c);
 
+/* Reply size limits. reply_hard_limit is the most pending output c may have: the smaller of
+ * its class's client-output-buffer-limit hard limit (pubsub while subscribed, else normal)
+ * and max-reply-bytes. Every append checks it, and the class's soft limit and seconds: a
+ * client past them is closed (INFO counts
+ * client_output_buffer_limit_disconnections), its pending output dropped, and later replies
+ * are no-ops; reply_stopped is then 1, and a loop that builds a reply must break on it. */
+unsigned long long reply_hard_limit(const client_t *c);
+static inline int reply_stopped(const client_t *c)
+{
+    return (c->flags & CLIENT_CLOSE_ASAP) != 0;
+}
+/* Least bytes of one bulk string reply ("$0\r\n\r\n") and of one double (",0\r\n" in RESP3;
+ * a bulk in RESP2). */
+#define REPLY_MIN_BULK 6
+#define REPLY_MIN_DOUBLE 4
+/* Before building a reply of nitems items of at least item_bytes bytes each: 0 when it can
+ * fit, else -1 after replying "ERR reply of at least N bytes would exceed LIMIT (M bytes)",
+ * where LIMIT is the smallest that it passes of max-reply-bytes, maxmemory (when set) and
+ * c's hard output limit (when set). The arithmetic cannot overflow. Replies nothing for a
+ * muted client but still refuses. */
+int reply_fits_or_reply(client_t *c, unsigned long long nitems, unsigned long long item_bytes);
+
 /* Argument parsing helpers. */
 int arg_ll_or_reply(client_t *c, const resp_arg_t *a, long long *out, const char *msg);
 int arg_double_or_reply(client_t *c, const resp_arg_t *a, double *out, const char *msg);

@@ -32,17 +32,24 @@ static const server_log_ops_t aof_log = {
     .flush = aof_flush,
     .write_error = aof_write_error,
     .config_changed = aof_setting_changed,
+    .io_settled = aof_try_fork,
 };
 
 static int search_init(char *err, size_t errlen)
 {
-    search_commands_init();
+    searchcmd_init();
     return 0;
 }
 
 static void search_cron(long long now_ms)
 {
-    search_commands_cron();
+    searchcmd_cron();
+}
+
+/* TSEARCH waits for file-tier writes and reads to settle (their blobs are indexed then) */
+static void search_plan_done(void)
+{
+    searchcmd_on_writes_settled();
 }
 
 static void aof_cron_step(long long now_ms)
@@ -50,8 +57,8 @@ static void aof_cron_step(long long now_ms)
     aof_cron();
 }
 
-/* Order matters where it is observable: tiers open before search registers its observers,
- * and the cron runs the tag store's moves, then search compaction, then the AOF. */
+/* Order matters where it is observable: the cron runs search compaction, then the AOF's work
+ * (the tier store's own work runs before every room's, server/store.h). */
 static const server_room_t rooms[] = {
     {"connection", cmds_connection},
     {"server", cmds_server},
@@ -64,8 +71,9 @@ static const server_room_t rooms[] = {
     {"sets", cmds_set},
     {"bits", cmds_bits},
     {"sort", cmds_sort},
-    {"tags", cmds_tag, tag_commands_init, tag_commands_deinit, tag_cron},
-    {"search", NULL, search_init, search_commands_deinit, search_cron, search_on_key_event},
+    {"tags", cmds_tag},
+    {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
+     search_plan_done},
     {"aof", cmds_aof, NULL, NULL, aof_cron_step},
 };
 

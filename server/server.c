@@ -15,6 +15,7 @@
 #include "server/introspect.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
+#include "server/store.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -132,6 +133,7 @@ void server_init(void)
     config_on_change(&srv.cfg, on_config_change, NULL);
     server_apply_config();
     srv.init_error[0] = '\0';
+    if (store_open(srv.init_error, sizeof(srv.init_error)) < 0) return;
     const server_room_t *const *rooms;
     size_t n = server_rooms(&rooms);
     for (size_t i = 0; i < n && !srv.init_error[0]; i++)
@@ -147,6 +149,7 @@ void server_deinit(void)
     const server_room_t *const *rooms;
     for (size_t i = server_rooms(&rooms); i-- > 0;)
         if (rooms[i]->deinit) rooms[i]->deinit();
+    store_close();
     multi_deinit();
     evict_deinit();
     pubsub_deinit();
@@ -215,6 +218,7 @@ void server_cron(void)
     shrink_idle_buffers(now);
     block_check_timeouts(now);
     introspect_pause_check(now);
+    store_cron(now);
     const server_room_t *const *rooms;
     size_t n = server_rooms(&rooms);
     for (size_t i = 0; i < n; i++)

@@ -88,6 +88,11 @@ struct tag_plan {
     char *owned; /* bytes owned by the plan (data to write, move staging) */
     uint32_t *reuse; /* move: pairs (index in hold, index in dest) of extents both share */
     uint32_t nreuse;
+    /* write: what a failed plan restores (tag_plan_finish with status < 0) */
+    int undo_created;
+    uint64_t undo_size, undo_writes;
+    double undo_score;
+    long long undo_mtime;
 };
 
 /* Write plans handed out and not finished yet (tag_writes_in_flight). */
@@ -379,7 +384,7 @@ static int tier_order(double s, int *order)
     return k;
 }
 
-/* Allocates len bytes by placement order into *l (appending). Returns 0 or TAG_OOM (nothing
+/* Allocates len bytes by placement order into *l (appending). Returns 0 or ST_OOM (nothing
  * allocated). */
 static int place(uint64_t len, double s, extlist_t **l)
 {
@@ -395,7 +400,7 @@ static int place(uint64_t len, double s, extlist_t **l)
     }
     uint64_t total = 0;
     for (int k = 0; k < n; k++) total += tier_room(tag_store.tiers->t[order[k]]);
-    if (total < len) return TAG_OOM;
+    if (total < len) return ST_OOM;
     /* split across tiers, in placement order */
     uint32_t first = *l ? (*l)->n : 0;
     uint64_t left = len;
@@ -418,7 +423,7 @@ static int place(uint64_t len, double s, extlist_t **l)
     if (left == 0) return 0;
     /* roll back */
     while (*l && (*l)->n > first) tier_free_extent(tag_store.tiers, &(*l)->e[--(*l)->n]);
-    return TAG_OOM;
+    return ST_OOM;
 }
 
 /* Bytes that demotions in flight will free, per tier: writes waiting for room count on them
@@ -454,23 +459,23 @@ static void plan_free(tag_plan_t *p)
 }
 
 /* Starts moving b to tier dst: extents already there stay where they are (the new list
- * shares them), the others are copied to new extents on dst. Returns TAG_OK when done at once
- * (nothing to copy, or RAM to RAM), TAG_PENDING with *plan, or TAG_OOM when dst lacks room for
+ * shares them), the others are copied to new extents on dst. Returns ST_OK when done at once
+ * (nothing to copy, or RAM to RAM), ST_PENDING with *plan, or ST_OOM when dst lacks room for
  * the bytes that must move. b must be idle. */
 static void finish_move(tag_plan_t *p, int status);
 
 static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
 {
     extlist_t *old = b->data;
-    if (!old || b->size == 0) return TAG_OK;
+    if (!old || b->size == 0) return ST_OK;
     uint64_t need = b->size - extlist_bytes_on(old, dst), staged = 0;
-    if (need == 0) return TAG_OK;
-    if (tier_room(tag_store.tiers->t[dst]) < need) return TAG_OOM;
+    if (need == 0) return ST_OK;
+    if (tier_room(tag_store.tiers->t[dst]) < need) return ST_OOM;
     for (uint32_t i = 0; i < old->n; i++)
         if (old->e[i].tier != dst && tier_kind(tag_store.tiers->t[old->e[i].tier]) == TIER_FILE)
             staged += old->e[i].len;
     char *stage = NULL;
-    if (staged && !(stage = try_malloc(staged))) return TAG_OOM;
+    if (staged && !(stage = try_malloc(staged))) return ST_OOM;
     tag_plan_t *p = plan_new(PLAN_MOVE, b);
     p->owned = stage;
     p->reuse = xmalloc(sizeof(uint32_t) * 2 * old->n);
@@ -493,7 +498,7 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
             finish_move(p, -ENOSPC); /* frees what was allocated, keeps the shared extents */
             blob_unref(b);
             plan_free(p);
-            return TAG_OOM;
+            return ST_OOM;
         }
         int src_file = tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE;
         char *src = e->at.mem;
@@ -520,9 +525,9 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
     if (p->n == 0) { /* RAM to RAM: done */
         tag_plan_finish(p, 0, NULL, NULL);
         *plan = NULL;
-        return TAG_OK;
+        return ST_OK;
     }
-    return TAG_PENDING;
+    return ST_PENDING;
 }
 
 static int by_score(const void *x, const void *y)
@@ -549,7 +554,7 @@ static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max
     for (int i = 0; i < nc && have + freed < len && started < max; i++) {
         uint64_t bytes = extlist_bytes_on(cand[i]->data, t);
         tag_plan_t *p = NULL;
-        if (move_blob(cand[i], below, &p) == TAG_OOM) continue;
+        if (move_blob(cand[i], below, &p) == ST_OOM) continue;
         freed += bytes;
         if (p) {
             p->demote_from = t;
@@ -570,7 +575,7 @@ static void retarget(blob_t *b)
     int target = tier_set_pick(tag_store.tiers, b->score);
     if (extlist_bytes_on(b->data, target) == b->size) return;
     tag_plan_t *p = NULL;
-    if (move_blob(b, target, &p) == TAG_PENDING) pending_push(p);
+    if (move_blob(b, target, &p) == ST_PENDING) pending_push(p);
 }
 
 /* ---- writes ---- */
@@ -602,7 +607,7 @@ static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len,
     }
 }
 
-/* Grows b to size bytes (new bytes not yet written). Returns 0, TAG_OOM or TAG_NOSPACE
+/* Grows b to size bytes (new bytes not yet written). Returns 0, ST_OOM or ST_NOSPACE
  * (moves started, *moves filled). */
 /* Grows b's last extent in place to hold size bytes (slack in its last file block, the free
  * blocks right after it, or a RAM realloc). 0 on success, -1 if it cannot. */
@@ -651,33 +656,40 @@ static int make_room(double s, uint64_t len)
 }
 
 /* Writes data[0..len) at off and grows the blob to at least min_size (zeros). */
-static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
-                      const char *data, size_t len, uint64_t min_size, int has_score,
-                      double score, long long now, uint64_t *size_out, tag_plan_t **plan)
+/* TPUT's and TTRUNCATE's growth: w, and at least min_size bytes. */
+static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uint64_t *size_out,
+                      tag_plan_t **plan)
 {
+    const char *name = w->name, *data = w->data;
+    size_t nlen = w->nlen, len = w->len;
+    uint64_t off = len ? w->off : 0; /* an empty write creates the blob, nothing more */
+    int has_score = w->has_score;
+    double score = w->score;
+    long long now = w->now;
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
     if (off > UINT64_MAX - len || off + len > tag_store.max_blob_size ||
         min_size > tag_store.max_blob_size)
-        return TAG_TOO_BIG;
-    if (b && !blob_idle(b)) return TAG_BUSY;
+        return ST_TOO_BIG;
+    if (b && !blob_idle(b)) return ST_BUSY;
     double s = has_score ? score : b ? b->score : 1.0;
     uint64_t old = b ? b->size : 0, end = off + len > old ? off + len : old;
     if (min_size > end) end = min_size;
     /* growth that fits where the blob ends needs no placement (nor room made elsewhere) */
     int grown = b && end > old && grow_in_place(b, end) == 0;
-    if (end > old && !grown && make_room(s, end - old)) return TAG_NOSPACE;
+    if (end > old && !grown && make_room(s, end - old)) return ST_NOSPACE;
     int created = 0;
     if (!b) {
         b = blob_create(t, name, nlen, s, now);
         created = 1;
     }
     double old_score = b->score;
+    long long old_mtime = b->mtime;
     b->score = s;
     if (end > old && !grown && grow(b, end) != 0) {
         b->score = old_score;
         if (created) blob_delete(t, b);
-        return TAG_OOM;
+        return ST_OOM;
     }
     tag_plan_t *p = NULL;
     uint64_t gap_end = len ? off : end; /* zeros from the old end up to the data, or to end */
@@ -699,7 +711,7 @@ static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
                 b->score = old_score;
                 if (created) blob_delete(t, b);
                 else if (b->size > old) shrink_to(b, old);
-                return TAG_OOM;
+                return ST_OOM;
             }
             memcpy(copy, data, len);
             src = copy;
@@ -716,12 +728,37 @@ static int write_blob(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     if (!p) {
         if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
         if (b->retarget) retarget(b);
-        return TAG_OK;
+        return ST_OK;
     }
+    p->undo_created = created;
+    p->undo_size = old;
+    p->undo_score = old_score;
+    p->undo_mtime = old_mtime;
+    p->undo_writes = b->writes - 1;
     b->writing = 1;
     writes_in_flight++;
     *plan = p;
-    return TAG_PENDING;
+    return ST_PENDING;
+}
+
+/* A write plan failed (its tier write met an I/O error or a full disk that could not be
+ * reserved): the blob goes back to its size, score, mtime and counters from before the write,
+ * and a blob the write created is deleted. Bytes it overwrote inside the old size may hold
+ * part of the new data. */
+static void undo_write(tag_plan_t *p)
+{
+    blob_t *b = p->blob;
+    b->retarget = 0;
+    if (!b->tag) return;
+    if (p->undo_created) {
+        blob_delete(b->tag, b);
+        return;
+    }
+    if (b->size > p->undo_size) shrink_to(b, p->undo_size);
+    b->score = p->undo_score;
+    b->mtime = p->undo_mtime;
+    b->writes = p->undo_writes;
+    rehome(b);
 }
 
 /* Frees b's bytes past size (size < b->size). */
@@ -747,13 +784,9 @@ static void shrink_to(blob_t *b, uint64_t size)
     rehome(b);
 }
 
-int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const char *data,
-            size_t len, int has_score, double score, long long now, uint64_t *size_out,
-            tag_plan_t **plan)
+int tag_put(tag_obj_t *t, const tag_write_t *w, uint64_t *size_out, tag_plan_t **plan)
 {
-    /* an empty data creates the blob if it is missing and writes nothing (no growth) */
-    if (len == 0) off = 0;
-    return write_blob(t, name, nlen, off, data, len, 0, has_score, score, now, size_out, plan);
+    return write_blob(t, w, 0, size_out, plan);
 }
 
 int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, long long now,
@@ -763,28 +796,29 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
     blob_t *b = tag_blob(t, name, nlen);
     if (!b || size >= b->size) { /* grows with zeros, or creates */
         uint64_t dummy;
-        return write_blob(t, name, nlen, 0, NULL, 0, size, 0, 0, now, &dummy, plan);
+        tag_write_t w = {.name = name, .nlen = nlen, .now = now};
+        return write_blob(t, &w, size, &dummy, plan);
     }
-    if (!blob_idle(b)) return TAG_BUSY;
+    if (!blob_idle(b)) return ST_BUSY;
     shrink_to(b, size);
     b->mtime = now;
     b->writes++;
     if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
-    return TAG_OK;
+    return ST_OK;
 }
 
 int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, long long mtime,
                  long long atime, uint64_t reads, uint64_t writes)
 {
     blob_t *b = tag_blob(t, name, nlen);
-    if (!b) return TAG_MISSING;
+    if (!b) return ST_MISSING;
     b->ctime = ctime;
     b->mtime = mtime;
     b->atime = atime;
     b->reads = reads;
     b->writes = writes;
     if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
-    return TAG_OK;
+    return ST_OK;
 }
 
 /* ---- reads ---- */
@@ -795,8 +829,8 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     blob_t *b = tag_blob(t, name, nlen);
     *len = 0;
     *needs_io = 0;
-    if (!b) return TAG_MISSING;
-    if (b->writing) return TAG_BUSY;
+    if (!b) return ST_MISSING;
+    if (b->writing) return ST_BUSY;
     uint64_t n = off >= b->size ? 0 : b->size - off;
     if (count < n) n = count;
     *len = n;
@@ -807,11 +841,11 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
             *needs_io = 1;
         pos += e->len;
     }
-    return TAG_OK;
+    return ST_OK;
 }
 
 /* Copies [off, off+len) of the extents l of b (within its size) into dst: RAM extents now,
- * file extents through a read plan (TAG_PENDING, *plan set, holding l) or TAG_OK when none is
+ * file extents through a read plan (ST_PENDING, *plan set, holding l) or ST_OK when none is
  * needed. count_io: the bytes count in the tiers' read statistics. */
 static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *dst,
                      int count_io, tag_plan_t **plan)
@@ -836,12 +870,12 @@ static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *
         done += n;
         pos += e->len;
     }
-    if (!p) return TAG_OK;
+    if (!p) return ST_OK;
     p->hold = l;
     l->refs++;
     b->readers++;
     *plan = p;
-    return TAG_PENDING;
+    return ST_PENDING;
 }
 
 static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
@@ -880,7 +914,7 @@ const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len)
 int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan)
 {
     *plan = NULL;
-    if (b->writing) return TAG_BUSY;
+    if (b->writing) return ST_BUSY;
     assert(off <= b->size && len <= b->size - off);
     return read_range(b, off, len, dst, 0, plan);
 }
@@ -894,9 +928,9 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
     *out = NULL;
     *outlen = 0;
     int rc = tag_read_prepare(t, name, nlen, off, count, &len, &io);
-    if (rc != TAG_OK) return rc;
+    if (rc != ST_OK) return rc;
     char *buf = try_malloc(len ? len : 1);
-    if (!buf) return TAG_OOM;
+    if (!buf) return ST_OOM;
     *out = buf;
     *outlen = len;
     return tag_read_into(t, name, nlen, off, len, now, buf, plan);
@@ -919,7 +953,7 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     int io;
     *r = NULL;
     int rc = tag_read_prepare(t, name, nlen, off, count, len, &io);
-    if (rc != TAG_OK) return rc;
+    if (rc != ST_OK) return rc;
     blob_t *b = tag_blob(t, name, nlen);
     tag_reader_t *x = xcalloc(1, sizeof(*x));
     x->b = b;
@@ -932,7 +966,7 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     b->atime = now;
     b->reads++;
     *r = x;
-    return TAG_OK;
+    return ST_OK;
 }
 
 int tag_reader_read(tag_reader_t *r, uint64_t pos, uint64_t n, char *dst, tag_plan_t **plan)
@@ -970,21 +1004,21 @@ int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_pla
 {
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
-    if (!b) return TAG_MISSING;
-    if (!blob_idle(b)) return TAG_BUSY;
+    if (!b) return ST_MISSING;
+    if (!blob_idle(b)) return ST_BUSY;
     b->score = score;
     rehome(b);
-    if (!b->data || b->size == 0) return TAG_OK;
+    if (!b->data || b->size == 0) return ST_OK;
     int order[TIER_MAX], n = tier_order(score, order);
     /* already entirely on the tier placement picks: nothing to do */
-    if (extlist_bytes_on(b->data, order[0]) == b->size) return TAG_OK;
+    if (extlist_bytes_on(b->data, order[0]) == b->size) return ST_OK;
     for (int k = 0; k < n; k++) {
         int target = order[k];
-        if (extlist_bytes_on(b->data, target) == b->size) return TAG_OK;
+        if (extlist_bytes_on(b->data, target) == b->size) return ST_OK;
         int rc = move_blob(b, target, plan);
-        if (rc != TAG_OOM) return rc;
+        if (rc != ST_OOM) return rc;
     }
-    return TAG_OOM;
+    return ST_OOM;
 }
 
 /* ---- plans ---- */
@@ -1061,6 +1095,7 @@ void tag_plan_finish(tag_plan_t *p, int status,
     case PLAN_WRITE:
         b->writing = 0;
         writes_in_flight--;
+        if (status < 0) undo_write(p);
         if (b->tag && tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, b->tag, b, 0);
         if (b->retarget) retarget(b);
         break;
@@ -1137,8 +1172,8 @@ int tag_organize_step(long long now, int budget, double half_life_s)
         if (extlist_bytes_on(b->data, target) == b->size) continue;
         tag_plan_t *p = NULL;
         int rc = move_blob(b, target, &p);
-        if (rc == TAG_PENDING) pending_push(p);
-        if (rc != TAG_OOM) moves++;
+        if (rc == ST_PENDING) pending_push(p);
+        if (rc != ST_OOM) moves++;
     }
     return moves;
 }

@@ -8,7 +8,7 @@
  * tag_plan_finish on the loop thread.
  *
  * Concurrency between in-flight plans and new operations, per blob:
- *  - a write plan makes the blob busy: every other operation on it answers TAG_BUSY until the
+ *  - a write plan makes the blob busy: every other operation on it answers ST_BUSY until the
  *    plan finishes (the caller waits and retries; tag_blob_waitname names what to wait on);
  *  - read plans may overlap each other; a write arriving while reads are in flight is BUSY;
  *  - a move (REORG, demotion) copies the bytes to new extents while readers keep reading the
@@ -19,26 +19,26 @@
  * that has room, else the slowest hotter tier that has room, else split across tiers; when the
  * preferred tier is full, lower-score idle blobs on it are moved one tier down to make room
  * (the write waits for those moves); only when nothing can make room does a write fail with
- * TAG_OOM, having changed nothing. */
+ * ST_OOM, having changed nothing. */
 #ifndef CTE_STORAGE_T_TAG_H
 #define CTE_STORAGE_T_TAG_H
 
 #include "common/dict.h"
+#include "common/status.h"
 #include "storage/object.h"
 #include "tiers/tier.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum tag_status {
-    TAG_OK = 0,
-    TAG_PENDING = 1,  /* a plan must run before the result is complete */
-    TAG_MISSING = 2,  /* no such blob */
-    TAG_BUSY = 3,     /* wait on tag_blob_waitname(), then retry */
-    TAG_NOSPACE = 4,  /* room is being made (moves started): wait on tag_space_waitname() */
-    TAG_OOM = -1,     /* no tier can hold the bytes: nothing changed */
-    TAG_TOO_BIG = -2, /* past the configured maximum blob size */
-};
+/* Operations answer with the project's status codes (common/status.h):
+ *  ST_OK;
+ *  ST_PENDING  a plan must run before the result is complete;
+ *  ST_MISSING  no such blob;
+ *  ST_BUSY     wait on tag_blob_waitname(), then retry;
+ *  ST_NOSPACE  room is being made (moves started): wait on tag_space_waitname();
+ *  ST_OOM      no tier can hold the bytes: nothing changed;
+ *  ST_TOO_BIG  past the configured maximum blob size. */
 
 typedef struct blob blob_t;
 typedef struct tag_obj tag_obj_t;
@@ -64,8 +64,8 @@ typedef struct blob_info {
     double score;
     long long ctime, mtime, atime; /* Unix ms */
     uint64_t reads, writes;
-    int tier;           /* tier of the first extent, -1 for an empty blob */
-    int ntiers;         /* distinct tiers holding extents */
+    int tier;   /* tier of the first extent, -1 for an empty blob */
+    int ntiers; /* distinct tiers holding extents */
     int tiers[TIER_MAX];
 } blob_info_t;
 
@@ -75,37 +75,47 @@ blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len);
 const char *blob_name(const blob_t *b, size_t *len);
 void blob_get_info(const blob_t *b, blob_info_t *out);
 
-/* TPUT: writes data[0..len) at off, creating the blob (score: has_score ? score : 1.0) and
- * growing it as needed (a gap reads as zeros). With has_score, sets the score. now is the
- * modification time. Returns TAG_OK (done), TAG_PENDING (*plan must run; the write is
- * visible to nobody else until it finishes), TAG_BUSY / TAG_NOSPACE (nothing changed: wait and
- * retry), TAG_OOM, TAG_TOO_BIG. *size_out is the blob size after the write. data is copied
- * when the plan needs it. */
-int tag_put(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, const char *data,
-            size_t len, int has_score, double score, long long now, uint64_t *size_out,
-            tag_plan_t **plan);
+/* One write to a blob (TPUT): which blob, which bytes where, the score and the time. The
+ * pointers are the caller's and need only live through the tag_put call. */
+typedef struct tag_write {
+    const char *name; /* the blob's name, nlen bytes */
+    size_t nlen;
+    uint64_t off;     /* where data goes */
+    const char *data; /* len bytes (len 0: create the blob if missing, write nothing) */
+    size_t len;
+    int has_score; /* set the blob's score to score (a new blob gets 1.0 otherwise) */
+    double score;
+    long long now; /* the modification time */
+} tag_write_t;
+
+/* TPUT: writes w->data at w->off, creating the blob and growing it as needed (a gap reads as
+ * zeros). Returns ST_OK (done), ST_PENDING (*plan must run; the write is visible to nobody
+ * else until it finishes), ST_BUSY / ST_NOSPACE (nothing changed: wait and retry), ST_OOM,
+ * ST_TOO_BIG. *size_out is the blob size after the write. The data is copied when the plan
+ * needs it. */
+int tag_put(tag_obj_t *t, const tag_write_t *w, uint64_t *size_out, tag_plan_t **plan);
 /* TGET: reads up to count bytes from off (count UINT64_MAX: to the end) into a new buffer
- * (*out, *outlen; the caller frees it with xfree after the plan finished). Returns TAG_OK,
- * TAG_PENDING, TAG_MISSING, TAG_BUSY, TAG_OOM (no memory for the buffer). */
+ * (*out, *outlen; the caller frees it with xfree after the plan finished). Returns ST_OK,
+ * ST_PENDING, ST_MISSING, ST_BUSY, ST_OOM (no memory for the buffer). */
 int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
             long long now, char **out, uint64_t *outlen, tag_plan_t **plan);
 /* TGET in two steps, so the caller can read straight into its reply: tag_read_prepare gives
- * the length a read of count bytes from off returns (TAG_OK, TAG_MISSING, TAG_BUSY) and
+ * the length a read of count bytes from off returns (ST_OK, ST_MISSING, ST_BUSY) and
  * whether file extents are involved; tag_read_into then reads that many bytes into dst (RAM
- * now, files through *plan: TAG_OK or TAG_PENDING). Nothing may change the blob between the
+ * now, files through *plan: ST_OK or ST_PENDING). Nothing may change the blob between the
  * two calls. */
-int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
-                     uint64_t count, uint64_t *len, int *needs_io);
+int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
+                     uint64_t *len, int *needs_io);
 int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
                   long long now, char *dst, tag_plan_t **plan);
 /* A TGET too large to hold in memory at once, read in pieces: tag_reader_open takes the blob's
  * extents as they are (*len: the bytes a read of count from off returns) and counts one read
  * access; until tag_reader_close the blob counts as read in flight (writes and moves answer
- * TAG_BUSY; a TDEL frees its extents only after the close). tag_reader_read copies [pos,
- * pos+n) of the reader's range into dst: RAM now (TAG_OK), file extents through *plan
- * (TAG_PENDING) that the caller runs and finishes like any other. tag_reader_close frees the
- * reader and names the blob's waiters through wake (may be NULL). open returns TAG_OK,
- * TAG_MISSING or TAG_BUSY (a write in flight). Loop thread. */
+ * ST_BUSY; a TDEL frees its extents only after the close). tag_reader_read copies [pos,
+ * pos+n) of the reader's range into dst: RAM now (ST_OK), file extents through *plan
+ * (ST_PENDING) that the caller runs and finishes like any other. tag_reader_close frees the
+ * reader and names the blob's waiters through wake (may be NULL). open returns ST_OK,
+ * ST_MISSING or ST_BUSY (a write in flight). Loop thread. */
 typedef struct tag_reader tag_reader_t;
 int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
                     long long now, tag_reader_t **r, uint64_t *len);
@@ -114,8 +124,8 @@ void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, 
                       void *ud);
 /* Reads [off, off+len) of b (within its size) into dst without counting an access (atime,
  * reads and tier counters stay as they are): for the search index, which reads what it
- * indexes. RAM extents are copied now (TAG_OK); file extents come back as a read *plan
- * (TAG_PENDING) that the caller runs and finishes like any other. Returns TAG_BUSY (nothing
+ * indexes. RAM extents are copied now (ST_OK); file extents come back as a read *plan
+ * (ST_PENDING) that the caller runs and finishes like any other. Returns ST_BUSY (nothing
  * done) while a write plan is in flight. */
 int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan);
 /* The bytes [off, off+len) of b in place when they lie in one RAM extent (len > 0), else NULL
@@ -126,15 +136,15 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
                  tag_plan_t **plan);
 /* TDEL one blob: 1 if it existed. */
 int tag_del(tag_obj_t *t, const char *name, size_t nlen);
-/* REORG: sets the score and moves the blob to the tier placement picks for it. Returns TAG_OK
- * (no move needed, or moved at once within RAM), TAG_PENDING, TAG_MISSING, TAG_BUSY,
- * TAG_OOM (no room on any tier: score set, blob left where it was). */
+/* REORG: sets the score and moves the blob to the tier placement picks for it. Returns ST_OK
+ * (no move needed, or moved at once within RAM), ST_PENDING, ST_MISSING, ST_BUSY,
+ * ST_OOM (no room on any tier: score set, blob left where it was). */
 int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_plan_t **plan);
 
-/* 1 if an operation on the blob would answer TAG_BUSY now (for_write: TPUT, TTRUNCATE, REORG;
+/* 1 if an operation on the blob would answer ST_BUSY now (for_write: TPUT, TTRUNCATE, REORG;
  * else TGET). */
 int tag_blob_busy(tag_obj_t *t, const char *name, size_t nlen, int for_write);
-/* Names a caller waits on (block_on_name) after TAG_BUSY / TAG_NOSPACE. Returns the length
+/* Names a caller waits on (block_on_name) after ST_BUSY / ST_NOSPACE. Returns the length
  * written into buf (>= 32 bytes). */
 size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf);
 size_t tag_space_waitname(char *buf);
@@ -144,7 +154,7 @@ size_t tag_space_waitname(char *buf);
 uint64_t tag_writes_in_flight(void);
 
 /* Sets a blob's times (Unix ms) and counters, as the append-only file restores them. Returns
- * TAG_OK or TAG_MISSING. */
+ * ST_OK or ST_MISSING. */
 int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, long long mtime,
                  long long atime, uint64_t reads, uint64_t writes);
 
@@ -153,11 +163,13 @@ int tag_plan_dest_tier(const tag_plan_t *p);
 /* Runs the plan's file reads and writes. Thread-safe; returns 0 or -errno. */
 int tag_plan_run(tag_plan_t *p);
 /* Back on the loop thread: releases what the plan held and completes its effects (a move
- * swaps extents). status is what tag_plan_run returned. Fills names of things that became
- * free for waiters (blob wait name, space) through wake(ud, name, len). Frees the plan. */
-void tag_plan_finish(tag_plan_t *p, int status, void (*wake)(void *ud, const char *name,
-                                                               size_t len),
-                     void *ud);
+ * swaps extents). status is what tag_plan_run returned; a failed write plan is undone (a blob
+ * it created is deleted, one it grew goes back to its old size, score, mtime and counters;
+ * bytes it overwrote within the old size may hold part of the new data). Fills names of
+ * things that became free for waiters (blob wait name, space) through wake(ud, name, len).
+ * Frees the plan. */
+void tag_plan_finish(tag_plan_t *p, int status,
+                     void (*wake)(void *ud, const char *name, size_t len), void *ud);
 
 /* Plans that storage started on its own (demotions that make room): the server runs each
  * like any other and finishes it with tag_plan_finish. NULL when there are none. */

@@ -512,7 +512,7 @@ static int make_dirs(const char *name, const char *dir, char *err, size_t errlen
  * or writes the blocks of one that runs. When it is taken, the file is left as it is. */
 static int lock_file(tier_t *t, char *err, size_t errlen)
 {
-    int rc = flock_try(t->fd);
+    int rc = flock_try(t->fd, FLOCK_WAIT_MS);
     if (rc == 0) return 0;
     if (rc == -EWOULDBLOCK) {
         long pid = flock_holder(t->fd);

@@ -197,7 +197,7 @@ static void swapdb_cmd(client_t *c)
         multi_touch_db(&srv.db[b], &srv.db[a]);
         db_swap(&srv.db[a], &srv.db[b]);
         block_swap_db((int)a, (int)b);
-        search_on_swapdb((int)a, (int)b);
+        searchcmd_on_swapdb((int)a, (int)b);
         srv.dirty++;
     }
     reply_ok(c);

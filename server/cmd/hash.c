@@ -200,6 +200,7 @@ static void getall_generic(client_t *c, int want)
     if (err) return;
     int both = want == (WANT_KEYS | WANT_VALUES);
     size_t n = kv ? hash_len(as_hash(kv)) : 0;
+    if (reply_fits_or_reply(c, n, both ? 2 * REPLY_MIN_BULK : REPLY_MIN_BULK) < 0) return;
     if (both)
         reply_map(c, (long long)n);
     else
@@ -208,7 +209,7 @@ static void getall_generic(client_t *c, int want)
     hash_iter_t it;
     hash_entry_t e;
     hash_iter_init(&it, as_hash(kv));
-    while (hash_iter_next(&it, &e)) {
+    while (!reply_stopped(c) && hash_iter_next(&it, &e)) {
         if (want & WANT_KEYS) reply_bulk(c, e.field, e.flen);
         if (want & WANT_VALUES) reply_bulk(c, e.value, e.vlen);
     }
@@ -356,11 +357,15 @@ static void hrandfield_count(client_t *c, long long l, int withvalues)
         return;
     }
     int mult = withvalues && c->resp == 2 ? 2 : 1;
+    /* field, and value: a second bulk, in a pair ("*2\r\n") in RESP3 */
+    unsigned long long item =
+        withvalues ? 2 * REPLY_MIN_BULK + (c->resp > 2 ? 4 : 0) : REPLY_MIN_BULK;
+    if (reply_fits_or_reply(c, uniq && count > size ? size : count, item) < 0) return;
     if (!uniq || count == 1) {
         reply_array(c, (long long)count * mult);
         size_t batch = count < RANDOM_BATCH ? (size_t)count : RANDOM_BATCH;
         hash_entry_t *v = xmalloc(batch * sizeof(*v));
-        while (count) {
+        while (count && !reply_stopped(c)) {
             size_t n = count < batch ? (size_t)count : batch;
             hash_random_pairs(h, n, v);
             for (size_t i = 0; i < n; i++) reply_entry(c, &v[i], withvalues);

@@ -138,7 +138,8 @@ static void keys_cmd(client_t *c)
     long long n = 0;
     dict_iter_t it;
     dict_iter_init(&it, &c->db->keys, 0);
-    for (dict_node_t *node; (node = dict_iter_next(&it));) {
+    /* ends early once the client is closed for its output limit */
+    for (dict_node_t *node; !reply_stopped(c) && (node = dict_iter_next(&it));) {
         kv_t *kv = (kv_t *)node;
         if (!all && !strglob_match(pat->ptr, pat->len, kv_key(kv), kv_keylen(kv), 0)) continue;
         if (kv_has_expire(kv) && db_is_expired(c->db, kv)) continue;

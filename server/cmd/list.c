@@ -75,7 +75,7 @@ static void reply_range(client_t *c, const list_t *l, long long start, long long
     list_entry_t e;
     reply_array(c, n);
     list_iter_init(&it, l, start, dir);
-    while (n-- > 0 && list_iter_next(&it, &e)) reply_bulk(c, e.p, e.len);
+    while (n-- > 0 && !reply_stopped(c) && list_iter_next(&it, &e)) reply_bulk(c, e.p, e.len);
 }
 
 static int too_large_or_reply(client_t *c, const resp_arg_t *a)
@@ -243,6 +243,7 @@ static void lrange_cmd(client_t *c)
         return;
     }
     if (end >= llen) end = llen - 1;
+    if (reply_fits_or_reply(c, (unsigned long long)(end - start + 1), REPLY_MIN_BULK) < 0) return;
     reply_range(c, l, start, end - start + 1, LIST_TAIL);
 }
 

@@ -13,7 +13,7 @@
  *    pipelined or not, finds it. (Under a steady stream of file-tier writes TSEARCH waits until
  *    a pause: the price of exact answers.)
  * A tag object is bound to its key name by the key events of writes, RENAME and MOVE
- * (search_on_key_event); SWAPDB swaps two databases of the catalogue. The append-only file
+ * (searchcmd_on_key_event); SWAPDB swaps two databases of the catalogue. The append-only file
  * replays writes through the commands, so the index comes back by itself after a restart.
  *
  * Bounded queries: TQUERY visits at most STEP_NAMES names per step. A query that needs more
@@ -29,6 +29,7 @@
 #include "search/token.h"
 #include "server/block.h"
 #include "server/cmd/tag.h"
+#include "server/executor.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_tag.h"
@@ -36,7 +37,6 @@
 #include <limits.h>
 #include <string.h>
 #include <time.h>
-#include <uv.h>
 
 #define STEP_NAMES 100000
 #define COMPACT_BUDGET (4u << 20)
@@ -89,10 +89,10 @@ static void read_done(void *ud, int status)
     }
     xfree(r->buf);
     xfree(r);
-    if (--reads_inflight == 0) search_on_writes_settled();
+    if (--reads_inflight == 0) searchcmd_on_writes_settled();
 }
 
-void search_on_writes_settled(void)
+void searchcmd_on_writes_settled(void)
 {
     if (!reads_inflight && !tag_writes_in_flight())
         block_signal_name(READS_WAITNAME, sizeof(READS_WAITNAME) - 1);
@@ -137,16 +137,16 @@ static void index_contents(blob_t *b, uint64_t gen)
     /* RAM only: the scratch buffer; file parts: a buffer the read plan fills off the loop */
     char *buf = on_files(&info) ? try_malloc(n ? n : 1) : scratch_for(n);
     tag_plan_t *plan = NULL;
-    int rc = buf ? blob_peek(b, 0, n, buf, &plan) : TAG_OOM;
-    if (rc == TAG_PENDING) {
+    int rc = buf ? blob_peek(b, 0, n, buf, &plan) : ST_OOM;
+    if (rc == ST_PENDING) {
         text_read_t *r = xmalloc(sizeof(*r));
         *r = (text_read_t){b, gen, n, info.size > n, buf};
         reads_inflight++;
-        tag_run_plan(plan, read_done, r);
+        executor_run(plan, 0, read_done, r);
         return;
     }
     /* done now, or not indexed (no memory; busy cannot happen right after a write) */
-    if (rc == TAG_OK)
+    if (rc == ST_OK)
         index_text(b, gen, buf, n, info.size > n);
     else
         search_blob_text(cat, b, gen, NULL, 0);
@@ -169,16 +169,16 @@ static void on_tag_free(void *ud, const tag_obj_t *t)
     if (cat) search_tag_freed(cat, t);
 }
 
-void search_commands_init(void)
+void searchcmd_init(void)
 {
-    search_commands_deinit();
+    searchcmd_deinit();
     cat = search_new(srv.ndb);
     tag_store.on_blob_change = on_blob_change;
     tag_store.on_tag_free = on_tag_free;
     tag_store.ud = NULL;
 }
 
-void search_commands_deinit(void)
+void searchcmd_deinit(void)
 {
     search_free(cat);
     cat = NULL;
@@ -187,7 +187,7 @@ void search_commands_deinit(void)
     scratch_cap = 0;
 }
 
-void search_on_key_event(db_t *db, const char *key, size_t len, int klass, const char *event)
+void searchcmd_on_key_event(db_t *db, const char *key, size_t len, int klass, const char *event)
 {
     if (!cat) return;
     if (klass != NOTIFY_TAG && strcmp(event, "rename_to") != 0 && strcmp(event, "move_to") != 0)
@@ -197,17 +197,17 @@ void search_on_key_event(db_t *db, const char *key, size_t len, int klass, const
         search_tag_bind(cat, (tag_obj_t *)kv->val, db->id, key, len);
 }
 
-void search_on_swapdb(int a, int b)
+void searchcmd_on_swapdb(int a, int b)
 {
     if (cat) search_swapdb(cat, a, b);
 }
 
-void search_commands_cron(void)
+void searchcmd_cron(void)
 {
     if (cat) search_cron(cat, COMPACT_BUDGET);
 }
 
-void search_info(buf_t *b)
+void searchcmd_info(buf_t *b)
 {
     search_stats_t st = {0};
     if (cat) search_get_stats(cat, &st);
@@ -283,8 +283,6 @@ typedef struct tq_job {
 } tq_job_t;
 
 static tq_job_t *jobs;
-static uv_idle_t idle;
-static int idle_on;
 
 static void put_name(buf_t *b, const char *p, size_t n)
 {
@@ -363,8 +361,9 @@ static void tq_detach(void *job)
     ((tq_job_t *)job)->c = NULL;
 }
 
-/* The idle handle: one step of every waiting query per loop turn. */
-static void on_idle(uv_idle_t *h)
+/* One step of every waiting query, each loop turn (executor_steps_start); 0 when none is
+ * left. */
+static int step_queries(void)
 {
     for (tq_job_t **pp = &jobs; *pp;) {
         tq_job_t *j = *pp;
@@ -379,11 +378,7 @@ static void on_idle(uv_idle_t *h)
         }
         tq_free(j);
     }
-    if (!jobs) {
-        uv_idle_stop(&idle);
-        idle_on = 0;
-    }
-    block_handle_ready();
+    return jobs != NULL;
 }
 
 static void tq_continue_later(client_t *c, tq_job_t *j)
@@ -392,11 +387,7 @@ static void tq_continue_later(client_t *c, tq_job_t *j)
     j->next = jobs;
     jobs = j;
     block_for_io(c, tq_detach, j);
-    if (!idle_on) {
-        if (!idle.loop) uv_idle_init(srv.loop, &idle);
-        uv_idle_start(&idle, on_idle);
-        idle_on = 1;
-    }
+    executor_steps_start(step_queries);
 }
 
 /* Parses SINCE, UNTIL and LIMIT from argv[from]; 0, or -1 after replying. */

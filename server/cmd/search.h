@@ -1,9 +1,9 @@
 /* server/cmd/search.h - TQUERY and TSEARCH, and the hooks that keep the search catalogue
  * (search/search.h) in step with the keyspace (server/cmd/search.c).
  *
- * The server calls search_commands_init() after the tiers are open: it registers storage's
+ * The server calls searchcmd_init() after the tiers are open: it registers storage's
  * blob and tag observers. server_key_changed() passes every key event to
- * search_on_key_event(), SWAPDB calls search_on_swapdb(). Loop thread only. */
+ * searchcmd_on_key_event(), SWAPDB calls searchcmd_on_swapdb(). Loop thread only. */
 #ifndef CTE_SERVER_CMD_SEARCH_H
 #define CTE_SERVER_CMD_SEARCH_H
 
@@ -14,21 +14,21 @@
 #include <stddef.h>
 
 /* Creates the (empty) catalogue and registers the storage observers. Call again after
- * search_commands_deinit (unit tests). */
-void search_commands_init(void);
+ * searchcmd_deinit (unit tests). */
+void searchcmd_init(void);
 /* Frees the catalogue; call after every database was freed. */
-void search_commands_deinit(void);
+void searchcmd_deinit(void);
 /* A key event (server_key_changed): binds a tag key's object to its name after writes,
  * RENAME and MOVE. */
-void search_on_key_event(db_t *db, const char *key, size_t len, int klass, const char *event);
+void searchcmd_on_key_event(db_t *db, const char *key, size_t len, int klass, const char *event);
 /* SWAPDB a b (after db_swap). */
-void search_on_swapdb(int a, int b);
+void searchcmd_on_swapdb(int a, int b);
 /* The last write plan in flight finished (cmd_tag.c): TSEARCH may stop waiting. */
-void search_on_writes_settled(void);
+void searchcmd_on_writes_settled(void);
 /* Periodic work (server cron): a bounded step of index compaction. */
-void search_commands_cron(void);
+void searchcmd_cron(void);
 /* INFO's "# Search" section. */
-void search_info(buf_t *b);
+void searchcmd_info(buf_t *b);
 
 /* The commands, rows of the tag command table (cmd_tag.c). */
 void tquery_cmd(client_t *c);

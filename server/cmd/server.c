@@ -19,8 +19,10 @@
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
 #include "server/server.h"
+#include "server/store.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -817,7 +819,7 @@ static const info_section_t sections[] = {
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
     {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
-    {"tiers", tag_info_tiers, 1},       {"search", search_info, 1},
+    {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
 
 static void info_cmd(client_t *c)
@@ -908,6 +910,28 @@ static void debug_protocol(client_t *c, const resp_arg_t *t)
     }
 }
 
+/* Bytes a key of DEBUG POPULATE costs at least besides its value (entry, object, name). */
+#define POPULATE_KEY_BYTES 48
+
+/* DEBUG POPULATE n keys of size bytes: 0 when they can fit in maxmemory (when set) or else in
+ * the machine's RAM, otherwise -1 after an error reply (Redis builds them until it is killed). */
+static int populate_fits_or_reply(client_t *c, long long n, long long size)
+{
+    unsigned __int128 need =
+        (unsigned __int128)(unsigned long long)n * ((unsigned long long)size + POPULATE_KEY_BYTES);
+    unsigned long long limit = (unsigned long long)srv.cfg.maxmemory;
+    if (!limit) {
+        limit =
+            (unsigned long long)sysconf(_SC_PHYS_PAGES) * (unsigned long long)sysconf(_SC_PAGESIZE);
+        if (need <= limit) return 0;
+        reply_error(c, "ERR DEBUG POPULATE needs more than the machine's memory");
+        return -1;
+    }
+    if (need <= limit) return 0;
+    reply_errorf(c, "ERR DEBUG POPULATE needs more than maxmemory (%llu bytes)", limit);
+    return -1;
+}
+
 static int debug_allowed(client_t *c)
 {
     int mode = srv.cfg.enable_debug_command;
@@ -940,10 +964,12 @@ static void debug_cmd(client_t *c)
         reply_ok(c);
     } else if (arg_is(sub, "POPULATE") && c->argc >= 3 && c->argc <= 5) {
         long long n, size = -1;
-        if (arg_ll_or_reply(c, &c->argv[2], &n, NULL) < 0) return;
-        if (c->argc == 5 && arg_range_or_reply(c, &c->argv[4], 0, 1LL << 30, &size,
-                                               ERR_NOT_INT) < 0)
+        if (arg_range_or_reply(c, &c->argv[2], 0, LLONG_MAX, &n, ERR_NOT_POSITIVE) < 0) return;
+        if (c->argc == 5 &&
+            (arg_range_or_reply(c, &c->argv[4], 0, LLONG_MAX, &size, ERR_NOT_POSITIVE) < 0 ||
+             populate_fits_or_reply(c, n, size) < 0))
             return;
+        if (c->argc < 5 && populate_fits_or_reply(c, n, 0) < 0) return;
         const char *prefix = c->argc >= 4 ? c->argv[3].ptr : "key";
         int plen = c->argc >= 4 ? (int)c->argv[3].len : 3;
         char key[512], val[64];
@@ -975,7 +1001,7 @@ static void debug_cmd(client_t *c)
     } else if (arg_is(sub, "TIER-DELAY") && c->argc == 4) {
         long long us;
         if (arg_range_or_reply(c, &c->argv[3], 0, 60000000, &us, NULL) < 0) return;
-        if (tag_set_tier_delay(c->argv[2].ptr, c->argv[2].len, (uint64_t)us) < 0) {
+        if (store_set_tier_delay(c->argv[2].ptr, c->argv[2].len, (uint64_t)us) < 0) {
             reply_error(c, "ERR no such tier");
             return;
         }

@@ -72,7 +72,7 @@ static void reply_members(client_t *c, const set_t *s)
     set_elem_t e;
     reply_set(c, (long long)set_length(s));
     set_iter_init(&it, s);
-    while (set_iter_next(&it, &e)) reply_elem(c, &e);
+    while (!reply_stopped(c) && set_iter_next(&it, &e)) reply_elem(c, &e);
     set_iter_deinit(&it);
 }
 
@@ -215,6 +215,7 @@ static void smembers_cmd(client_t *c)
         reply_set(c, 0);
         return;
     }
+    if (reply_fits_or_reply(c, set_length(as_set(kv)), REPLY_MIN_BULK) < 0) return;
     reply_members(c, as_set(kv));
 }
 
@@ -681,12 +682,13 @@ static void srandmember_count(client_t *c)
     }
     set_t *s = as_set(kv);
     set_elem_t e;
+    size_t size = set_length(s);
+    if (reply_fits_or_reply(c, uniq && count > size ? size : count, REPLY_MIN_BULK) < 0) return;
     if (!uniq || count == 1) {
         reply_array(c, (long long)count);
-        while (count--) {
+        while (count-- && !reply_stopped(c)) {
             set_random(s, &e);
             reply_elem(c, &e);
-            if (c->flags & CLIENT_CLOSE_ASAP) break;
         }
         return;
     }

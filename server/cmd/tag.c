@@ -1,10 +1,10 @@
-/* cmd_tag.c - the tiered-store commands: TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG TINFO
- * TLIST TSCAN TLEN TIERS, and the runner that takes file-tier I/O off the loop thread.
+/* server/cmd/tag.c - the tiered-store commands: TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG
+ * TINFO TLIST TSCAN TLEN TIERS TMETA, and their replies when file-tier I/O comes back.
  *
  * A command calls storage (storage/t_tag.h). When storage answers with a plan (file-tier
- * reads or writes), the plan runs on libuv's thread pool while the client waits (it reads no
- * further commands, so its replies stay in order) and other clients are served; the reply
- * goes out when the plan comes back. A busy blob, or a tier whose room is being made, makes
+ * reads or writes), the core's executor (server/executor.h) runs it off the loop thread while
+ * the client waits (its later replies queue behind this one, so they stay in order) and other
+ * clients are served; the reply goes out when the plan comes back. A busy blob, or a tier whose room is being made, makes
  * the command wait on a name and run again when that name is signalled. Plans storage starts
  * by itself (demotions) run the same way with nobody waiting. Without a loop (unit tests) plans
  * run inline. */
@@ -17,6 +17,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/command.h"
+#include "server/executor.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_tag.h"
@@ -24,7 +25,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <uv.h>
 
 enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
 
@@ -32,7 +32,6 @@ enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
 #define MAX_LATE_REPLIES 64
 
 typedef struct io_job {
-    uv_work_t req;
     tag_plan_t *plan;
     int status;
     client_t *c; /* NULL: nobody waits (demotion), or the client went away */
@@ -44,15 +43,23 @@ typedef struct io_job {
     uint64_t len;
     uint64_t size;    /* R_SIZE */
     char tier[64];    /* R_TIER */
-    void (*done)(void *ud, int status); /* tag_run_plan: told after the plan finished */
-    void *done_ud;
+    /* TPUT/TTRUNCATE: what undoes the write in the append-only file if the plan fails */
+    struct undo *undo;
+    int inline_run; /* the plan ran inside its command (no loop, loading, MULTI) */
 } io_job_t;
 
-static tier_set_t tiers;
-static int tiers_open;
-static int inflight;
+/* A write's key, blob and the blob's state before it (a failed plan is undone). */
+typedef struct undo {
+    int dbid;
+    int existed;
+    uint64_t old_size, new_size;
+    size_t klen, blen;
+    char *key, *blob; /* one allocation: key then blob */
+} undo_t;
 
-/* ---- running plans ---- */
+static int streams_open; /* streamed TGET replies not yet done (their piece reads are plans) */
+
+/* ---- replies of plans ---- */
 
 static void wake(void *ud, const char *name, size_t len)
 {
@@ -64,10 +71,20 @@ static void detach_job(void *job)
     ((io_job_t *)job)->c = NULL;
 }
 
+/* A bulk reply of bytes read: with a try-allocation, since a client chooses the size (a short
+ * memory gets an error, never an abort). */
+static void reply_copy(client_t *c, const char *p, uint64_t len)
+{
+    int muted;
+    char *dst = len <= SIZE_MAX ? reply_bulk_begin(c, (size_t)len, &muted) : NULL;
+    if (dst) memcpy(dst, p, len);
+    else if (!muted) reply_error(c, "OOM not enough memory to read the blob");
+}
+
 static void reply_job(io_job_t *j)
 {
     client_t *c = j->c;
-    if (j->status < 0 && srv.loading) {
+    if (j->status < 0 && srv.loading && !j->undo) {
         /* replaying the append-only file runs plans inline: a blob whose bytes could not be
          * written would come back wrong, so the start stops */
         log_warning("Can't load the append only file: tier I/O failed: %s",
@@ -80,22 +97,49 @@ static void reply_job(io_job_t *j)
     }
     switch (j->reply) {
     case R_SIZE: reply_int(c, (long long)j->size); break;
-    case R_BULK: reply_bulk(c, j->buf, j->len); break;
+    case R_BULK: reply_copy(c, j->buf, j->len); break;
     case R_TIER: reply_bulk_cstr(c, j->tier); break;
     default: break;
     }
 }
 
-static void start_pending(void);
-
-/* Back on the loop thread: the plan's effects, then the reply (straight away for a plan that
- * ran inline, into the client's late-reply place otherwise). */
-static void job_done(io_job_t *j)
+/* A write plan failed: storage put the blob back as it was (tag_plan_finish); here the key of
+ * a tag left empty goes, and the append-only file gets what undoes the logged write: TDEL of a
+ * blob the write created, TTRUNCATE back to the old size of one it grew (in place of the
+ * command itself when the plan ran inside it). */
+static void undo_write(io_job_t *j)
 {
-    tag_plan_finish(j->plan, j->status, wake, NULL);
-    if (j->done) j->done(j->done_ud, j->status);
-    /* TSEARCH waits for TPUT/TTRUNCATE plans (their blobs are indexed when they finish) */
-    if (j->reply == R_SIZE && tag_writes_in_flight() == 0) search_on_writes_settled();
+    undo_t *u = j->undo;
+    /* replaying: the file may undo it further on, else the load fails at its end */
+    if (srv.loading)
+        aof_load_write_failed(u->dbid, u->key, u->klen, u->blob, u->blen, strerror(-j->status));
+    db_t *db = &srv.db[u->dbid];
+    kv_t *kv = db_lookup(db, u->key, u->klen);
+    if (kv && kv->val->type == OBJ_TAG && tag_len((tag_obj_t *)kv->val) == 0) {
+        db_delete(db, u->key, u->klen);
+        server_key_changed(NULL, db, u->key, u->klen, NOTIFY_GENERIC, "del");
+    }
+    char num[24];
+    resp_arg_t a[4] = {{"TDEL", 4}, {u->key, u->klen}, {u->blob, u->blen}, {num, 0}};
+    int argc = 3;
+    if (u->existed) {
+        if (u->old_size >= u->new_size) return; /* an overwrite in place: nothing to cut */
+        a[0] = (resp_arg_t){"TTRUNCATE", 9};
+        a[3].len = (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)u->old_size);
+        argc = 4;
+    }
+    if (j->inline_run && j->c) aof_replace_argv(j->c, argc, a);
+    else aof_propagate(NULL, u->dbid, argc, a);
+}
+
+/* Back on the loop thread after the executor finished the plan: undo a failed write, then
+ * the reply (straight away for a plan that ran inline, into the client's late-reply place
+ * otherwise). */
+static void job_done(void *ud, int status)
+{
+    io_job_t *j = ud;
+    j->status = status;
+    if (j->status < 0 && j->undo) undo_write(j);
     if (j->c && !j->seg) {
         reply_job(j);
     } else if (j->c) {
@@ -108,71 +152,31 @@ static void job_done(io_job_t *j)
         j->c->flags |= saved;
         if (j->blocked) block_io_done(j->c);
     }
+    xfree(j->undo);
     xfree(j->buf);
     xfree(j);
-    inflight--;
 }
 
-static void work_cb(uv_work_t *req)
-{
-    io_job_t *j = req->data;
-    j->status = tag_plan_run(j->plan);
-}
-
-static void after_cb(uv_work_t *req, int status)
-{
-    io_job_t *j = req->data;
-    if (status < 0 && j->status == 0) j->status = status;
-    job_done(j);
-    start_pending();
-    aof_try_fork(); /* a rewrite that waited for writes in flight */
-    block_handle_ready();
-}
-
-/* Runs a plan off the loop (inline without a loop); c (may be NULL) waits for the reply. */
+/* Hands a plan to the executor; c waits for the reply. Inside EXEC, where the transaction's
+ * replies must stay in order and nothing may interleave, the plan runs inline (as it does
+ * without a loop and while loading). */
 static void submit(tag_plan_t *plan, client_t *c, io_job_t *j)
 {
     j->plan = plan;
     j->c = c;
-    inflight++;
-    /* Without a loop (unit tests), while loading the append-only file, and inside EXEC, where
-     * the transaction's replies must stay in order and nothing may interleave, the plan runs
-     * here on the loop thread. */
-    if (!srv.loop || srv.loading || (c && (c->flags & CLIENT_MULTI))) {
-        j->status = tag_plan_run(plan);
-        job_done(j);
-        start_pending();
+    if (executor_inline() || (c->flags & CLIENT_MULTI)) {
+        j->inline_run = 1;
+        executor_run(plan, 1, job_done, j);
         return;
     }
-    if (c) {
-        /* the client goes on with its next commands; their replies queue behind this one */
-        j->muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
-        j->seg = client_reply_later(c, detach_job, j);
-        if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
-            j->blocked = 1; /* enough in flight: stop reading until this one is done */
-            block_for_io(c, NULL, j);
-        }
+    /* the client goes on with its next commands; their replies queue behind this one */
+    j->muted = (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0;
+    j->seg = client_reply_later(c, detach_job, j);
+    if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
+        j->blocked = 1; /* enough in flight: stop reading until this one is done */
+        block_for_io(c, NULL, j);
     }
-    j->req.data = j;
-    int rc = uv_queue_work(srv.loop, &j->req, work_cb, after_cb);
-    if (rc < 0) { /* cannot happen with a live loop; finish as failed */
-        j->status = rc;
-        job_done(j);
-    }
-}
-
-static void start_pending(void)
-{
-    for (tag_plan_t *p; (p = tag_pending_pop());) submit(p, NULL, xcalloc(1, sizeof(io_job_t)));
-}
-
-void tag_run_plan(tag_plan_t *plan, void (*done)(void *ud, int status), void *ud)
-{
-    io_job_t *j = xcalloc(1, sizeof(*j));
-    j->reply = R_NONE;
-    j->done = done;
-    j->done_ud = ud;
-    submit(plan, NULL, j);
+    executor_run(plan, 0, job_done, j);
 }
 
 /* ---- streamed reads: a large TGET sent in pieces ---- */
@@ -188,7 +192,6 @@ void tag_run_plan(tag_plan_t *plan, void (*done)(void *ud, int status), void *ud
 #define STREAM_AHEAD (2u << 20)
 
 typedef struct stream_job {
-    uv_work_t req;
     tag_reader_t *r;
     tag_plan_t *plan; /* the piece being read on the thread pool */
     client_t *c;      /* NULL once the client went away */
@@ -206,7 +209,7 @@ static void stream_free(stream_job_t *j)
     tag_reader_close(j->r, wake, NULL);
     xfree(j->buf);
     xfree(j);
-    inflight--;
+    streams_open--;
 }
 
 static void stream_detach(void *job)
@@ -216,40 +219,36 @@ static void stream_detach(void *job)
     if (!j->reading) stream_free(j);
 }
 
-static void stream_piece_cb(uv_work_t *req)
-{
-    stream_job_t *j = req->data;
-    j->status = tag_plan_run(j->plan);
-}
-
-static void stream_piece_done(uv_work_t *req, int status);
+static void stream_piece_done(void *ud, int status);
 
 /* Appends pieces while the client's output has room; starts a file read and returns when a
  * piece needs one; completes the reply after the last piece. */
 static void stream_next(stream_job_t *j)
 {
     client_t *c = j->status < 0 ? NULL : j->c; /* a failed one waits for the close */
+    if (c && !j->buf && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD))
+        j->buf = xmalloc(STREAM_PIECE); /* only once it reads: waiting streams hold none */
     while (!j->reading && c && j->pos < j->len && client_reply_room(c, j->seg, STREAM_AHEAD)) {
         uint64_t n = j->len - j->pos < STREAM_PIECE ? j->len - j->pos : STREAM_PIECE;
-        if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == TAG_OK) {
+        if (tag_reader_read(j->r, j->pos, n, j->buf, &j->plan) == ST_OK) {
             client_reply_stream(c, j->seg, j->buf, n);
             j->pos += n;
             continue;
         }
         j->piece = n;
         j->reading = 1;
-        j->req.data = j;
-        int rc = uv_queue_work(srv.loop, &j->req, stream_piece_cb, stream_piece_done);
-        if (rc < 0) { /* cannot happen with a live loop */
-            j->status = rc;
-            stream_piece_done(&j->req, 0);
-        }
+        executor_run(j->plan, 0, stream_piece_done, j);
         return;
     }
     if (!c || j->reading || j->pos < j->len) return;
     client_reply_stream(c, j->seg, "\r\n", 2);
     client_reply_stream_end(c, j->seg);
-    if (j->blocked) block_io_done(c);
+    if (j->blocked) {
+        /* the stream may end inside the transport's flush (a drain), where running the
+         * client's next commands is not safe: they run from a loop callback of their own */
+        block_io_done(c);
+        executor_serve_ready_soon();
+    }
     stream_free(j);
 }
 
@@ -258,11 +257,11 @@ static void stream_drain(void *job)
     stream_next(job);
 }
 
-static void stream_piece_done(uv_work_t *req, int status)
+/* The executor finished a piece's read plan. */
+static void stream_piece_done(void *ud, int status)
 {
-    stream_job_t *j = req->data;
-    if (status < 0 && j->status == 0) j->status = status;
-    tag_plan_finish(j->plan, j->status, wake, NULL);
+    stream_job_t *j = ud;
+    j->status = status;
     j->plan = NULL;
     j->reading = 0;
     if (!j->c) {
@@ -278,7 +277,6 @@ static void stream_piece_done(uv_work_t *req, int status)
         j->pos += j->piece;
         stream_next(j);
     }
-    block_handle_ready();
 }
 
 /* 1 if TGET of len bytes for c is streamed. */
@@ -295,8 +293,7 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     j->r = r;
     j->c = c;
     j->len = len;
-    j->buf = xmalloc(STREAM_PIECE);
-    inflight++;
+    streams_open++;
     j->seg = client_reply_stream_later(c, stream_detach, stream_drain, j);
     if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {
         j->blocked = 1;
@@ -308,30 +305,7 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     stream_next(j);
 }
 
-/* ---- setup ---- */
 
-int tag_commands_init(char *err, size_t errlen)
-{
-    tier_spec_t specs[TIER_MAX];
-    int n = srv.cfg.ntiers < TIER_MAX ? srv.cfg.ntiers : TIER_MAX;
-    for (int i = 0; i < n; i++) {
-        const config_tier_t *t = &srv.cfg.tiers[i];
-        specs[i] = (tier_spec_t){t->name, t->kind == CONFIG_TIER_FILE ? TIER_FILE : TIER_RAM,
-                                 (uint64_t)t->capacity, t->path, t->score};
-    }
-    if (tier_set_open(&tiers, specs, n, err, errlen) < 0) return -1;
-    tiers_open = 1;
-    tag_store.tiers = &tiers;
-    tag_store.max_blob_size = (uint64_t)srv.cfg.max_blob_size;
-    return 0;
-}
-
-void tag_commands_deinit(void)
-{
-    if (!tiers_open) return;
-    tier_set_close(&tiers);
-    tiers_open = 0;
-}
 
 /* ---- argument helpers ---- */
 
@@ -381,31 +355,67 @@ static void drop_if_empty(client_t *c, const resp_arg_t *key, tag_obj_t *t)
 static void wait_for(client_t *c, tag_obj_t *t, const resp_arg_t *blob, int status)
 {
     if (c->flags & CLIENT_MULTI) {
-        start_pending();
-        reply_error(c, status == TAG_BUSY
+        executor_start_pending();
+        reply_error(c, status == ST_BUSY
                            ? "BUSY the blob has I/O in flight: retry outside MULTI"
                            : "BUSY room is being made on the tiers: retry outside MULTI");
         return;
     }
     char name[64];
-    size_t n = status == TAG_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
-                                  : tag_space_waitname(name);
+    size_t n = status == ST_BUSY ? tag_blob_waitname(t, blob->ptr, blob->len, name)
+                                 : tag_space_waitname(name);
     block_on_name(c, name, n); /* before the moves start: inline ones signal at once */
-    start_pending();
+    executor_start_pending();
 }
 
 /* Replies the errors every mutating tag operation can give; 1 if it replied. */
 static int status_error(client_t *c, int status)
 {
-    if (status == TAG_OOM) {
+    if (status == ST_OOM) {
+        /* a tier whose disk ran out before its capacity: say so, TIERS shows it as free */
+        for (int i = 0; i < tag_store.tiers->n; i++) {
+            uint64_t room = tier_room(tag_store.tiers->t[i]);
+            if (room >= tier_free(tag_store.tiers->t[i])) continue;
+            reply_errorf(c, "OOM no tier has room for the blob (tier '%s': its file system has "
+                            "%llu bytes free)",
+                         tier_name(tag_store.tiers->t[i]), (unsigned long long)room);
+            return 1;
+        }
         reply_error(c, "OOM no tier has room for the blob");
         return 1;
     }
-    if (status == TAG_TOO_BIG) {
+    if (status == ST_TOO_BIG) {
         reply_error(c, "ERR blob size would exceed max-blob-size");
         return 1;
     }
     return 0;
+}
+
+/* What undoes a write of argv[1], argv[2] (before: the blob as it was, size -1 if missing)
+ * that leaves it size bytes long. */
+static undo_t *undo_new(client_t *c, const blob_info_t *before, uint64_t size)
+{
+    const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2];
+    undo_t *u = xmalloc(sizeof(*u) + key->len + blob->len);
+    u->dbid = c->dbid;
+    u->existed = before->size != UINT64_MAX;
+    u->old_size = before->size;
+    u->new_size = size;
+    u->key = (char *)(u + 1);
+    u->blob = u->key + key->len;
+    u->klen = key->len;
+    u->blen = blob->len;
+    memcpy(u->key, key->ptr, key->len);
+    memcpy(u->blob, blob->ptr, blob->len);
+    return u;
+}
+
+/* The blob at argv[2] of t before a write: its info, size UINT64_MAX if missing. */
+static void blob_before(client_t *c, tag_obj_t *t, blob_info_t *out)
+{
+    blob_t *b = tag_blob(t, c->argv[2].ptr, c->argv[2].len);
+    if (b) blob_get_info(b, out);
+    else out->size = UINT64_MAX;
 }
 
 /* Loading the append-only file, a write found no room for end - old more bytes: an
@@ -423,12 +433,12 @@ static void load_no_room(client_t *c, tag_obj_t *t, uint64_t end)
     }
     char per[512] = "";
     size_t n = 0;
-    for (int i = 0; i < tiers.n && n < sizeof(per); i++) {
-        uint64_t r = tier_room(tiers.t[i]);
+    for (int i = 0; i < tag_store.tiers->n && n < sizeof(per); i++) {
+        uint64_t r = tier_room(tag_store.tiers->t[i]);
         room += r;
         n += (size_t)snprintf(per + n, sizeof(per) - n, "%stier '%s' %llu%s", i ? ", " : "",
-                              tier_name(tiers.t[i]), (unsigned long long)r,
-                              r < tier_free(tiers.t[i]) ? " (its file system is full)" : "");
+                              tier_name(tag_store.tiers->t[i]), (unsigned long long)r,
+                              r < tier_free(tag_store.tiers->t[i]) ? " (its file system is full)" : "");
     }
     uint64_t need = end > old ? end - old : 0, missing = need > room ? need - room : 0;
     log_warning("Can't load the append only file: blob '%.*s' of tag '%.*s' needs %llu more "
@@ -445,26 +455,27 @@ static void load_no_room(client_t *c, tag_obj_t *t, uint64_t end)
  * this write), adds a new tag to the keyspace, and replies the size now or after the plan.
  * end is the size the blob would have after the write (for the loading error). */
 static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_plan_t *plan,
-                       uint64_t size, uint64_t end, const char *event)
+                       uint64_t size, uint64_t end, const blob_info_t *before, const char *event)
 {
     const resp_arg_t *key = &c->argv[1];
-    if (rc == TAG_OOM && srv.loading) load_no_room(c, t, end);
-    if (rc == TAG_BUSY || rc == TAG_NOSPACE || status_error(c, rc)) {
-        if (rc == TAG_BUSY || rc == TAG_NOSPACE) wait_for(c, t, &c->argv[2], rc);
+    if (rc == ST_OOM && srv.loading) load_no_room(c, t, end);
+    if (rc == ST_BUSY || rc == ST_NOSPACE || status_error(c, rc)) {
+        if (rc == ST_BUSY || rc == ST_NOSPACE) wait_for(c, t, &c->argv[2], rc);
         if (fresh) obj_free((obj_t *)fresh);
         return;
     }
     if (fresh) db_add(c->db, key->ptr, key->len, (obj_t *)fresh);
     changed(c, key, event);
-    if (rc == TAG_PENDING) {
+    if (rc == ST_PENDING) {
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_SIZE;
         j->size = size;
+        j->undo = undo_new(c, before, size);
         submit(plan, c, j);
         return;
     }
     reply_int(c, (long long)size);
-    start_pending(); /* a TPUT with a new score may have queued a move */
+    executor_start_pending(); /* a TPUT with a new score may have queued a move */
 }
 
 /* While an append-only-file rewrite waits for file-tier writes to drain before it forks,
@@ -496,9 +507,11 @@ static void tput_cmd(client_t *c)
     if (err || wait_for_fork(c)) return;
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
-    int rc = tag_put(t, blob->ptr, blob->len, off, data->ptr, data->len, has_score, score,
-                     db_now_ms, &size, &plan);
-    write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, "tput");
+    blob_info_t before;
+    blob_before(c, t, &before);
+    tag_write_t w = {blob->ptr, blob->len, off, data->ptr, data->len, has_score, score, db_now_ms};
+    int rc = tag_put(t, &w, &size, &plan);
+    write_done(c, t, fresh, rc, plan, size, data->len ? off + data->len : 0, &before, "tput");
 }
 
 static void tget_cmd(client_t *c)
@@ -521,12 +534,18 @@ static void tget_cmd(client_t *c)
     uint64_t len;
     int io, muted;
     int rc = tag_read_prepare(t, blob->ptr, blob->len, off, count, &len, &io);
-    if (rc == TAG_MISSING) {
+    if (rc == ST_MISSING) {
         reply_null(c);
         return;
     }
-    if (rc == TAG_BUSY) {
+    if (rc == ST_BUSY) {
         wait_for(c, t, blob, rc);
+        return;
+    }
+    if (len >= STREAM_MIN && (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP))) {
+        tag_reader_t *r; /* nobody gets the bytes: count the access, read nothing */
+        tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
+        tag_reader_close(r, wake, NULL);
         return;
     }
     if (streams(c, len)) {
@@ -552,8 +571,8 @@ static void tget_cmd(client_t *c)
         reply_error(c, "OOM not enough memory to read the blob");
         return;
     }
-    if (tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan) == TAG_OK) {
-        reply_bulk(c, buf, len);
+    if (tag_read_into(t, blob->ptr, blob->len, off, len, db_now_ms, buf, &plan) == ST_OK) {
+        reply_copy(c, buf, len);
         xfree(buf);
         return;
     }
@@ -607,8 +626,12 @@ static void ttruncate_cmd(client_t *c)
     if (err || wait_for_fork(c)) return;
     if (!t) t = fresh = tag_new();
     tag_plan_t *plan;
+    blob_info_t before;
+    blob_before(c, t, &before);
+    if (srv.loading && before.size != UINT64_MAX && size <= before.size)
+        aof_load_write_undone(c->dbid, key->ptr, key->len, blob->ptr, blob->len);
     int rc = tag_truncate(t, blob->ptr, blob->len, size, db_now_ms, &plan);
-    write_done(c, t, fresh, rc, plan, size, size, "ttruncate");
+    write_done(c, t, fresh, rc, plan, size, size, &before, "ttruncate");
 }
 
 static void tdel_cmd(client_t *c)
@@ -617,6 +640,9 @@ static void tdel_cmd(client_t *c)
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
     long long n = 0;
+    for (int j = 2; srv.loading && j < c->argc; j++)
+        aof_load_write_undone(c->dbid, c->argv[1].ptr, c->argv[1].len, c->argv[j].ptr,
+                              c->argv[j].len);
     for (int j = 2; t && j < c->argc; j++) n += tag_del(t, c->argv[j].ptr, c->argv[j].len);
     if (n) {
         changed(c, &c->argv[1], "tdel");
@@ -639,11 +665,11 @@ static void reorg_cmd(client_t *c)
     }
     tag_plan_t *plan;
     int rc = tag_reorg(t, blob->ptr, blob->len, score, &plan);
-    if (rc == TAG_MISSING) {
+    if (rc == ST_MISSING) {
         reply_null(c);
         return;
     }
-    if (rc == TAG_BUSY) {
+    if (rc == ST_BUSY) {
         wait_for(c, t, blob, rc);
         return;
     }
@@ -652,16 +678,16 @@ static void reorg_cmd(client_t *c)
     blob_t *b = tag_blob(t, blob->ptr, blob->len);
     blob_info_t info;
     blob_get_info(b, &info);
-    if (rc == TAG_PENDING) {
+    if (rc == ST_PENDING) {
         /* the tier it lands on: the one the move writes to, known once it finished */
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_TIER;
-        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tiers.t[tag_plan_dest_tier(plan)]));
+        snprintf(j->tier, sizeof(j->tier), "%s", tier_name(tag_store.tiers->t[tag_plan_dest_tier(plan)]));
         submit(plan, c, j);
         return;
     }
-    int tier = info.tier >= 0 ? info.tier : tier_set_pick(&tiers, score);
-    reply_bulk_cstr(c, tier_name(tiers.t[tier]));
+    int tier = info.tier >= 0 ? info.tier : tier_set_pick(tag_store.tiers, score);
+    reply_bulk_cstr(c, tier_name(tag_store.tiers->t[tier]));
 }
 
 /* TMETA tag blob ctime mtime atime reads writes: restores a blob's times and counters (the
@@ -680,7 +706,7 @@ static void tmeta_cmd(client_t *c)
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
     if (!t || tag_set_meta(t, c->argv[2].ptr, c->argv[2].len, v[0], v[1], v[2], (uint64_t)v[3],
-                           (uint64_t)v[4]) != TAG_OK) {
+                           (uint64_t)v[4]) != ST_OK) {
         reply_null(c);
         return;
     }
@@ -699,7 +725,7 @@ static void tinfo_cmd(client_t *c)
     reply_bulk_cstr(c, "score");
     reply_double(c, in.score);
     reply_bulk_cstr(c, "tier");
-    reply_bulk_cstr(c, tier_name(tiers.t[in.tier >= 0 ? in.tier : tier_set_pick(&tiers, in.score)]));
+    reply_bulk_cstr(c, tier_name(tag_store.tiers->t[in.tier >= 0 ? in.tier : tier_set_pick(tag_store.tiers, in.score)]));
     reply_bulk_cstr(c, "ctime");
     reply_int(c, in.ctime);
     reply_bulk_cstr(c, "mtime");
@@ -713,7 +739,7 @@ static void tinfo_cmd(client_t *c)
     if (spans) {
         reply_bulk_cstr(c, "tiers");
         reply_array(c, in.ntiers);
-        for (int i = 0; i < in.ntiers; i++) reply_bulk_cstr(c, tier_name(tiers.t[in.tiers[i]]));
+        for (int i = 0; i < in.ntiers; i++) reply_bulk_cstr(c, tier_name(tag_store.tiers->t[in.tiers[i]]));
     }
 }
 
@@ -825,9 +851,9 @@ static void tscan_cmd(client_t *c)
 
 static void tiers_cmd(client_t *c)
 {
-    reply_array(c, tiers.n);
-    for (int i = 0; i < tiers.n; i++) {
-        tier_t *t = tiers.t[i];
+    reply_array(c, tag_store.tiers->n);
+    for (int i = 0; i < tag_store.tiers->n; i++) {
+        tier_t *t = tag_store.tiers->t[i];
         tier_stats_t *s = tier_stats(t);
         reply_map(c, 13);
         reply_bulk_cstr(c, "name");
@@ -855,34 +881,17 @@ static void tiers_cmd(client_t *c)
         reply_bulk_cstr(c, "bytes_written");
         reply_int(c, (long long)s->bytes_written);
         reply_bulk_cstr(c, "inflight");
-        reply_int(c, inflight);
+        reply_int(c, executor_inflight() + streams_open);
     }
 }
 
-void tag_cron(long long now_ms)
-{
-    if (srv.cfg.organizer)
-        tag_organize_step(now_ms, srv.cfg.organizer_batch, (double)srv.cfg.organizer_half_life);
-    start_pending();
-}
 
-int tag_set_tier_delay(const char *name, size_t len, uint64_t us)
-{
-    for (int i = 0; i < tiers.n; i++) {
-        const char *n = tier_name(tiers.t[i]);
-        if (strlen(n) == len && memcmp(n, name, len) == 0) {
-            tier_set_delay(&tiers, i, us);
-            return 0;
-        }
-    }
-    return -1;
-}
 
-void tag_info_tiers(buf_t *b)
+void tagcmd_info_tiers(buf_t *b)
 {
     buf_append_str(b, "# Tiers\r\n");
-    for (int i = 0; i < tiers.n; i++) {
-        tier_t *t = tiers.t[i];
+    for (int i = 0; i < tag_store.tiers->n; i++) {
+        tier_t *t = tag_store.tiers->t[i];
         tier_stats_t *s = tier_stats(t);
         buf_printf(b,
                    "tier_%s:kind=%s,score=%.17g,capacity=%llu,used=%llu,free=%llu,blobs=%llu,"
@@ -893,7 +902,7 @@ void tag_info_tiers(buf_t *b)
                    (unsigned long long)s->reads, (unsigned long long)s->writes,
                    (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written);
     }
-    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", inflight);
+    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", executor_inflight() + streams_open);
 }
 
 /* EXEC's question for queued tag commands (command.h): the blob's wait name while it is busy

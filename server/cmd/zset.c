@@ -427,6 +427,14 @@ typedef struct range_out {
     long long hint; /* the length Redis sizes ZRANGESTORE's destination with (-1: unknown) */
 } range_out_t;
 
+/* Least bytes of one entry in a reply: the member, and its score as a second bulk (RESP2) or
+ * a double in a pair ("*2\r\n", RESP3). */
+static unsigned long long entry_reply_min(const client_t *c, int withscores)
+{
+    if (!withscores) return REPLY_MIN_BULK;
+    return REPLY_MIN_BULK + (c->resp == 2 ? REPLY_MIN_BULK : 4 + REPLY_MIN_DOUBLE);
+}
+
 /* Opens the reply; len <= 0 when the count is not known yet (Redis defers it then). */
 static void range_begin(range_out_t *o, long long len)
 {
@@ -493,9 +501,10 @@ static void range_by_rank(range_out_t *o, const zset_t *z, long long start, long
     size_t n = (size_t)(end - start + 1), i;
     zset_iter_t it;
     zset_entry_t e;
+    if (!o->dst && reply_fits_or_reply(o->c, n, entry_reply_min(o->c, o->withscores)) < 0) return;
     range_begin(o, (long long)n);
     zset_iter_rank(&it, z, (size_t)start, reverse);
-    for (i = 0; i < n && zset_iter_next(&it, &e); i++) range_emit(o, &e);
+    for (i = 0; i < n && !reply_stopped(o->c) && zset_iter_next(&it, &e); i++) range_emit(o, &e);
     range_finish(o, i, reverse);
 }
 
@@ -510,7 +519,7 @@ static void range_limited(range_out_t *o, zset_iter_t *it, long long offset, lon
         it->pos = NULL;
     else
         zset_iter_skip(it, (size_t)offset);
-    while (limit-- && zset_iter_next(it, &e)) {
+    while (limit-- && !reply_stopped(o->c) && zset_iter_next(it, &e)) {
         range_emit(o, &e);
         n++;
     }
@@ -887,6 +896,7 @@ static void zrandmember_count(client_t *c, long long l, int withscores)
     unsigned long long count = uniq ? (unsigned long long)l : 0ull - (unsigned long long)l;
     int with_repeats = !uniq || count == 1, all = uniq && count >= size;
     int dense = !with_repeats && !all && count * 3 > size;
+    if (reply_fits_or_reply(c, all ? size : count, entry_reply_min(c, withscores)) < 0) return;
     zset_entry_t e, *v = NULL;
     if ((dense || (with_repeats && z->h.enc == ENC_LISTPACK)) && !(v = snapshot(z, size))) {
         reply_error(c, ERR_OOM);
@@ -895,7 +905,7 @@ static void zrandmember_count(client_t *c, long long l, int withscores)
     long long header = all ? (long long)size : (long long)count;
     reply_array(c, withscores && c->resp == 2 ? header * 2 : header);
     if (with_repeats) {
-        while (count-- && !(c->flags & CLIENT_CLOSE_ASAP)) {
+        while (count-- && !reply_stopped(c)) {
             if (v)
                 e = v[rand_u64() % size];
             else
@@ -928,11 +938,16 @@ static void zrandmember_cmd(client_t *c)
     int err;
     if (c->argc >= 3) {
         if (arg_ll_or_reply(c, &c->argv[2], &l, NULL) < 0) return;
+        if (l == LLONG_MIN) { /* -count must exist: Redis's range is [-LONG_MAX, LONG_MAX] */
+            reply_errorf(c, "ERR value is out of range, value must between %lld and %lld",
+                         -LLONG_MAX, LLONG_MAX);
+            return;
+        }
         if (c->argc > 4 || (c->argc == 4 && !arg_is(&c->argv[3], "withscores"))) {
             reply_syntax_error(c);
             return;
         }
-        if (c->argc == 4 && (l < LONG_MIN / 2 || l > LONG_MAX / 2)) {
+        if (c->argc == 4 && (l < -LLONG_MAX / 2 || l > LLONG_MAX / 2)) {
             reply_error(c, "ERR value is out of range");
             return;
         }

@@ -308,7 +308,13 @@ static int is_loopback(const struct sockaddr_storage *ss)
         return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
                (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
     }
-    return 1;
+    return 0; /* an address we cannot place is not loopback: protected mode refuses it */
+}
+
+int net_protected_refuses(int rc, const struct sockaddr_storage *ss)
+{
+    if (!srv.cfg.protected_mode || (srv.cfg.requirepass && *srv.cfg.requirepass)) return 0;
+    return rc != 0 || !is_loopback(ss); /* fails closed, as Redis's connIsLocal */
 }
 
 static const char denied_msg[] =
@@ -365,9 +371,9 @@ static void on_connection(uv_stream_t *server, int status)
         if (srv.cfg.tcp_keepalive > 0) uv_tcp_keepalive(&conn->h.tcp, 1, srv.cfg.tcp_keepalive);
         struct sockaddr_storage ss;
         int n = sizeof(ss);
-        if (srv.cfg.protected_mode && (!srv.cfg.requirepass || !*srv.cfg.requirepass) &&
-            uv_tcp_getpeername(&conn->h.tcp, (struct sockaddr *)&ss, &n) == 0 &&
-            !is_loopback(&ss)) {
+        memset(&ss, 0, sizeof(ss));
+        int rc = uv_tcp_getpeername(&conn->h.tcp, (struct sockaddr *)&ss, &n);
+        if (net_protected_refuses(rc, &ss)) {
             srv.stat.rejected_conn++;
             refuse(conn, denied_msg);
             return;

@@ -10,4 +10,11 @@ void net_stop(void);
 /* Hands every client with pending output to its transport. */
 void net_flush_pending(void);
 
+struct sockaddr_storage;
+/* Protected mode's decision for a TCP peer: 1 to refuse it, 0 to accept. rc is what
+ * getpeername returned, ss the address it filled (read only when rc is 0). With
+ * protected-mode on and no requirepass only loopback peers are accepted (bind does not
+ * matter); it fails closed: an unreadable address, or one neither IPv4 nor IPv6, is refused. */
+int net_protected_refuses(int rc, const struct sockaddr_storage *ss);
+
 #endif

@@ -26,6 +26,11 @@
  * fsynced, renamed over the AOF, and the directory fsynced. Bytes the parent overwrites in
  * place while the child reads them are written again by the diff's records.
  *
+ * Loading: the file is read in 1 MB chunks and run through a fake client. At start the loop
+ * already listens, and every 10 ms or so, between two commands, the loader lets it run
+ * (load_yield): clients get -LOADING, INFO shows the progress, and a shutdown that arrives
+ * stops the load with the file untouched.
+ *
  * Threads: the loop thread, except bio_main (fsync and close of old files) and the child. */
 #include "server/persist/aof.h"
 
@@ -913,6 +918,84 @@ static int load_annotation(loader_t *l, size_t pos, size_t *used)
 /* Set by aof_load_abort while a replayed command runs. */
 static int load_aborted;
 
+/* Replayed writes whose tier write failed and that the file has not undone yet: records of
+ * (int dbid, uint32 klen, uint32 blen, key, blob, why NUL-terminated). */
+static buf_t load_failed;
+static size_t load_nfailed;
+
+static size_t failed_find(int dbid, const char *key, size_t klen, const char *blob, size_t blen,
+                          size_t *reclen)
+{
+    for (size_t off = 0; off < load_failed.len;) {
+        const char *r = load_failed.data + off;
+        int d;
+        uint32_t kl, bl;
+        memcpy(&d, r, 4);
+        memcpy(&kl, r + 4, 4);
+        memcpy(&bl, r + 8, 4);
+        size_t len = 12 + kl + bl + strlen(r + 12 + kl + bl) + 1;
+        if (d == dbid && kl == klen && bl == blen && !memcmp(r + 12, key, klen) &&
+            !memcmp(r + 12 + kl, blob, blen)) {
+            *reclen = len;
+            return off;
+        }
+        off += len;
+    }
+    return SIZE_MAX;
+}
+
+void aof_load_write_failed(int dbid, const char *key, size_t klen, const char *blob,
+                           size_t blen, const char *why)
+{
+    size_t len;
+    if (!srv.loading || failed_find(dbid, key, klen, blob, blen, &len) != SIZE_MAX) return;
+    uint32_t kl = (uint32_t)klen, bl = (uint32_t)blen;
+    buf_append(&load_failed, &dbid, 4);
+    buf_append(&load_failed, &kl, 4);
+    buf_append(&load_failed, &bl, 4);
+    buf_append(&load_failed, key, klen);
+    buf_append(&load_failed, blob, blen);
+    buf_append(&load_failed, why, strlen(why) + 1);
+    load_nfailed++;
+}
+
+void aof_load_write_undone(int dbid, const char *key, size_t klen, const char *blob,
+                           size_t blen)
+{
+    size_t len, off = srv.loading ? failed_find(dbid, key, klen, blob, blen, &len) : SIZE_MAX;
+    if (off == SIZE_MAX) return;
+    memmove(load_failed.data + off, load_failed.data + off + len, load_failed.len - off - len);
+    load_failed.len -= len;
+    load_nfailed--;
+}
+
+/* At the end of a load: the failed writes the file never undid were acknowledged. Returns 0,
+ * or -1 after naming them. */
+static int check_failed_writes(void)
+{
+    int rc = load_nfailed ? -1 : 0;
+    size_t shown = 0;
+    for (size_t off = 0; off < load_failed.len && shown < 10; shown++) {
+        const char *r = load_failed.data + off;
+        int d;
+        uint32_t kl, bl;
+        memcpy(&d, r, 4);
+        memcpy(&kl, r + 4, 4);
+        memcpy(&bl, r + 8, 4);
+        const char *why = r + 12 + kl + bl;
+        log_warning("Can't load the append only file: the write of blob '%.*s' of tag '%.*s' "
+                    "(db %d) failed on its tier (%s); it was acknowledged, so the start stops.",
+                    (int)(bl > 200 ? 200 : bl), r + 12 + kl, (int)(kl > 200 ? 200 : kl), r + 12,
+                    d, why);
+        off += 12 + kl + bl + strlen(why) + 1;
+    }
+    if (load_nfailed > shown)
+        log_warning("... and %zu more blobs whose writes failed", load_nfailed - shown);
+    buf_deinit(&load_failed);
+    load_nfailed = 0;
+    return rc;
+}
+
 void aof_load_abort(void)
 {
     if (srv.loading) load_aborted = 1;
@@ -1067,6 +1150,7 @@ static int load_file(const char *path, void (*events)(void))
         }
     }
     if (rc == 0 && (l.in.len > 0 || l.in_tx)) rc = load_truncated(&l);
+    if (check_failed_writes() < 0) rc = -1;
     srv.loading = 0;
     loading_now = NULL;
     db_now_ms = 0;
@@ -1117,7 +1201,8 @@ static long long retry_in_s(void)
     return aof.failures && left > 0 ? (left + 999) / 1000 : 0;
 }
 
-/* INFO's loading_* fields, as Redis shows them while it loads. */
+/* INFO's loading_* fields, as Redis shows them while it loads (not loading_rdb_used_mem:
+ * there is no RDB). */
 static void loading_info(buf_t *b, const loader_t *l)
 {
     long long done = l->base, total = l->size, elapsed = time_ms() - l->start_ms;
@@ -1135,7 +1220,6 @@ void aof_info(buf_t *b)
 {
     int busy = aof.child > 0 || aof.fork_pending;
     buf_printf(b, "# Persistence\r\nloading:%d\r\nasync_loading:0\r\n", srv.loading);
-    if (loading_now) loading_info(b, loading_now);
     buf_printf(b,
                "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\n"
                "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
@@ -1155,6 +1239,7 @@ void aof_info(buf_t *b)
                    "aof_buffer_length:%zu\r\naof_pending_bio_fsync:%d\r\n",
                    aof.current_size, aof.base_size, aof.scheduled, aof.buf.len,
                    (int)bio_fsyncs_pending);
+    if (loading_now) loading_info(b, loading_now); /* last, as in Redis */
     buf_printf(b, "\r\n");
 }
 

@@ -38,6 +38,17 @@ int aof_load(void (*events)(void));
  * and aof_load fails, so the start stops rather than serve a dataset missing acknowledged
  * writes. */
 void aof_load_abort(void);
+/* While loading, a replayed TPUT/TTRUNCATE of blob in key (db dbid) failed in its tier
+ * write (why) and storage undid it. A write that failed when it first ran is followed in the
+ * file by what undid it (TDEL or TTRUNCATE back, see aof_load_write_undone), so the load goes
+ * on; a failed write the file never undoes was acknowledged, and the start stops at the end
+ * of the file naming it. */
+void aof_load_write_failed(int dbid, const char *key, size_t klen, const char *blob,
+                           size_t blen, const char *why);
+/* While loading, TDEL or a TTRUNCATE (to at most the blob's size) of blob in key replayed:
+ * it undoes a failed write noted by aof_load_write_failed, if any. */
+void aof_load_write_undone(int dbid, const char *key, size_t klen, const char *blob,
+                           size_t blen);
 /* DEBUG RELOAD: saves (aof_rewrite_now), empties every database and loads the file again.
  * Returns 0 or -1 with a message in err. */
 int aof_reload(char *err, size_t errlen);

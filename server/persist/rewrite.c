@@ -177,10 +177,10 @@ static int rewrite_blob_chunk(struct tag_ctx *x, blob_t *b, const char *name, si
 {
     char *data = try_malloc(len ? len : 1);
     tag_plan_t *plan = NULL;
-    int rc = data ? blob_peek(b, off, len, data, &plan) : TAG_OOM;
-    if (rc == TAG_PENDING) rc = tag_plan_run(plan) < 0 ? TAG_OOM : TAG_OK;
+    int rc = data ? blob_peek(b, off, len, data, &plan) : ST_OOM;
+    if (rc == ST_PENDING) rc = tag_plan_run(plan) < 0 ? ST_OOM : ST_OK;
     if (plan) tag_plan_finish(plan, 0, NULL, NULL);
-    if (rc != TAG_OK) { /* busy with a write, or no memory: left out, and counted */
+    if (rc != ST_OK) { /* busy with a write, or no memory: left out, and counted */
         xfree(data);
         x->skipped++;
         return 0;

@@ -360,3 +360,74 @@ def test_config_set_proto_max_bulk_len_applies_to_connected_clients(server_facto
         assert early.read_until_close(timeout=5) == b"-ERR Protocol error: invalid bulk length\r\n"
         assert admin.call_raw("SET", "k", "x" * (1 << 20)) == b"+OK\r\n"
     assert_healthy(s)
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="Redis 7.0 aborts or runs out of memory here")
+def test_one_command_cannot_kill_or_grow_the_server(server_factory):
+    s = server_factory(["--client-output-buffer-limit", "normal 64mb 32mb 5"])
+    with s.conn() as c:
+        c.call("ZADD", "z", 0, "a")
+        c.call("SADD", "s", "a")
+        assert c.call_raw("ZRANDMEMBER", "z", "-9223372036854775808") == (
+            b"-ERR value is out of range, value must between -9223372036854775807 and "
+            b"9223372036854775807\r\n")
+        # refused before anything is built: it could never fit
+        assert c.call_raw("SRANDMEMBER", "s", "-9223372036854775807") == (
+            b"-ERR reply of at least 55340232221128654842 bytes would exceed "
+            b"client-output-buffer-limit (67108864 bytes)\r\n")
+        assert c.call_raw("ZRANDMEMBER", "z", "-100000000000", "WITHSCORES") == (
+            b"-ERR reply of at least 1200000000000 bytes would exceed "
+            b"client-output-buffer-limit (67108864 bytes)\r\n")
+        for i in range(3):
+            c.call("SADD", "big", "%d" % i + "x" * 1000)
+    # members of 1000 bytes: the least-size estimate lets it start, the hard limit stops it
+    before = rss_kb(s.pid)
+    greedy = raw_socket(s, rcvbuf=4096)
+    try:
+        greedy.sendall(encode_command("SRANDMEMBER", "big", "-1000000"))  # 1 GB of replies
+        assert _drain_until_closed(greedy, timeout=30), "the client is still open"
+    finally:
+        greedy.close()
+    assert rss_kb(s.pid) - before < 200 * 1024, "grew from %d to %d KB" % (before, rss_kb(s.pid))
+    assert info_stat(s, "stats", "client_output_buffer_limit_disconnections") == 1
+    assert_healthy(s)
+
+
+def _non_loopback_ipv4():
+    """An address of this host that is not loopback (None if it has none)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: only picks the route's address
+        addr = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if addr.startswith("127.") else addr
+
+
+@pytest.mark.skipif(_non_loopback_ipv4() is None, reason="no non-loopback IPv4 address here")
+def test_protected_mode_refuses_non_loopback_peers_whatever_bind_says(server_factory):
+    addr = _non_loopback_ipv4()
+    s = server_factory(["--bind", "127.0.0.1 %s" % addr])
+    remote = socket.create_connection((addr, s.port), timeout=5)
+    try:
+        got = b""  # the refusal comes at accept, before any request
+        while True:
+            chunk = remote.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        assert got.startswith(b"-DENIED Redis is running in protected mode"), got[:80]
+    finally:
+        remote.close()
+    with s.conn() as c:  # loopback is served
+        assert c.call_raw("PING") == b"+PONG\r\n"

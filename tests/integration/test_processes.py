@@ -292,6 +292,18 @@ def test_a_shutdown_during_the_load_stops_it_and_leaves_the_aof_as_it_was(tmp_pa
     assert took < (STOP_TIMEOUT if SANITIZE else 0.5), "took %.3f s" % took
 
 
+def test_a_corrupt_aof_stops_the_start_and_leaves_no_socket_file(tmp_path):
+    d = tmp_path / "data"
+    d.mkdir()
+    (d / "appendonly.aof").write_bytes(b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n"
+                                       b"*1\r\n$3\r\nXXX\r\n")
+    sock = str(tmp_path / "s.sock")
+    rc, out = run_second(second_args(tmp_path, dir=str(d), unixsocket=sock, appendonly="yes"))
+    assert rc == 1, out
+    assert "Unknown command 'XXX'" in out, out
+    assert not os.path.exists(sock), "the listeners opened for the load left their socket file"
+
+
 # ---- shutdown -----------------------------------------------------------------------------
 
 

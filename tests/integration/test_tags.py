@@ -95,6 +95,12 @@ def wait_idle(s):
     wait_until(lambda: info_tiers(s).get("_inflight", 0) == 0, what="tier I/O to drain")
 
 
+def wait_in_flight(s):
+    """Until a write sent on another connection is running on a (slowed) file tier: a sleep is
+    not enough on a loaded machine, where the server may read that connection later."""
+    wait_until(lambda: info_tiers(s).get("_inflight", 0) >= 1, what="tier I/O in flight")
+
+
 # ------------------------------------------------------------------------------------------
 # bytes in, bytes out
 
@@ -434,7 +440,7 @@ def test_waiters_on_a_busy_blob_are_answered_after_it_is_deleted(server_factory)
     w, g, d = s.conn(), s.conn(timeout=5), s.conn()
     try:
         w.send("TPUT", "t", "b", 0, b"N" * 100)   # a write in flight: the blob is busy
-        time.sleep(0.03)
+        wait_in_flight(s)
         g.send("TGET", "t", "b")                  # waits for the write
         time.sleep(0.03)
         assert d.call("TDEL", "t", "b") == R(":", 1)
@@ -462,7 +468,7 @@ def test_waiters_on_a_busy_blob_whose_tag_is_renamed(server_factory):
     w, g = s.conn(), s.conn(timeout=5)
     try:
         w.send("TPUT", "t", "b", 0, b"R" * 10)
-        time.sleep(0.03)
+        wait_in_flight(s)
         g.send("TGET", "t", "b", 0, 10)
         time.sleep(0.03)
         assert r.rename("t", "u")
@@ -569,7 +575,7 @@ def test_a_transaction_reading_a_busy_blob_gets_its_bytes(server_factory):
         assert b.call("TGET", "t", "f", 0, 4) == R("+", b"QUEUED")
         assert b.call("TPUT", "t", "f", 0, "zz") == R("+", b"QUEUED")
         a.send("TPUT", "t", "f", 0, b"WXYZ")
-        time.sleep(0.03)
+        wait_in_flight(s)
         rep = b.call("EXEC")
         assert rep == R("*", [R("$", b"WXYZ"), R(":", len(data))]), rep
         assert a.read_reply()[0] == R(":", len(data))

@@ -30,7 +30,7 @@ static void observe(void *ud, const tag_obj_t *t, const blob_t *b, int deleted)
     blob_get_info(b, &in);
     char *buf = xmalloc(in.size + 1);
     tag_plan_t *plan;
-    cr_assert_eq(blob_peek((blob_t *)b, 0, in.size, buf, &plan), TAG_OK);
+    cr_assert_eq(blob_peek((blob_t *)b, 0, in.size, buf, &plan), ST_OK);
     search_blob_text(S, b, gen, buf, in.size);
     xfree(buf);
 }
@@ -91,8 +91,9 @@ static void put(int tag, const char *blob, const char *data, long long now)
     uint64_t size;
     tag_plan_t *plan;
     int rc =
-        tag_put(tags[tag].t, blob, strlen(blob), 0, data, strlen(data), 0, 0, now, &size, &plan);
-    cr_assert_eq(rc, TAG_OK);
+        tag_put(tags[tag].t, &(tag_write_t){blob, strlen(blob), 0, data, strlen(data), 0, 0, now},
+                &size, &plan);
+    cr_assert_eq(rc, ST_OK);
     if (tags[tag].db >= 0)
         search_tag_bind(S, tags[tag].t, tags[tag].db, tags[tag].name, strlen(tags[tag].name));
 }

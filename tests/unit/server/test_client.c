@@ -1,12 +1,98 @@
-/* Tests for server/client.c: when replies are handed to the transport during a pipeline. */
+/* Tests for server/client.c: late-reply places and streamed late replies (a large TGET sent in
+ * pieces), through a socketless client whose output stays in c->out; and when replies are
+ * handed to the transport during a pipeline, through a client whose transport records it. */
 #include "tests/unit/server/harness.h"
 #include "common/buf.h"
 #include "server/client.h"
+#include "server/reply.h"
 #include "server/server.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+
+static client_t *c;
+
+static void setup(void)
+{
+    c = harness_server_start(0, NULL);
+}
+
+static void teardown(void)
+{
+    harness_server_stop();
+}
+
+TestSuite(client_reply, .init = setup, .fini = teardown);
+
+typedef struct probe {
+    int drains, detaches;
+} probe_t;
+
+static void on_drain(void *job)
+{
+    ((probe_t *)job)->drains++;
+}
+
+static void on_detach(void *job)
+{
+    ((probe_t *)job)->detaches++;
+}
+
+static void expect_out(const char *want)
+{
+    size_t n = strlen(want);
+    cr_assert_eq(c->out.len, n, "out holds %zu bytes, want %zu (%s)", c->out.len, n, want);
+    cr_assert(n == 0 || memcmp(c->out.data, want, n) == 0, "out differs from %s", want);
+}
+
+Test(client_reply, a_stream_waits_behind_an_earlier_late_reply_then_goes_straight_out)
+{
+    probe_t pr = {0, 0};
+    struct reply_seg *late = client_reply_later(c, NULL, NULL);
+    struct reply_seg *s = client_reply_stream_later(c, on_detach, on_drain, &pr);
+    reply_simple(c, "AFTER"); /* a later command's reply queues behind the stream */
+    client_reply_stream(c, s, "$6\r\nab", 6);
+    client_reply_stream(c, s, "cd", 2);
+    cr_assert_not(client_reply_room(c, s, 64)); /* behind another reply: it takes nothing */
+    expect_out("");
+    client_output_drained(c); /* not at the head: nothing happens */
+    cr_assert_eq(pr.drains, 0);
+    /* the earlier reply completes: it leaves, the stream's bytes follow, the stream is told */
+    client_reply_fill(c, late, 1);
+    reply_int(c, 1);
+    client_reply_fill(c, late, 0);
+    expect_out(":1\r\n$6\r\nabcd");
+    cr_assert_eq(pr.drains, 1);
+    /* at the head, room is what c->out holds */
+    cr_assert_not(client_reply_room(c, s, 8));
+    buf_clear(&c->out); /* the transport sent it */
+    cr_assert(client_reply_room(c, s, 8));
+    client_output_drained(c);
+    cr_assert_eq(pr.drains, 2);
+    client_reply_stream(c, s, "ef\r\n", 4);
+    expect_out("ef\r\n");
+    client_reply_stream_end(c, s);
+    expect_out("ef\r\n+AFTER\r\n");
+    cr_assert_null(c->seg_head);
+    client_output_drained(c); /* done: never told again */
+    cr_assert_eq(pr.drains, 2);
+    cr_assert_eq(pr.detaches, 0);
+}
+
+Test(client_reply, a_stream_still_running_is_detached_when_the_client_goes)
+{
+    probe_t pr = {0, 0};
+    struct reply_seg *s = client_reply_stream_later(c, on_detach, on_drain, &pr);
+    client_reply_stream(c, s, "$3\r\nab", 6);
+    expect_out("$3\r\nab"); /* at the head from the start */
+    client_reply_drop(c);
+    cr_assert_eq(pr.detaches, 1);
+    cr_assert_null(c->seg_head);
+    cr_assert_eq(c->nsegs, 0);
+}
+
+/* ---- replies handed to the transport during a pipeline ---- */
 
 static int writes;       /* want_write calls while the pipeline runs */
 static size_t sent[64];  /* bytes pending at each */
@@ -20,21 +106,21 @@ static void record_write(client_t *c)
 
 static const transport_ops_t recording = {record_write, NULL, NULL};
 
-static client_t *c;
+static client_t *pc; /* the pipeline suite's client, with a recording transport */
 
-static void setup(void)
+static void pipeline_setup(void)
 {
     harness_server_start(0, NULL);
-    c = client_new(&recording, NULL, -1);
+    pc = client_new(&recording, NULL, -1);
     writes = 0;
 }
 
-static void teardown(void)
+static void pipeline_teardown(void)
 {
     harness_server_stop();
 }
 
-TestSuite(client, .init = setup, .fini = teardown);
+TestSuite(client, .init = pipeline_setup, .fini = pipeline_teardown);
 
 /* SET k <n bytes>, then n_gets pipelined GET k in one read. */
 static void pipeline_gets(size_t n, int n_gets)
@@ -44,13 +130,13 @@ static void pipeline_gets(size_t n, int n_gets)
     buf_printf(&b, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%zu\r\n", n);
     for (size_t i = 0; i < n; i++) buf_append(&b, "x", 1);
     buf_append(&b, "\r\n", 2);
-    client_feed(c, b.data, b.len);
-    buf_clear(&c->out);
+    client_feed(pc, b.data, b.len);
+    buf_clear(&pc->out);
     buf_clear(&b);
     static const char get[] = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
     for (int i = 0; i < n_gets; i++) buf_append(&b, get, sizeof(get) - 1);
     writes = 0;
-    cr_assert_eq(client_feed(c, b.data, b.len), 0);
+    cr_assert_eq(client_feed(pc, b.data, b.len), 0);
     buf_deinit(&b);
 }
 
@@ -61,7 +147,7 @@ Test(client, replies_of_64k_gather_into_few_writes_during_a_pipeline)
     cr_assert_leq(writes, 2, "%d writes during the pipeline", writes);
     cr_assert_geq(writes, 1, "a large pipeline's replies start leaving before it ends");
     for (int i = 0; i < writes; i++) cr_assert_geq(sent[i], 4 * 65536, "write %d: %zu", i, sent[i]);
-    cr_assert_eq(c->out.len, (8 - 4 * (size_t)writes) * (65536 + 9 + 2));
+    cr_assert_eq(pc->out.len, (8 - 4 * (size_t)writes) * (65536 + 9 + 2));
 }
 
 Test(client, a_1m_reply_leaves_before_the_next_command_runs)
@@ -75,5 +161,5 @@ Test(client, small_replies_wait_for_the_end_of_the_turn)
 {
     pipeline_gets(100, 64);
     cr_assert_eq(writes, 0);
-    cr_assert_eq(c->out.len, 64 * (100 + 6 + 2));
+    cr_assert_eq(pc->out.len, 64 * (100 + 6 + 2));
 }

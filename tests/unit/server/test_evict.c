@@ -265,15 +265,17 @@ Test(evict, volatile_ttl_evicts_the_nearest_expiry_first)
     memset(value, 'v', VALUE_LEN);
     value[VALUE_LEN] = '\0';
     char line[VALUE_LEN + 64];
-    for (int i = 0; i < 100; i++) {
+    /* 40 keys, so that 64 samples a round (with replacement) see each key with probability
+     * 0.8: with 100 keys a near key went unsampled for every round about once in 100 runs */
+    for (int i = 0; i < 40; i++) {
         snprintf(line, sizeof(line), "SET t%d %s EX %d", i, value, 1000 + 10 * i);
         cr_assert_str_eq(run(line), "+OK\r\n");
     }
-    limit_below_now(20 * VALUE_LEN);
+    limit_below_now(12 * VALUE_LEN);
     harness_expect(C, "SET new 1", "+OK\r\n");
     uint64_t gone = srv.stat.evicted_keys;
-    cr_assert_geq(gone, 15);
-    for (int i = 40; i < 100; i++) cr_assert(exists("t", i), "t%d (far expiry) was evicted", i);
+    cr_assert_geq(gone, 10);
+    for (int i = 25; i < 40; i++) cr_assert(exists("t", i), "t%d (far expiry) was evicted", i);
     for (int i = 0; i < 10; i++) cr_assert(!exists("t", i), "t%d (nearest expiry) was kept", i);
 }
 

@@ -13,6 +13,7 @@
 #include "tiers/tier.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ const char *tier__check(const tier_set_t *set, int i);
 #define S(lit) lit, sizeof(lit) - 1
 
 static char dir[64];
+static char small_dir[96]; /* a tmpfs mounted under dir by the tests that need one, or "" */
 static tier_set_t set;
 static int set_open;
 
@@ -42,8 +44,11 @@ static void setup(void)
     srand(1234);
 }
 
+static void unmount_small(void);
+
 static void teardown(void)
 {
+    unmount_small(); /* a test that mounted a small file system and failed half way */
     if (set_open) tier_set_close(&set);
     set_open = 0;
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -104,27 +109,28 @@ static int drain_pending(void)
 }
 
 /* TPUT to completion: retries after NOSPACE (running the demotions), runs the write plan.
- * Returns TAG_OK, TAG_OOM or TAG_TOO_BIG. */
+ * Returns ST_OK, ST_OOM or ST_TOO_BIG. */
 static int put(tag_obj_t *t, const char *name, uint64_t off, const char *data, size_t len,
                int has_score, double score, uint64_t *size)
 {
     uint64_t sz = 0;
     for (int tries = 0; tries < 50; tries++) {
         tag_plan_t *p = NULL;
-        int rc =
-            tag_put(t, name, strlen(name), off, data, len, has_score, score, 1000 + tries, &sz, &p);
-        if (rc == TAG_NOSPACE) {
+        int rc = tag_put(
+            t, &(tag_write_t){name, strlen(name), off, data, len, has_score, score, 1000 + tries},
+            &sz, &p);
+        if (rc == ST_NOSPACE) {
             cr_assert_null(p);
             int n = drain_pending();
             cr_assert_gt(n, 0, "NOSPACE but no demotion plan queued");
             demotions += n;
             continue;
         }
-        cr_assert_neq(rc, TAG_BUSY, "nothing is in flight, yet the blob is busy");
-        if (rc == TAG_PENDING) {
+        cr_assert_neq(rc, ST_BUSY, "nothing is in flight, yet the blob is busy");
+        if (rc == ST_PENDING) {
             cr_assert_not_null(p);
             run_plan(p);
-            rc = TAG_OK;
+            rc = ST_OK;
         } else {
             cr_assert_null(p);
         }
@@ -141,16 +147,16 @@ static int put_s(tag_obj_t *t, const char *name, uint64_t off, const char *s)
     return put(t, name, off, s, strlen(s), 0, 0, NULL);
 }
 
-/* TGET to completion: returns TAG_OK / TAG_MISSING; *out (xfree) and *len. */
+/* TGET to completion: returns ST_OK / ST_MISSING; *out (xfree) and *len. */
 static int get(tag_obj_t *t, const char *name, uint64_t off, uint64_t count, char **out,
                uint64_t *len)
 {
     tag_plan_t *p = NULL;
     int rc = tag_get(t, name, strlen(name), off, count, 2000, out, len, &p);
-    if (rc == TAG_PENDING) {
+    if (rc == ST_PENDING) {
         cr_assert_not_null(p);
         run_plan(p);
-        rc = TAG_OK;
+        rc = ST_OK;
     }
     return rc;
 }
@@ -161,7 +167,7 @@ static char *get_all(tag_obj_t *t, const char *name)
     char *buf;
     uint64_t len;
     int rc = get(t, name, 0, UINT64_MAX, &buf, &len);
-    cr_assert_eq(rc, TAG_OK, "TGET %s: %d", name, rc);
+    cr_assert_eq(rc, ST_OK, "TGET %s: %d", name, rc);
     char *s = malloc(len + 1);
     memcpy(s, buf, len);
     s[len] = '\0';
@@ -174,13 +180,13 @@ static int truncate_to(tag_obj_t *t, const char *name, uint64_t size)
     for (int tries = 0; tries < 50; tries++) {
         tag_plan_t *p = NULL;
         int rc = tag_truncate(t, name, strlen(name), size, 3000, &p);
-        if (rc == TAG_NOSPACE) {
+        if (rc == ST_NOSPACE) {
             cr_assert_gt(drain_pending(), 0);
             continue;
         }
-        if (rc == TAG_PENDING) {
+        if (rc == ST_PENDING) {
             run_plan(p);
-            rc = TAG_OK;
+            rc = ST_OK;
         }
         return rc;
     }
@@ -192,10 +198,10 @@ static int reorg(tag_obj_t *t, const char *name, double score)
 {
     tag_plan_t *p = NULL;
     int rc = tag_reorg(t, name, strlen(name), score, &p);
-    if (rc == TAG_PENDING) {
+    if (rc == ST_PENDING) {
         cr_assert_not_null(p);
         run_plan(p);
-        rc = TAG_OK;
+        rc = ST_OK;
     }
     return rc;
 }
@@ -241,36 +247,36 @@ Test(tag_store, put_get_size_and_gap_reads_as_zeros)
     open_tiers(ts, 2, 1 << 20);
     tag_obj_t *t = tag_new();
     uint64_t size;
-    cr_assert_eq(put(t, "b", 0, S("hello"), 0, 0, &size), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, S("hello"), 0, 0, &size), ST_OK);
     cr_assert_eq(size, 5);
-    cr_assert_eq(put(t, "b", 10, S("xy"), 0, 0, &size), TAG_OK);
+    cr_assert_eq(put(t, "b", 10, S("xy"), 0, 0, &size), ST_OK);
     cr_assert_eq(size, 12);
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert_eq(len, 12);
     cr_assert(memcmp(buf, "hello\0\0\0\0\0xy", 12) == 0);
     xfree(buf);
     /* partial read, read past the end, zero count */
-    cr_assert_eq(get(t, "b", 3, 4, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 3, 4, &buf, &len), ST_OK);
     cr_assert_eq(len, 4);
     cr_assert(memcmp(buf, "lo\0\0", 4) == 0);
     xfree(buf);
-    cr_assert_eq(get(t, "b", 100, 4, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 100, 4, &buf, &len), ST_OK);
     cr_assert_eq(len, 0);
     xfree(buf);
-    cr_assert_eq(get(t, "b", 2, 0, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 2, 0, &buf, &len), ST_OK);
     cr_assert_eq(len, 0);
     xfree(buf);
-    cr_assert_eq(get(t, "nope", 0, UINT64_MAX, &buf, &len), TAG_MISSING);
+    cr_assert_eq(get(t, "nope", 0, UINT64_MAX, &buf, &len), ST_MISSING);
     /* an empty write creates the blob and writes nothing */
-    cr_assert_eq(put(t, "empty", 0, "", 0, 0, 0, &size), TAG_OK);
+    cr_assert_eq(put(t, "empty", 0, "", 0, 0, 0, &size), ST_OK);
     cr_assert_eq(size, 0);
     cr_assert_eq(tag_len(t), 2);
     cr_assert_eq(info_of(t, "empty").size, 0);
     cr_assert_eq(info_of(t, "empty").tier, -1);
     /* an empty write past the end does not grow the blob */
-    cr_assert_eq(put(t, "b", 100, "", 0, 0, 0, &size), TAG_OK);
+    cr_assert_eq(put(t, "b", 100, "", 0, 0, 0, &size), ST_OK);
     cr_assert_eq(size, 12, "an empty TPUT at offset 100 grew the blob to %llu",
                  (unsigned long long)size);
     obj_free((obj_t *)t);
@@ -285,7 +291,7 @@ Test(tag_store, new_blob_gets_score_one_and_metadata)
     tag_obj_t *t = tag_new();
     tag_plan_t *p;
     uint64_t size;
-    cr_assert_eq(tag_put(t, S("b"), 0, S("abc"), 0, 0, 111, &size, &p), TAG_OK);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("abc"), 0, 0, 111}, &size, &p), ST_OK);
     blob_info_t in = info_of(t, "b");
     cr_assert_eq(in.score, 1.0);
     cr_assert_eq(in.ctime, 111);
@@ -293,10 +299,10 @@ Test(tag_store, new_blob_gets_score_one_and_metadata)
     cr_assert_eq(in.writes, 1);
     cr_assert_eq(in.reads, 0);
     cr_assert_str_eq(tier_name(set.t[in.tier]), "ram");
-    cr_assert_eq(tag_put(t, S("b"), 1, S("z"), 0, 0, 222, &size, &p), TAG_OK);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 1, S("z"), 0, 0, 222}, &size, &p), ST_OK);
     char *buf;
     uint64_t len;
-    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 333, &buf, &len, &p), TAG_OK);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 333, &buf, &len, &p), ST_OK);
     xfree(buf);
     in = info_of(t, "b");
     cr_assert_eq(in.ctime, 111);
@@ -314,12 +320,13 @@ Test(tag_store, too_big_is_refused_and_changes_nothing)
     tag_obj_t *t = tag_new();
     tag_plan_t *p;
     uint64_t size;
-    cr_assert_eq(tag_put(t, S("b"), 999, S("ab"), 0, 0, 1, &size, &p), TAG_TOO_BIG);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 999, S("ab"), 0, 0, 1}, &size, &p), ST_TOO_BIG);
     cr_assert_eq(tag_len(t), 0);
-    cr_assert_eq(tag_put(t, S("b"), 998, S("ab"), 0, 0, 1, &size, &p), TAG_OK);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 998, S("ab"), 0, 0, 1}, &size, &p), ST_OK);
     cr_assert_eq(size, 1000);
-    cr_assert_eq(tag_put(t, S("b"), UINT64_MAX - 1, S("ab"), 0, 0, 1, &size, &p), TAG_TOO_BIG);
-    cr_assert_eq(tag_truncate(t, S("b"), 1001, 1, &p), TAG_TOO_BIG);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), UINT64_MAX - 1, S("ab"), 0, 0, 1}, &size, &p),
+                 ST_TOO_BIG);
+    cr_assert_eq(tag_truncate(t, S("b"), 1001, 1, &p), ST_TOO_BIG);
     cr_assert_eq(info_of(t, "b").size, 1000);
     obj_free((obj_t *)t);
 }
@@ -334,24 +341,24 @@ Test(tag_store, truncate_shrinks_grows_with_zeros_and_creates)
         double score = tier ? 0.0 : 1.0;
         char data[9000];
         fill(data, sizeof(data), 3);
-        cr_assert_eq(put(t, name, 0, data, sizeof(data), 1, score, NULL), TAG_OK);
+        cr_assert_eq(put(t, name, 0, data, sizeof(data), 1, score, NULL), ST_OK);
         cr_assert_str_eq(tier_of(t, name), tier ? "disk" : "ram");
-        cr_assert_eq(truncate_to(t, name, 5000), TAG_OK);
-        cr_assert_eq(truncate_to(t, name, 7000), TAG_OK); /* the tail must read as zeros */
+        cr_assert_eq(truncate_to(t, name, 5000), ST_OK);
+        cr_assert_eq(truncate_to(t, name, 7000), ST_OK); /* the tail must read as zeros */
         char *buf;
         uint64_t len;
-        cr_assert_eq(get(t, name, 0, UINT64_MAX, &buf, &len), TAG_OK);
+        cr_assert_eq(get(t, name, 0, UINT64_MAX, &buf, &len), ST_OK);
         cr_assert_eq(len, 7000);
         cr_assert(memcmp(buf, data, 5000) == 0);
         for (int i = 5000; i < 7000; i++)
             cr_assert_eq(buf[i], 0, "%s: byte %d after shrink+grow is %d, not 0", name, i, buf[i]);
         xfree(buf);
-        cr_assert_eq(truncate_to(t, name, 0), TAG_OK);
+        cr_assert_eq(truncate_to(t, name, 0), ST_OK);
         cr_assert_eq(info_of(t, name).size, 0);
     }
     cr_assert_eq(used("ram"), 0);
     cr_assert_eq(used("disk"), 0);
-    cr_assert_eq(truncate_to(t, "new", 300), TAG_OK);
+    cr_assert_eq(truncate_to(t, "new", 300), ST_OK);
     cr_assert_eq(info_of(t, "new").size, 300);
     char *s = get_all(t, "new");
     for (int i = 0; i < 300; i++) cr_assert_eq(s[i], 0);
@@ -367,8 +374,8 @@ Test(tag_store, delete_frees_space_at_once_and_counts_blobs)
     tag_obj_t *t = tag_new();
     char data[5000];
     fill(data, sizeof(data), 1);
-    cr_assert_eq(put(t, "a", 0, data, sizeof(data), 0, 0, NULL), TAG_OK);
-    cr_assert_eq(put(t, "b", 0, data, sizeof(data), 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "a", 0, data, sizeof(data), 0, 0, NULL), ST_OK);
+    cr_assert_eq(put(t, "b", 0, data, sizeof(data), 1, 0.0, NULL), ST_OK);
     cr_assert_eq(used("ram"), 5000);
     cr_assert_eq(used("disk"), 8192);
     cr_assert_eq(tier_stats(set.t[0])->blobs, 1);
@@ -462,10 +469,10 @@ static void model_read(tag_obj_t *t, mblob_t *m, int i, uint64_t off, uint64_t c
     uint64_t len = 0;
     int rc = get(t, bname[i], off, count, &buf, &len);
     if (!m[i].exists) {
-        cr_assert_eq(rc, TAG_MISSING, "step %d: TGET of deleted %s: %d", step, bname[i], rc);
+        cr_assert_eq(rc, ST_MISSING, "step %d: TGET of deleted %s: %d", step, bname[i], rc);
         return;
     }
-    cr_assert_eq(rc, TAG_OK, "step %d: TGET %s: %d", step, bname[i], rc);
+    cr_assert_eq(rc, ST_OK, "step %d: TGET %s: %d", step, bname[i], rc);
     uint64_t want = off >= m[i].size ? 0 : m[i].size - off;
     if (count < want) want = count;
     cr_assert_eq(len, want, "step %d: TGET %s %llu %llu: %llu bytes, want %llu", step, bname[i],
@@ -518,7 +525,7 @@ static void run_model(int steps, uint64_t maxlen, int exact_total, unsigned seed
             for (int k = 0; k < set.n; k++) before[k] = tier_used(set.t[k]);
             demotions = 0;
             int rc = put(t, bname[i], off, (char *)data, len, has_score, score, &size);
-            if (rc == TAG_OOM) {
+            if (rc == ST_OOM) {
                 ooms++;
                 /* nothing changed: the use of each tier, unless demotions ran first (with
                  * RAM tiers only they run at once, so compare the sum then) */
@@ -533,7 +540,7 @@ static void run_model(int steps, uint64_t maxlen, int exact_total, unsigned seed
                 }
                 if (exact_total) cr_assert_eq(sa, sb, "step %d: OOM TPUT changed the use", step);
             } else {
-                cr_assert_eq(rc, TAG_OK, "step %d: TPUT: %d", step, rc);
+                cr_assert_eq(rc, ST_OK, "step %d: TPUT: %d", step, rc);
                 puts++;
                 if (!mb->exists) {
                     mb->exists = 1;
@@ -554,10 +561,10 @@ static void run_model(int steps, uint64_t maxlen, int exact_total, unsigned seed
         } else if (op < 78) { /* TTRUNCATE */
             uint64_t size = (uint64_t)(rand() % (int)(mb->exists ? mb->size * 2 + 64 : maxlen));
             int rc = truncate_to(t, bname[i], size);
-            if (rc == TAG_OOM) {
+            if (rc == ST_OOM) {
                 ooms++;
             } else {
-                cr_assert_eq(rc, TAG_OK, "step %d: TTRUNCATE: %d", step, rc);
+                cr_assert_eq(rc, ST_OK, "step %d: TTRUNCATE: %d", step, rc);
                 if (!mb->exists) {
                     mb->exists = 1;
                     mb->size = 0;
@@ -574,11 +581,11 @@ static void run_model(int steps, uint64_t maxlen, int exact_total, unsigned seed
             double score = (rand() % 11) / 10.0;
             int rc = reorg(t, bname[i], score);
             if (!mb->exists) {
-                cr_assert_eq(rc, TAG_MISSING, "step %d", step);
+                cr_assert_eq(rc, ST_MISSING, "step %d", step);
             } else {
-                cr_assert(rc == TAG_OK || rc == TAG_OOM, "step %d: REORG: %d", step, rc);
+                cr_assert(rc == ST_OK || rc == ST_OOM, "step %d: REORG: %d", step, rc);
                 cr_assert_eq(info_of(t, bname[i]).score, score, "step %d: REORG score", step);
-                if (rc == TAG_OK && mb->size) {
+                if (rc == ST_OK && mb->size) {
                     blob_info_t in = info_of(t, bname[i]);
                     int pick = tier_set_pick(&set, score);
                     if (tier_used(set.t[pick]) + mb->size <= tier_capacity(set.t[pick]) / 2 &&
@@ -744,17 +751,19 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
             uint64_t size = 0;
             int rc;
             for (;;) {
-                rc = tag_put(t, nm, 2, off, (char *)data, len, has_score, score, step, &size, &p);
-                if (rc != TAG_NOSPACE) break;
+                rc = tag_put(t,
+                             &(tag_write_t){nm, 2, off, (char *)data, len, has_score, score, step},
+                             &size, &p);
+                if (rc != ST_NOSPACE) break;
                 cr_assert(!wbusy);
                 cr_assert_gt(drain_pending(), 0, "step %d: NOSPACE without a demotion", step);
             }
             if (wbusy) {
-                cr_assert_eq(rc, TAG_BUSY, "step %d: TPUT %s with w%d r%d m%d in flight: %d", step,
+                cr_assert_eq(rc, ST_BUSY, "step %d: TPUT %s with w%d r%d m%d in flight: %d", step,
                              nm, mb->writing, mb->readers, mb->moving, rc);
                 busy++;
-            } else if (rc != TAG_OOM) {
-                cr_assert(rc == TAG_OK || rc == TAG_PENDING, "step %d: TPUT: %d", step, rc);
+            } else if (rc != ST_OOM) {
+                cr_assert(rc == ST_OK || rc == ST_PENDING, "step %d: TPUT: %d", step, rc);
                 if (!mb->exists) {
                     mb->exists = 1;
                     mb->size = 0;
@@ -762,7 +771,7 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
                 if (off + len > mb->size) cmodel_resize(mb, off + len);
                 memcpy(mb->data + off, data, len);
                 cr_assert_eq(size, mb->size, "step %d", step);
-                if (rc == TAG_PENDING) {
+                if (rc == ST_PENDING) {
                     fl[nf++] = (flight_t){p, F_WRITE, i, mb->gen, NULL, 0, NULL};
                     mb->writing++;
                     pend++;
@@ -779,12 +788,12 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
             uint64_t len = 0;
             int rc = tag_get(t, nm, 2, off, count, step, &buf, &len, &p);
             if (!mb->exists) {
-                cr_assert_eq(rc, TAG_MISSING, "step %d", step);
+                cr_assert_eq(rc, ST_MISSING, "step %d", step);
             } else if (mb->writing) {
-                cr_assert_eq(rc, TAG_BUSY, "step %d: TGET during a write: %d", step, rc);
+                cr_assert_eq(rc, ST_BUSY, "step %d: TGET during a write: %d", step, rc);
                 busy++;
             } else {
-                cr_assert(rc == TAG_OK || rc == TAG_PENDING, "step %d: TGET %s (r%d m%d): %d", step,
+                cr_assert(rc == ST_OK || rc == ST_PENDING, "step %d: TGET %s (r%d m%d): %d", step,
                           nm, mb->readers, mb->moving, rc);
                 uint64_t want = off >= mb->size ? 0 : mb->size - off;
                 if (count < want) want = count;
@@ -792,7 +801,7 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
                 uint8_t *expect = malloc(want + 1);
                 memcpy(expect, mb->data + (off < mb->size ? off : 0), want);
                 flight_t f = {p, F_READ, i, mb->gen, buf, len, expect};
-                if (rc == TAG_PENDING) {
+                if (rc == ST_PENDING) {
                     fl[nf++] = f;
                     mb->readers++;
                     pend++;
@@ -813,20 +822,20 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
             int rc;
             for (;;) {
                 rc = tag_truncate(t, nm, 2, size, step, &p);
-                if (rc != TAG_NOSPACE) break;
+                if (rc != ST_NOSPACE) break;
                 cr_assert_gt(drain_pending(), 0);
             }
             if (wbusy) {
-                cr_assert_eq(rc, TAG_BUSY, "step %d: TTRUNCATE %s busy: %d", step, nm, rc);
+                cr_assert_eq(rc, ST_BUSY, "step %d: TTRUNCATE %s busy: %d", step, nm, rc);
                 busy++;
-            } else if (rc != TAG_OOM) {
-                cr_assert(rc == TAG_OK || rc == TAG_PENDING, "step %d: TTRUNCATE: %d", step, rc);
+            } else if (rc != ST_OOM) {
+                cr_assert(rc == ST_OK || rc == ST_PENDING, "step %d: TTRUNCATE: %d", step, rc);
                 if (!mb->exists) {
                     mb->exists = 1;
                     mb->size = 0;
                 }
                 cmodel_resize(mb, size);
-                if (rc == TAG_PENDING) {
+                if (rc == ST_PENDING) {
                     fl[nf++] = (flight_t){p, F_WRITE, i, mb->gen, NULL, 0, NULL};
                     mb->writing++;
                     pend++;
@@ -840,14 +849,13 @@ static void run_model_in_flight(int steps, uint64_t maxlen, unsigned seed)
             double score = (rand() % 11) / 10.0;
             int rc = tag_reorg(t, nm, 2, score, &p);
             if (!mb->exists) {
-                cr_assert_eq(rc, TAG_MISSING, "step %d", step);
+                cr_assert_eq(rc, ST_MISSING, "step %d", step);
             } else if (wbusy) {
-                cr_assert_eq(rc, TAG_BUSY, "step %d: REORG %s busy: %d", step, nm, rc);
+                cr_assert_eq(rc, ST_BUSY, "step %d: REORG %s busy: %d", step, nm, rc);
                 busy++;
             } else {
-                cr_assert(rc == TAG_OK || rc == TAG_OOM || rc == TAG_PENDING, "step %d: %d", step,
-                          rc);
-                if (rc == TAG_PENDING) {
+                cr_assert(rc == ST_OK || rc == ST_OOM || rc == ST_PENDING, "step %d: %d", step, rc);
+                if (rc == ST_PENDING) {
                     fl[nf++] = (flight_t){p, F_MOVE, i, mb->gen, NULL, 0, NULL};
                     mb->moving++;
                     pend++;
@@ -937,11 +945,11 @@ Test(tag_place, score_picks_the_fastest_tier_at_or_below_it)
         {"s03", 0.3, "mid"}, {"s01", 0.1, "slow"}, {"s0", 0.0, "slow"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        cr_assert_eq(put(t, cases[i].name, 0, d, sizeof(d), 1, cases[i].score, NULL), TAG_OK);
+        cr_assert_eq(put(t, cases[i].name, 0, d, sizeof(d), 1, cases[i].score, NULL), ST_OK);
         cr_assert_str_eq(tier_of(t, cases[i].name), cases[i].tier, "score %g", cases[i].score);
     }
     /* no score: 1.0 */
-    cr_assert_eq(put_s(t, "plain", 0, "x"), TAG_OK);
+    cr_assert_eq(put_s(t, "plain", 0, "x"), ST_OK);
     cr_assert_str_eq(tier_of(t, "plain"), "fast");
     cr_assert_eq(info_of(t, "plain").score, 1.0);
     obj_free((obj_t *)t);
@@ -954,10 +962,10 @@ Test(tag_place, full_preferred_tier_goes_to_the_next_colder_one)
     char d[8192];
     fill(d, sizeof(d), 4);
     /* fast full of hot blobs (nothing colder to demote) */
-    cr_assert_eq(put(t, "h1", 0, d, 8192, 1, 0.9, NULL), TAG_OK);
-    cr_assert_eq(put(t, "h2", 0, d, 8192, 1, 0.9, NULL), TAG_OK);
+    cr_assert_eq(put(t, "h1", 0, d, 8192, 1, 0.9, NULL), ST_OK);
+    cr_assert_eq(put(t, "h2", 0, d, 8192, 1, 0.9, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "h2"), "fast");
-    cr_assert_eq(put(t, "h3", 0, d, 4096, 1, 0.9, NULL), TAG_OK);
+    cr_assert_eq(put(t, "h3", 0, d, 4096, 1, 0.9, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "h3"), "mid");
     obj_free((obj_t *)t);
 }
@@ -968,15 +976,15 @@ Test(tag_place, full_cold_tier_goes_to_the_slowest_hotter_one)
     tag_obj_t *t = tag_new();
     char d[32 * KB];
     fill(d, sizeof(d), 5);
-    cr_assert_eq(put(t, "c1", 0, d, 32 * KB, 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "c1", 0, d, 32 * KB, 1, 0.0, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "c1"), "slow");
     cr_assert_eq(used("slow"), 32 * KB);
-    cr_assert_eq(put(t, "c2", 0, d, 4096, 1, 0.1, NULL), TAG_OK);
+    cr_assert_eq(put(t, "c2", 0, d, 4096, 1, 0.1, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "c2"), "mid", "the slowest hotter tier with room is mid");
     /* mid full too: fast */
-    cr_assert_eq(put(t, "c3", 0, d, 28 * KB, 1, 0.1, NULL), TAG_OK);
+    cr_assert_eq(put(t, "c3", 0, d, 28 * KB, 1, 0.1, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "c3"), "mid");
-    cr_assert_eq(put(t, "c4", 0, d, 4096, 1, 0.1, NULL), TAG_OK);
+    cr_assert_eq(put(t, "c4", 0, d, 4096, 1, 0.1, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "c4"), "fast");
     obj_free((obj_t *)t);
 }
@@ -988,18 +996,18 @@ Test(tag_place, a_blob_too_big_for_any_tier_is_split_and_reads_back)
     uint64_t n = 60 * KB; /* > any tier's 32 KiB, < 80 KiB in all */
     char *d = malloc(n);
     fill(d, n, 6);
-    cr_assert_eq(put(t, "big", 0, d, n, 1, 0.5, NULL), TAG_OK);
+    cr_assert_eq(put(t, "big", 0, d, n, 1, 0.5, NULL), ST_OK);
     blob_info_t in = info_of(t, "big");
     cr_assert_geq(in.ntiers, 2);
     cr_assert_str_eq(tier_name(set.t[in.tier]), "mid", "the split starts on the preferred tier");
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "big", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "big", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert_eq(len, n);
     cr_assert(memcmp(buf, d, n) == 0);
     xfree(buf);
     /* a read across the boundary between tiers */
-    cr_assert_eq(get(t, "big", 32 * KB - 100, 200, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "big", 32 * KB - 100, 200, &buf, &len), ST_OK);
     cr_assert(memcmp(buf, d + 32 * KB - 100, 200) == 0);
     xfree(buf);
     cr_assert_geq(used("mid") + used("slow") + used("fast"), n);
@@ -1015,16 +1023,16 @@ Test(tag_place, oom_when_every_tier_is_full_changes_nothing)
     tag_obj_t *t = tag_new();
     char *d = malloc(80 * KB);
     fill(d, 80 * KB, 7);
-    cr_assert_eq(put(t, "a", 0, d, 16 * KB, 1, 1.0, NULL), TAG_OK);
-    cr_assert_eq(put(t, "b", 0, d, 32 * KB, 1, 0.5, NULL), TAG_OK);
-    cr_assert_eq(put(t, "c", 0, d, 32 * KB - 10, 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "a", 0, d, 16 * KB, 1, 1.0, NULL), ST_OK);
+    cr_assert_eq(put(t, "b", 0, d, 32 * KB, 1, 0.5, NULL), ST_OK);
+    cr_assert_eq(put(t, "c", 0, d, 32 * KB - 10, 1, 0.0, NULL), ST_OK);
     uint64_t u0 = used("fast"), u1 = used("mid"), u2 = used("slow");
     /* a new blob */
-    cr_assert_eq(put(t, "x", 0, d, 100, 1, 0.5, NULL), TAG_OOM);
+    cr_assert_eq(put(t, "x", 0, d, 100, 1, 0.5, NULL), ST_OOM);
     cr_assert_null(tag_blob(t, S("x")), "a refused TPUT left the blob behind");
     cr_assert_eq(tag_len(t), 3);
     /* growing an existing blob, with a score change */
-    cr_assert_eq(put(t, "a", 16 * KB - 1, "zz", 2, 1, 0.2, NULL), TAG_OOM);
+    cr_assert_eq(put(t, "a", 16 * KB - 1, "zz", 2, 1, 0.2, NULL), ST_OOM);
     blob_info_t in = info_of(t, "a");
     cr_assert_eq(in.size, 16 * KB);
     cr_assert_eq(in.score, 1.0, "a refused TPUT changed the score to %g", in.score);
@@ -1032,17 +1040,17 @@ Test(tag_place, oom_when_every_tier_is_full_changes_nothing)
     cr_assert(memcmp(s, d, 16 * KB) == 0, "a refused TPUT changed the bytes");
     free(s);
     /* growing by truncate; a gap write */
-    cr_assert_eq(truncate_to(t, "c", 40 * KB), TAG_OOM);
+    cr_assert_eq(truncate_to(t, "c", 40 * KB), ST_OOM);
     cr_assert_eq(info_of(t, "c").size, 32 * KB - 10);
-    cr_assert_eq(put(t, "b", 40 * KB, "q", 1, 0, 0, NULL), TAG_OOM);
+    cr_assert_eq(put(t, "b", 40 * KB, "q", 1, 0, 0, NULL), ST_OOM);
     cr_assert_eq(info_of(t, "b").size, 32 * KB);
     cr_assert_eq(used("fast"), u0);
     cr_assert_eq(used("mid"), u1);
     cr_assert_eq(used("slow"), u2);
     /* an overwrite inside the blob needs no room */
-    cr_assert_eq(put(t, "b", 5, "hello", 5, 0, 0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 5, "hello", 5, 0, 0, NULL), ST_OK);
     /* writes within the last file block of c need no new block */
-    cr_assert_eq(put(t, "c", 32 * KB - 10, "0123456789", 10, 0, 0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "c", 32 * KB - 10, "0123456789", 10, 0, 0, NULL), ST_OK);
     cr_assert_eq(info_of(t, "c").size, 32 * KB);
     check_tiers_consistent();
     free(d);
@@ -1059,13 +1067,13 @@ Test(tag_place, an_oom_write_moves_no_other_blob)
     tag_obj_t *t = tag_new();
     char *d = malloc(36 * KB);
     fill(d, 36 * KB, 13);
-    cr_assert_eq(put(t, "c", 0, d, 4 * KB, 1, 0.6, NULL), TAG_OK);
-    cr_assert_eq(put(t, "h", 0, d, 8 * KB, 1, 0.9, NULL), TAG_OK);
-    cr_assert_eq(put(t, "z", 0, d, 36 * KB, 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "c", 0, d, 4 * KB, 1, 0.6, NULL), ST_OK);
+    cr_assert_eq(put(t, "h", 0, d, 8 * KB, 1, 0.9, NULL), ST_OK);
+    cr_assert_eq(put(t, "z", 0, d, 36 * KB, 1, 0.0, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "c"), "fast");
     cr_assert_str_eq(tier_of(t, "h"), "fast");
     cr_assert_str_eq(tier_of(t, "z"), "slow");
-    cr_assert_eq(put(t, "x", 0, d, 10 * KB, 1, 0.9, NULL), TAG_OOM); /* 4 KiB free in all */
+    cr_assert_eq(put(t, "x", 0, d, 10 * KB, 1, 0.9, NULL), ST_OOM); /* 4 KiB free in all */
     cr_assert_null(tag_blob(t, S("x")));
     cr_assert_str_eq(tier_of(t, "c"), "fast", "the refused write demoted c to %s", tier_of(t, "c"));
     cr_assert_eq(used("fast"), 12 * KB);
@@ -1087,7 +1095,7 @@ Test(tag_place, demotion_moves_the_coldest_down_and_the_hot_write_lands_in_ram)
     double scores[] = {0.2, 0.5, 0.3, 0.4};
     for (int i = 0; i < 4; i++) {
         fill(d, sizeof(d), 10 + i);
-        cr_assert_eq(put(t, names[i], 0, d, sizeof(d), 1, scores[i], NULL), TAG_OK);
+        cr_assert_eq(put(t, names[i], 0, d, sizeof(d), 1, scores[i], NULL), ST_OK);
         cr_assert_str_eq(tier_of(t, names[i]), "ram");
     }
     cr_assert_eq(used("ram"), 16 * KB);
@@ -1095,11 +1103,11 @@ Test(tag_place, demotion_moves_the_coldest_down_and_the_hot_write_lands_in_ram)
     tag_plan_t *p;
     uint64_t size;
     fill(d, sizeof(d), 99);
-    int rc = tag_put(t, S("hot"), 0, d, sizeof(d), 1, 0.9, 5, &size, &p);
-    cr_assert_eq(rc, TAG_NOSPACE, "a full RAM tier with colder blobs should demote: %d", rc);
+    int rc = tag_put(t, &(tag_write_t){S("hot"), 0, d, sizeof(d), 1, 0.9, 5}, &size, &p);
+    cr_assert_eq(rc, ST_NOSPACE, "a full RAM tier with colder blobs should demote: %d", rc);
     cr_assert_null(tag_blob(t, S("hot")), "NOSPACE must change nothing");
     cr_assert_eq(drain_pending(), 1, "one 4 KiB demotion makes room for 4 KiB");
-    cr_assert_eq(put(t, "hot", 0, d, sizeof(d), 1, 0.9, &size), TAG_OK);
+    cr_assert_eq(put(t, "hot", 0, d, sizeof(d), 1, 0.9, &size), ST_OK);
     cr_assert_str_eq(tier_of(t, "hot"), "ram");
     cr_assert_str_eq(tier_of(t, "c20"), "disk");
     for (int i = 1; i < 4; i++) cr_assert_str_eq(tier_of(t, names[i]), "ram");
@@ -1107,7 +1115,7 @@ Test(tag_place, demotion_moves_the_coldest_down_and_the_hot_write_lands_in_ram)
         fill(d, sizeof(d), 10 + i);
         char *buf;
         uint64_t len;
-        cr_assert_eq(get(t, names[i], 0, UINT64_MAX, &buf, &len), TAG_OK);
+        cr_assert_eq(get(t, names[i], 0, UINT64_MAX, &buf, &len), ST_OK);
         cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0, "%s", names[i]);
         xfree(buf);
     }
@@ -1127,10 +1135,10 @@ Test(tag_place, demotion_for_two_blobs_takes_the_two_coldest)
     const char *names[] = {"c20", "c50", "c30", "c40"};
     double scores[] = {0.2, 0.5, 0.3, 0.4};
     for (int i = 0; i < 4; i++)
-        cr_assert_eq(put(t, names[i], 0, d, sizeof(d), 1, scores[i], NULL), TAG_OK);
+        cr_assert_eq(put(t, names[i], 0, d, sizeof(d), 1, scores[i], NULL), ST_OK);
     char big[8 * KB];
     fill(big, sizeof(big), 2);
-    cr_assert_eq(put(t, "hot", 0, big, sizeof(big), 1, 0.9, NULL), TAG_OK);
+    cr_assert_eq(put(t, "hot", 0, big, sizeof(big), 1, 0.9, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "hot"), "ram");
     cr_assert_str_eq(tier_of(t, "c20"), "disk");
     cr_assert_str_eq(tier_of(t, "c30"), "disk", "the second coldest (0.3) should go down");
@@ -1145,9 +1153,9 @@ Test(tag_place, no_demotion_of_hotter_blobs)
     tag_obj_t *t = tag_new();
     char d[8 * KB];
     fill(d, sizeof(d), 1);
-    cr_assert_eq(put(t, "a", 0, d, sizeof(d), 1, 0.8, NULL), TAG_OK);
-    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 0.8, NULL), TAG_OK);
-    cr_assert_eq(put(t, "c", 0, d, 4 * KB, 1, 0.5, NULL), TAG_OK);
+    cr_assert_eq(put(t, "a", 0, d, sizeof(d), 1, 0.8, NULL), ST_OK);
+    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 0.8, NULL), ST_OK);
+    cr_assert_eq(put(t, "c", 0, d, 4 * KB, 1, 0.5, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "c"), "disk", "colder than every RAM blob: spills to disk");
     cr_assert_str_eq(tier_of(t, "a"), "ram");
     cr_assert_str_eq(tier_of(t, "b"), "ram");
@@ -1161,9 +1169,9 @@ Test(tag_place, tput_with_a_new_score_moves_the_blob)
     /* COMMANDS.md: "With score, sets the blob's score (moving it if the tier changes)." */
     open_tiers(ramdisk, 2, 1 << 20);
     tag_obj_t *t = tag_new();
-    cr_assert_eq(put(t, "b", 0, S("hello world"), 1, 1.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, S("hello world"), 1, 1.0, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "b"), "ram");
-    cr_assert_eq(put(t, "b", 0, S("H"), 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, S("H"), 1, 0.0, NULL), ST_OK);
     drain_pending();
     cr_assert_eq(info_of(t, "b").score, 0.0);
     cr_assert_str_eq(tier_of(t, "b"), "disk",
@@ -1181,11 +1189,12 @@ Test(tag_place, tput_with_a_score_moves_a_file_blob_once_its_write_is_done)
     tag_obj_t *t = tag_new();
     char d[6000];
     fill(d, sizeof(d), 21);
-    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 0.0, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "b"), "disk");
     tag_plan_t *p;
     uint64_t size;
-    cr_assert_eq(tag_put(t, S("b"), 10, S("HOT"), 1, 1.0, 5, &size, &p), TAG_PENDING);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 10, S("HOT"), 1, 1.0, 5}, &size, &p),
+                 ST_PENDING);
     cr_assert_null(tag_pending_pop(), "the move must wait for the write");
     cr_assert_eq(info_of(t, "b").score, 1.0);
     run_plan(p);
@@ -1196,7 +1205,7 @@ Test(tag_place, tput_with_a_score_moves_a_file_blob_once_its_write_is_done)
     memcpy(d + 10, "HOT", 3);
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
     xfree(buf);
     cr_assert_eq(used("disk"), 0);
@@ -1210,24 +1219,24 @@ Test(tag_place, reorg_moves_between_tiers_and_back)
     tag_obj_t *t = tag_new();
     char d[10000];
     fill(d, sizeof(d), 8);
-    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 0, 0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 0, 0, NULL), ST_OK);
     double path[] = {0.0, 0.5, 1.0, 0.3, 0.0, 0.9};
     const char *want[] = {"slow", "mid", "fast", "mid", "slow", "fast"};
     for (int i = 0; i < 6; i++) {
-        cr_assert_eq(reorg(t, "b", path[i]), TAG_OK);
+        cr_assert_eq(reorg(t, "b", path[i]), ST_OK);
         cr_assert_str_eq(tier_of(t, "b"), want[i]);
         cr_assert_eq(info_of(t, "b").ntiers, 1);
         cr_assert_eq(info_of(t, "b").score, path[i]);
         char *buf;
         uint64_t len;
-        cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+        cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
         cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0, "after REORG %g", path[i]);
         xfree(buf);
         uint64_t total = used("fast") + used("mid") + used("slow");
         cr_assert(total == sizeof(d) || total == 12288, "after REORG %g tiers hold %llu", path[i],
                   (unsigned long long)total);
     }
-    cr_assert_eq(reorg(t, "nope", 0.5), TAG_MISSING);
+    cr_assert_eq(reorg(t, "nope", 0.5), ST_MISSING);
     obj_free((obj_t *)t);
     check_tiers_consistent();
 }
@@ -1238,16 +1247,16 @@ Test(tag_place, reorg_without_room_keeps_the_blob_and_sets_the_score)
     tag_obj_t *t = tag_new();
     char d[16 * KB];
     fill(d, sizeof(d), 3);
-    cr_assert_eq(put(t, "hot", 0, d, sizeof(d), 1, 1.0, NULL), TAG_OK);
-    cr_assert_eq(put(t, "cold", 0, d, 8 * KB, 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "hot", 0, d, sizeof(d), 1, 1.0, NULL), ST_OK);
+    cr_assert_eq(put(t, "cold", 0, d, 8 * KB, 1, 0.0, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, "cold"), "disk");
     int rc = reorg(t, "cold", 1.0); /* RAM is full of a hotter blob: stays on disk */
-    cr_assert(rc == TAG_OK || rc == TAG_OOM, "%d", rc);
+    cr_assert(rc == ST_OK || rc == ST_OOM, "%d", rc);
     cr_assert_str_eq(tier_of(t, "cold"), "disk");
     cr_assert_eq(info_of(t, "cold").score, 1.0);
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "cold", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "cold", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert(len == 8 * KB && memcmp(buf, d, len) == 0);
     xfree(buf);
     obj_free((obj_t *)t);
@@ -1260,14 +1269,14 @@ Test(tag_place, reorg_gathers_a_split_blob_onto_one_tier)
     uint64_t n = 40 * KB;
     char *d = malloc(n);
     fill(d, n, 9);
-    cr_assert_eq(put(t, "big", 0, d, n, 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "big", 0, d, n, 1, 0.0, NULL), ST_OK);
     cr_assert_geq(info_of(t, "big").ntiers, 2);
     /* 40 KiB fits on no single tier: REORG may answer OOM, but keeps every byte */
     int rc = reorg(t, "big", 0.5);
-    cr_assert(rc == TAG_OK || rc == TAG_OOM);
+    cr_assert(rc == ST_OK || rc == ST_OOM);
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "big", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "big", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert(len == n && memcmp(buf, d, n) == 0);
     xfree(buf);
     cr_assert_eq(info_of(t, "big").score, 0.5);
@@ -1289,22 +1298,22 @@ Test(tag_place, reorg_to_a_tier_holding_part_of_the_blob_gathers_it_there)
     tag_obj_t *t = tag_new();
     char *d = malloc(20 * KB);
     fill(d, 20 * KB, 12);
-    cr_assert_eq(put(t, "b", 0, d, 8 * KB, 1, 0.5, NULL), TAG_OK);
-    cr_assert_eq(put(t, "o", 0, d, 8 * KB, 1, 0.5, NULL), TAG_OK);
-    cr_assert_eq(put(t, "b", 8 * KB, d + 8 * KB, 12 * KB, 0, 0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, d, 8 * KB, 1, 0.5, NULL), ST_OK);
+    cr_assert_eq(put(t, "o", 0, d, 8 * KB, 1, 0.5, NULL), ST_OK);
+    cr_assert_eq(put(t, "b", 8 * KB, d + 8 * KB, 12 * KB, 0, 0, NULL), ST_OK);
     blob_info_t in = info_of(t, "b");
     cr_assert_eq(in.ntiers, 2);
     cr_assert_str_eq(tier_name(set.t[in.tier]), "ssd");
     cr_assert_eq(tag_del(t, S("o")), 1);
     cr_assert_eq(used("ssd"), 8 * KB);
-    cr_assert_eq(reorg(t, "b", 0.5), TAG_OK);
+    cr_assert_eq(reorg(t, "b", 0.5), ST_OK);
     in = info_of(t, "b");
     cr_assert(in.ntiers == 1 && strcmp(tier_name(set.t[in.tier]), "ssd") == 0,
               "REORG 0.5 put b on %s (%d tiers) while ssd (24 KiB) can hold its 20 KiB",
               tier_name(set.t[in.tier]), in.ntiers);
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert(len == 20 * KB && memcmp(buf, d, len) == 0);
     xfree(buf);
     free(d);
@@ -1319,7 +1328,7 @@ static tspec_t rf[] = {{"ram", TIER_RAM, 64 * KB, 0.5}, {"disk", TIER_FILE, 256 
 static void put_on_disk(tag_obj_t *t, const char *name, char *d, size_t n, int seed)
 {
     fill(d, n, seed);
-    cr_assert_eq(put(t, name, 0, d, n, 1, 0.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, name, 0, d, n, 1, 0.0, NULL), ST_OK);
     cr_assert_str_eq(tier_of(t, name), "disk");
 }
 
@@ -1333,7 +1342,7 @@ Test(tag_busy, delete_during_a_read_returns_old_bytes_and_frees_after_finish)
     tag_plan_t *p;
     char *buf;
     uint64_t len;
-    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), TAG_PENDING);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), ST_PENDING);
     cr_assert_eq(tag_del(t, S("b")), 1);
     cr_assert_null(tag_blob(t, S("b")));
     cr_assert_eq(tier_stats(set.t[1])->blobs, 0);
@@ -1348,7 +1357,7 @@ Test(tag_busy, delete_during_a_read_returns_old_bytes_and_frees_after_finish)
     xfree(buf);
     cr_assert_eq(used("disk"), 12288, "the old extents go back once the read finished");
     char *s;
-    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &s, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &s, &len), ST_OK);
     cr_assert(len == sizeof(e) && memcmp(s, e, len) == 0);
     xfree(s);
     obj_free((obj_t *)t);
@@ -1365,7 +1374,7 @@ Test(tag_busy, delete_of_the_tag_during_a_read)
     tag_plan_t *p;
     char *buf;
     uint64_t len;
-    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), TAG_PENDING);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), ST_PENDING);
     obj_free((obj_t *)t); /* DEL / FLUSHALL */
     cr_assert_eq(used("disk"), 8192);
     run_plan(p);
@@ -1382,13 +1391,14 @@ Test(tag_busy, delete_during_a_write_or_a_move_frees_everything)
     fill(d, sizeof(d), 4);
     tag_plan_t *p;
     uint64_t size;
-    cr_assert_eq(tag_put(t, S("w"), 0, d, sizeof(d), 1, 0.0, 1, &size, &p), TAG_PENDING);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("w"), 0, d, sizeof(d), 1, 0.0, 1}, &size, &p),
+                 ST_PENDING);
     cr_assert_eq(tag_del(t, S("w")), 1);
     run_plan(p);
     cr_assert_eq(used("disk"), 0);
     cr_assert_eq(used("ram"), 0);
     put_on_disk(t, "m", d, sizeof(d), 5);
-    cr_assert_eq(tag_reorg(t, S("m"), 1.0, &p), TAG_PENDING);
+    cr_assert_eq(tag_reorg(t, S("m"), 1.0, &p), ST_PENDING);
     cr_assert_eq(used("ram"), sizeof(d));
     cr_assert_eq(tag_del(t, S("m")), 1);
     run_plan(p);
@@ -1410,19 +1420,19 @@ Test(tag_busy, a_pending_write_makes_everything_else_busy)
     uint64_t size;
     char *buf;
     uint64_t len;
-    cr_assert_eq(tag_put(t, S("b"), 100, S("NEW"), 0, 0, 1, &size, &p), TAG_PENDING);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 100, S("NEW"), 0, 0, 1}, &size, &p), ST_PENDING);
     cr_assert_eq(size, sizeof(d));
-    cr_assert_eq(tag_get(t, S("b"), 0, 10, 1, &buf, &len, &q), TAG_BUSY);
+    cr_assert_eq(tag_get(t, S("b"), 0, 10, 1, &buf, &len, &q), ST_BUSY);
     cr_assert_null(q);
-    cr_assert_eq(tag_put(t, S("b"), 0, S("x"), 0, 0, 1, &size, &q), TAG_BUSY);
-    cr_assert_eq(tag_truncate(t, S("b"), 10, 1, &q), TAG_BUSY);
-    cr_assert_eq(tag_truncate(t, S("b"), 100000, 1, &q), TAG_BUSY);
-    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &q), TAG_BUSY);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, 1}, &size, &q), ST_BUSY);
+    cr_assert_eq(tag_truncate(t, S("b"), 10, 1, &q), ST_BUSY);
+    cr_assert_eq(tag_truncate(t, S("b"), 100000, 1, &q), ST_BUSY);
+    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &q), ST_BUSY);
     cr_assert_eq(info_of(t, "b").score, 0.0, "a BUSY REORG must not change the score");
     /* other blobs are not busy */
-    cr_assert_eq(put_s(t, "other", 0, "fine"), TAG_OK);
+    cr_assert_eq(put_s(t, "other", 0, "fine"), ST_OK);
     run_plan(p);
-    cr_assert_eq(get(t, "b", 98, 7, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 98, 7, &buf, &len), ST_OK);
     memcpy(d + 100, "NEW", 3);
     cr_assert(len == 7 && memcmp(buf, d + 98, 7) == 0);
     xfree(buf);
@@ -1438,20 +1448,20 @@ Test(tag_busy, pending_reads_make_writes_busy_but_not_other_reads)
     tag_plan_t *r1, *r2, *q;
     char *b1, *b2;
     uint64_t l1, l2, size;
-    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &b1, &l1, &r1), TAG_PENDING);
-    cr_assert_eq(tag_get(t, S("b"), 1000, 10, 1, &b2, &l2, &r2), TAG_PENDING);
-    cr_assert_eq(tag_put(t, S("b"), 0, S("x"), 0, 0, 1, &size, &q), TAG_BUSY);
-    cr_assert_eq(tag_truncate(t, S("b"), 10, 1, &q), TAG_BUSY);
-    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &q), TAG_BUSY);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &b1, &l1, &r1), ST_PENDING);
+    cr_assert_eq(tag_get(t, S("b"), 1000, 10, 1, &b2, &l2, &r2), ST_PENDING);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, 1}, &size, &q), ST_BUSY);
+    cr_assert_eq(tag_truncate(t, S("b"), 10, 1, &q), ST_BUSY);
+    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &q), ST_BUSY);
     run_plan(r1);
-    cr_assert_eq(tag_put(t, S("b"), 0, S("x"), 0, 0, 1, &size, &q), TAG_BUSY,
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, 1}, &size, &q), ST_BUSY,
                  "one read is still in flight");
     run_plan(r2);
     cr_assert(l1 == sizeof(d) && memcmp(b1, d, l1) == 0);
     cr_assert(l2 == 10 && memcmp(b2, d + 1000, 10) == 0);
     xfree(b1);
     xfree(b2);
-    cr_assert_eq(put_s(t, "b", 0, "x"), TAG_OK);
+    cr_assert_eq(put_s(t, "b", 0, "x"), ST_OK);
     obj_free((obj_t *)t);
 }
 
@@ -1464,27 +1474,27 @@ Test(tag_busy, a_move_lets_reads_go_on_and_makes_writes_wait)
     tag_plan_t *mv, *r, *q;
     char *buf;
     uint64_t len, size;
-    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &mv), TAG_PENDING);
-    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &r), TAG_PENDING,
+    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &mv), ST_PENDING);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &r), ST_PENDING,
                  "a read during a move reads the old (disk) extents");
-    cr_assert_eq(tag_put(t, S("b"), 0, S("x"), 0, 0, 1, &size, &q), TAG_BUSY);
-    cr_assert_eq(tag_truncate(t, S("b"), 1, 1, &q), TAG_BUSY);
-    cr_assert_eq(tag_reorg(t, S("b"), 0.0, &q), TAG_BUSY);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, 1}, &size, &q), ST_BUSY);
+    cr_assert_eq(tag_truncate(t, S("b"), 1, 1, &q), ST_BUSY);
+    cr_assert_eq(tag_reorg(t, S("b"), 0.0, &q), ST_BUSY);
     run_plan(mv);
     cr_assert_str_eq(tier_of(t, "b"), "ram");
     cr_assert_eq(used("disk"), 12288, "the reader still holds the old extents");
     cr_assert_eq(tier_stats(set.t[1])->blobs, 0);
     cr_assert_eq(tier_stats(set.t[0])->blobs, 1);
     /* the move is done, but a read is still in flight: writes wait for it */
-    cr_assert_eq(tag_put(t, S("b"), 0, S("x"), 0, 0, 1, &size, &q), TAG_BUSY);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, 1}, &size, &q), ST_BUSY);
     run_plan(r);
-    cr_assert_eq(tag_put(t, S("b"), 0, S("x"), 0, 0, 1, &size, &q), TAG_OK);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, 1}, &size, &q), ST_OK);
     cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0, "read during move: torn bytes");
     xfree(buf);
     cr_assert_eq(used("disk"), 0);
     cr_assert_eq(used("ram"), sizeof(d));
     char *s;
-    cr_assert_eq(get(t, "b", 0, 3, &s, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, 3, &s, &len), ST_OK);
     cr_assert(memcmp(s, "x", 1) == 0 && memcmp(s + 1, d + 1, 2) == 0);
     xfree(s);
     obj_free((obj_t *)t);
@@ -1496,20 +1506,20 @@ Test(tag_busy, a_move_down_from_ram_during_reads)
     tag_obj_t *t = tag_new();
     char d[7000];
     fill(d, sizeof(d), 9);
-    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 1.0, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, d, sizeof(d), 1, 1.0, NULL), ST_OK);
     tag_plan_t *mv, *r;
     char *buf;
     uint64_t len;
-    cr_assert_eq(tag_reorg(t, S("b"), 0.0, &mv), TAG_PENDING);
+    cr_assert_eq(tag_reorg(t, S("b"), 0.0, &mv), ST_PENDING);
     /* RAM extents are read at once during the move */
-    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &r), TAG_OK);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &r), ST_OK);
     cr_assert_null(r);
     cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
     xfree(buf);
     run_plan(mv);
     cr_assert_str_eq(tier_of(t, "b"), "disk");
     cr_assert_eq(used("ram"), 0);
-    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
     xfree(buf);
     obj_free((obj_t *)t);
@@ -1522,16 +1532,16 @@ Test(tag_busy, a_failed_move_keeps_the_blob_where_it_was)
     char d[5000];
     put_on_disk(t, "b", d, sizeof(d), 10);
     tag_plan_t *mv;
-    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &mv), TAG_PENDING);
+    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &mv), ST_PENDING);
     tag_plan_finish(mv, -5 /* EIO */, NULL, NULL);
     cr_assert_str_eq(tier_of(t, "b"), "disk");
     cr_assert_eq(used("ram"), 0);
     char *buf;
     uint64_t len;
-    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), TAG_OK);
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
     cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
     xfree(buf);
-    cr_assert_eq(put_s(t, "b", 0, "ok"), TAG_OK, "the blob is not left busy");
+    cr_assert_eq(put_s(t, "b", 0, "ok"), ST_OK, "the blob is not left busy");
     obj_free((obj_t *)t);
 }
 
@@ -1578,12 +1588,13 @@ Test(tag_busy, finishing_a_write_wakes_the_blob_waiters_even_after_a_delete)
     fill(d, sizeof(d), 11);
     tag_plan_t *p;
     uint64_t size;
-    cr_assert_eq(tag_put(t, S("b"), 0, d, sizeof(d), 1, 0.0, 1, &size, &p), TAG_PENDING);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, d, sizeof(d), 1, 0.0, 1}, &size, &p),
+                 ST_PENDING);
     struct woken w = {0};
     cr_assert_eq(tag_plan_run(p), 0);
     tag_plan_finish(p, 0, on_wake, &w);
     cr_assert_eq(w.blob, 1);
-    cr_assert_eq(tag_put(t, S("b"), 0, S("zz"), 0, 0, 1, &size, &p), TAG_PENDING);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("zz"), 0, 0, 1}, &size, &p), ST_PENDING);
     cr_assert_eq(tag_del(t, S("b")), 1);
     w = (struct woken){0};
     cr_assert_eq(tag_plan_run(p), 0);
@@ -1606,7 +1617,7 @@ static void visit_and_read(void *ud, blob_t *b)
     char *buf;
     uint64_t len;
     tag_plan_t *plan;
-    cr_assert_eq(tag_get(x->t, name, nlen, 0, UINT64_MAX, 0, &buf, &len, &plan), TAG_OK);
+    cr_assert_eq(tag_get(x->t, name, nlen, 0, UINT64_MAX, 0, &buf, &len, &plan), ST_OK);
     xfree(buf);
     x->seen++;
 }
@@ -1622,7 +1633,7 @@ Test(tag_store, foreach_that_reads_blobs_visits_each_once_while_rehashing)
         char name[32];
         for (int i = 0; i < n; i++) {
             snprintf(name, sizeof(name), "b%d", i);
-            cr_assert_eq(put(t, name, 0, name, strlen(name), 0, 0, &size), TAG_OK);
+            cr_assert_eq(put(t, name, 0, name, strlen(name), 0, 0, &size), ST_OK);
         }
         struct visit_ctx x = {t, 0};
         tag_foreach(t, visit_and_read, &x);
@@ -1632,8 +1643,6 @@ Test(tag_store, foreach_that_reads_blobs_visits_each_once_while_rehashing)
 }
 
 /* ---- a file system smaller than its tier ---- */
-
-static char small_dir[96];
 
 /* Mounts a tmpfs of size bytes under dir (root only: 0 when it could not). */
 static int mount_small(uint64_t size)
@@ -1650,10 +1659,12 @@ static int mount_small(uint64_t size)
 static void unmount_small(void)
 {
     char cmd[256];
+    if (!small_dir[0]) return;
     if (set_open) tier_set_close(&set);
     set_open = 0;
     snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", small_dir);
     (void)system(cmd);
+    small_dir[0] = '\0';
 }
 
 /* A file tier "disk" of 4 MiB on a 256 KiB tmpfs, after a 16 KiB RAM tier; with spare, a file
@@ -1679,13 +1690,13 @@ Test(tag_place, a_write_the_disk_cannot_hold_changes_nothing)
     char *a = xmalloc(128 * KB), *b = xmalloc(256 * KB);
     fill(a, 128 * KB, 1);
     fill(b, 256 * KB, 2);
-    cr_assert_eq(put(t, "a", 0, a, 128 * KB, 1, 0.5, NULL), TAG_OK);
+    cr_assert_eq(put(t, "a", 0, a, 128 * KB, 1, 0.5, NULL), ST_OK);
     uint64_t before = used("disk");
     /* a new blob: refused, absent */
-    cr_assert_eq(put(t, "new", 0, b, 192 * KB, 1, 0.5, NULL), TAG_OOM);
+    cr_assert_eq(put(t, "new", 0, b, 192 * KB, 1, 0.5, NULL), ST_OOM);
     cr_assert_null(tag_blob(t, S("new")));
     /* growing an existing blob past the disk: refused, size and bytes as they were */
-    cr_assert_eq(put(t, "a", 64 * KB, b, 256 * KB, 0, 0, NULL), TAG_OOM);
+    cr_assert_eq(put(t, "a", 64 * KB, b, 256 * KB, 0, 0, NULL), ST_OOM);
     cr_assert_eq(info_of(t, "a").size, 128 * KB);
     char *back = get_all(t, "a");
     cr_assert(memcmp(back, a, 128 * KB) == 0);
@@ -1707,7 +1718,7 @@ Test(tag_place, a_full_disk_sends_the_blob_to_a_tier_with_room)
     char *b = xmalloc(512 * KB);
     fill(b, 512 * KB, 3);
     /* the disk's capacity says yes, its file system says no: the blob lands on spare */
-    cr_assert_eq(put(t, "b", 0, b, 512 * KB, 1, 0.5, NULL), TAG_OK);
+    cr_assert_eq(put(t, "b", 0, b, 512 * KB, 1, 0.5, NULL), ST_OK);
     cr_assert_eq(info_of(t, "b").size, 512 * KB);
     char *back = get_all(t, "b");
     cr_assert(memcmp(back, b, 512 * KB) == 0);
@@ -1717,4 +1728,80 @@ Test(tag_place, a_full_disk_sends_the_blob_to_a_tier_with_room)
     obj_free((obj_t *)t);
     xfree(b);
     unmount_small();
+}
+
+Test(tag_busy, a_failed_write_plan_is_undone)
+{
+    tspec_t ts[] = {{"disk", TIER_FILE, 1024 * KB, -1}};
+    open_tiers(ts, 1, 1024 * KB);
+    tag_obj_t *t = tag_new();
+    char *a = xmalloc(64 * KB), *b = xmalloc(128 * KB);
+    fill(a, 64 * KB, 4);
+    fill(b, 128 * KB, 5);
+    cr_assert_eq(put(t, "a", 0, a, 64 * KB, 0, 0, NULL), ST_OK);
+    blob_info_t was = info_of(t, "a");
+    uint64_t before = used("disk");
+    /* a new blob whose tier write fails: gone */
+    uint64_t sz;
+    tag_plan_t *p = NULL;
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("new"), 0, b, 128 * KB, 0, 0, 5000}, &sz, &p),
+                 ST_PENDING);
+    tag_plan_finish(p, -EIO, NULL, NULL);
+    cr_assert_null(tag_blob(t, S("new")));
+    /* an append to an existing one that fails: back to its size, score, mtime and counters */
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("a"), 64 * KB, b, 128 * KB, 1, 0.25, 6000}, &sz, &p),
+                 ST_PENDING);
+    cr_assert_eq(sz, 192 * KB);
+    tag_plan_finish(p, -ENOSPC, NULL, NULL);
+    blob_info_t now = info_of(t, "a");
+    cr_assert_eq(now.size, was.size);
+    cr_assert_eq(now.score, was.score);
+    cr_assert_eq(now.mtime, was.mtime);
+    cr_assert_eq(now.writes, was.writes);
+    cr_assert_eq(used("disk"), before);
+    char *back = get_all(t, "a");
+    cr_assert(memcmp(back, a, 64 * KB) == 0);
+    xfree(back);
+    cr_assert_eq(tag_writes_in_flight(), 0);
+    check_tiers_consistent();
+    obj_free((obj_t *)t);
+    xfree(a);
+    xfree(b);
+}
+
+Test(tag_busy, a_reader_keeps_the_bytes_it_opened_on_and_holds_off_writes)
+{
+    tspec_t ts[] = {{"ram", TIER_RAM, 64 * KB, 1.0}, {"disk", TIER_FILE, 1024 * KB, 0.0}};
+    open_tiers(ts, 2, 1024 * KB);
+    tag_obj_t *t = tag_new();
+    char *a = xmalloc(256 * KB), *piece = xmalloc(256 * KB);
+    fill(a, 256 * KB, 6);
+    cr_assert_eq(put(t, "a", 0, a, 256 * KB, 1, 0.0, NULL), ST_OK);
+    tag_reader_t *r;
+    uint64_t len;
+    cr_assert_eq(tag_reader_open(t, S("a"), 1000, UINT64_MAX, 7000, &r, &len), ST_OK);
+    cr_assert_eq(len, 256 * KB - 1000);
+    cr_assert_eq(info_of(t, "a").reads, 1);
+    /* writes wait while it is open; a delete goes through, the bytes stay readable */
+    uint64_t sz;
+    tag_plan_t *p = NULL;
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("a"), 0, "x", 1, 0, 0, 8000}, &sz, &p), ST_BUSY);
+    cr_assert(tag_blob_busy(t, S("a"), 1));
+    cr_assert_eq(tag_del(t, S("a")), 1);
+    for (uint64_t pos = 0; pos < len; pos += 64 * KB) {
+        uint64_t n = len - pos < 64 * KB ? len - pos : 64 * KB;
+        int rc = tag_reader_read(r, pos, n, piece, &p);
+        if (rc == ST_PENDING)
+            run_plan(p);
+        else
+            cr_assert_eq(rc, ST_OK);
+        cr_assert(memcmp(piece, a + 1000 + pos, n) == 0, "piece at %llu", (unsigned long long)pos);
+    }
+    cr_assert_gt(used("disk"), 0); /* the deleted blob's extents live until the close */
+    tag_reader_close(r, NULL, NULL);
+    cr_assert_eq(used("disk"), 0);
+    check_tiers_consistent();
+    obj_free((obj_t *)t);
+    xfree(a);
+    xfree(piece);
 }

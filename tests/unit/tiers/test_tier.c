@@ -50,8 +50,16 @@ static void setup(void)
     snprintf(path_b, sizeof(path_b), "%s/b/c", dir);
 }
 
+static int mounted; /* path_a is a small tmpfs (mount_small) */
+
 static void teardown(void)
 {
+    char cmd[256];
+    if (mounted) { /* also after a test that failed half way */
+        snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", path_a);
+        (void)system(cmd);
+        mounted = 0;
+    }
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -1013,14 +1021,7 @@ static int mount_small(uint64_t size)
     mkdir(path_a, 0700);
     snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=%llu tmpfs %s 2>/dev/null",
              (unsigned long long)size, path_a);
-    return system(cmd) == 0;
-}
-
-static void unmount_small(void)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "umount -l %s 2>/dev/null", path_a);
-    (void)system(cmd);
+    return mounted = system(cmd) == 0;
 }
 
 Test(tier_file, reserves_blocks_so_a_full_disk_fails_the_alloc_not_the_write)
@@ -1052,6 +1053,5 @@ Test(tier_file, reserves_blocks_so_a_full_disk_fails_the_alloc_not_the_write)
     cr_assert_eq(tier_alloc(&set, 0, 200 * KB, f, 4), 1);
     tier_free_extent(&set, f);
     xfree(buf);
-    tier_set_close(&set);
-    unmount_small();
+    tier_set_close(&set); /* teardown unmounts */
 }

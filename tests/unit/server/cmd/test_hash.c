@@ -424,6 +424,34 @@ Test(cmd_hash, hrandfield_on_missing_keys_and_argument_errors)
     EXPECT("HRANDFIELD nokey x", "-ERR value is not an integer or out of range\r\n");
 }
 
+/* A count whose reply could never fit is refused before anything is built (Redis itself
+ * builds it and runs out of memory); a huge positive count is the whole hash. */
+Test(cmd_hash, hrandfield_reply_past_max_reply_bytes_is_refused)
+{
+    EXPECT("HSET h a 1", ":1\r\n");
+    EXPECT23("HRANDFIELD h -4611686018427387903 WITHVALUES",
+             "-ERR reply of at least 55340232221128654836 bytes would exceed max-reply-bytes "
+             "(1073741824 bytes)\r\n",
+             "-ERR reply of at least 73786976294838206448 bytes would exceed max-reply-bytes "
+             "(1073741824 bytes)\r\n");
+    EXPECT("HRANDFIELD h -9223372036854775807",
+           "-ERR reply of at least 55340232221128654842 bytes would exceed max-reply-bytes "
+           "(1073741824 bytes)\r\n");
+    EXPECT23("HRANDFIELD h -100000000000 WITHVALUES",
+             "-ERR reply of at least 1200000000000 bytes would exceed max-reply-bytes "
+             "(1073741824 bytes)\r\n",
+             "-ERR reply of at least 1600000000000 bytes would exceed max-reply-bytes "
+             "(1073741824 bytes)\r\n");
+    EXPECT("HRANDFIELD h 9223372036854775807", "*1\r\n$1\r\na\r\n");
+    EXPECT("HRANDFIELD h 4611686018427387903 WITHVALUES", "*2\r\n$1\r\na\r\n$1\r\n1\r\n");
+    EXPECT("HRANDFIELD nokey -9223372036854775807 WITHVALUES", "-ERR value is out of range\r\n");
+    EXPECT("HRANDFIELD nokey -9223372036854775807", "*0\r\n");
+    EXPECT("CONFIG SET maxmemory 10mb", "+OK\r\n");
+    EXPECT("HRANDFIELD h -2000000",
+           "-ERR reply of at least 12000000 bytes would exceed maxmemory (10485760 bytes)\r\n");
+    EXPECT("CONFIG SET maxmemory 0", "+OK\r\n");
+}
+
 Test(cmd_hash, hrandfield_shapes_in_both_protocols)
 {
     EXPECT("HSET one a 1", ":1\r\n");
@@ -626,4 +654,25 @@ Test(cmd_hash, expired_hash_is_gone_for_reads_and_writes)
     EXPECT("HGET h a", "$-1\r\n");
     EXPECT("HSET h b 2", ":1\r\n");
     EXPECT("HGETALL h", "*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+}
+
+/* HGETALL, HKEYS and HVALS of a hash whose reply could never fit are refused. */
+Test(cmd_hash, getall_past_max_reply_bytes_is_refused)
+{
+    static char line[16 * 2000 + 16];
+    for (int b = 0; b < 50; b++) {
+        int n = snprintf(line, sizeof(line), "HSET h");
+        for (int i = 0; i < 2000; i++)
+            n += snprintf(line + n, sizeof(line) - (size_t)n, " f%d v", b * 2000 + i);
+        harness_send(C, line);
+    }
+    buf_clear(&C->out);
+    EXPECT("HLEN h", ":100000\r\n");
+    EXPECT("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    EXPECT("HGETALL h",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    harness_send(C, "HVALS h"); /* 600 KB at least, 700 KB really: fits */
+    cr_assert(!(C->flags & CLIENT_CLOSE_ASAP));
+    cr_assert_eq(C->out.len, strlen("*100000\r\n") + 100000 * strlen("$1\r\nv\r\n"));
+    buf_clear(&C->out);
 }

@@ -805,3 +805,25 @@ Test(cmd_keys, key_positions_for_command_getkeys)
     check_keys("KEYS *", 0, NULL);
     check_keys("SCAN 0", 0, NULL);
 }
+
+/* SCAN's COUNT at LONG_MAX walks the (small) keyspace once; 0 and negatives are refused. */
+Test(cmd_keys, scan_count_extremes)
+{
+    EXPECT("SET a 1", "+OK\r\n");
+    EXPECT("SCAN 0 COUNT 9223372036854775807", "*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n");
+    EXPECT("SCAN 0 COUNT 0", "-ERR syntax error\r\n");
+    EXPECT("SCAN 0 COUNT -1", "-ERR syntax error\r\n");
+    EXPECT("SCAN 0 COUNT -9223372036854775808", "-ERR syntax error\r\n");
+}
+
+/* KEYS over a keyspace whose names pass max-reply-bytes closes the client and stops walking
+ * the keyspace (it does not go on matching names for a reply no one will get). */
+Test(cmd_keys, keys_past_max_reply_bytes_closes_the_client)
+{
+    srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
+    EXPECT("DEBUG POPULATE 100000 somewhatlongprefixforkeys", "+OK\r\n");
+    EXPECT("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    harness_send(C, "KEYS *");
+    cr_assert(C->flags & CLIENT_CLOSE_ASAP);
+    cr_assert_eq(C->out.len, 0);
+}

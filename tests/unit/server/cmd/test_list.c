@@ -618,3 +618,23 @@ Test(cmd_list, many_elements_span_nodes)
     EXPECT("LINDEX l 501", "$3\r\nmid\r\n");
     cr_assert_eq(list_verify(list_of(find("l")->val)), 0);
 }
+
+/* A range whose reply could never fit in max-reply-bytes is refused before it is built. */
+Test(cmd_list, lrange_past_max_reply_bytes_is_refused)
+{
+    static char line[4 * 4000 + 16];
+    int n = snprintf(line, sizeof(line), "RPUSH l");
+    for (int i = 0; i < 4000; i++) n += snprintf(line + n, sizeof(line) - (size_t)n, " x");
+    for (int i = 0; i < 50; i++) harness_send(C, line);
+    buf_clear(&C->out);
+    EXPECT("LLEN l", ":200000\r\n");
+    EXPECT("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    EXPECT("LRANGE l -9223372036854775808 9223372036854775807",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    EXPECT("LRANGE l 0 -25000", "-ERR reply of at least 1050006 bytes would exceed "
+                                "max-reply-bytes (1048576 bytes)\r\n");
+    /* 169999 elements: 1.02 MB at least, but 7 bytes each really: 1.19 MB, closed */
+    harness_send(C, "LRANGE l 0 -30002");
+    cr_assert(C->flags & CLIENT_CLOSE_ASAP);
+    cr_assert_eq(C->out.len, 0);
+}

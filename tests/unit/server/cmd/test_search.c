@@ -104,7 +104,9 @@ Test(cmd_search, tquery_window_is_inclusive_and_oldest_first)
         uint64_t size;
         tag_plan_t *plan;
         db_now_ms = times[i];
-        cr_assert_eq(tag_put(t, names[i], 2, 0, "y", 1, 0, 0, times[i], &size, &plan), TAG_OK);
+        cr_assert_eq(
+            tag_put(t, &(tag_write_t){names[i], 2, 0, "y", 1, 0, 0, times[i]}, &size, &plan),
+            ST_OK);
         db_now_ms = 0;
     }
     char line[128];
@@ -217,7 +219,7 @@ static void add_blob(void *ud, blob_t *b)
     uint64_t n = in.size < max ? in.size : max;
     char *text = xmalloc(n + 1);
     tag_plan_t *plan;
-    if (blob_peek(b, 0, n, text, &plan) == TAG_PENDING) {
+    if (blob_peek(b, 0, n, text, &plan) == ST_PENDING) {
         cr_assert_eq(tag_plan_run(plan), 0);
         tag_plan_finish(plan, 0, NULL, NULL);
     }

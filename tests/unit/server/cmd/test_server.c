@@ -191,6 +191,29 @@ Test(server_cmds, while_loading_commands_without_the_loading_flag_get_loading)
     cr_assert_str_eq(run("GET k"), "$1\r\nv\r\n", "nothing changed while loading");
 }
 
+/* Redis's errors for negative counts and sizes; keys that could never fit are refused before
+ * any is made (Redis makes them until the kernel kills it). */
+Test(server_cmds, debug_populate_extreme_counts)
+{
+    srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
+    cr_assert_str_eq(run("DEBUG POPULATE -1"), "-ERR value is out of range, must be positive\r\n");
+    cr_assert_str_eq(run("DEBUG POPULATE -9223372036854775808"),
+                     "-ERR value is out of range, must be positive\r\n");
+    cr_assert_str_eq(run("DEBUG POPULATE 1 k -1"),
+                     "-ERR value is out of range, must be positive\r\n");
+    cr_assert_str_eq(run("DEBUG POPULATE 9223372036854775807 k 9223372036854775807"),
+                     "-ERR DEBUG POPULATE needs more than the machine's memory\r\n");
+    cr_assert_str_eq(run("DEBUG POPULATE 9223372036854775807"),
+                     "-ERR DEBUG POPULATE needs more than the machine's memory\r\n");
+    cr_assert_eq(db_size(c->db), 0, "nothing was made");
+    cr_assert_str_eq(run("CONFIG SET maxmemory 10mb"), "+OK\r\n");
+    cr_assert_str_eq(run("DEBUG POPULATE 1000 k 100000"),
+                     "-ERR DEBUG POPULATE needs more than maxmemory (10485760 bytes)\r\n");
+    cr_assert_str_eq(run("DEBUG POPULATE 10 k 100"), "+OK\r\n");
+    cr_assert_eq(db_size(c->db), 10);
+    cr_assert_str_eq(run("CONFIG SET maxmemory 0"), "+OK\r\n");
+}
+
 Test(server_cmds, client_reply_off_mutes_until_on)
 {
     cr_assert_str_eq(run("CLIENT REPLY OFF"), "");

@@ -748,6 +748,31 @@ Test(cmd_set, srandmember_counts_in_both_encodings)
     }
 }
 
+/* LONG_MIN is out of Redis's range; a count whose reply could never fit is refused before
+ * anything is built (Redis builds it until the kernel kills it). */
+Test(cmd_set, srandmember_extreme_counts)
+{
+    expect("SADD s a", ":1\r\n");
+    expect("SRANDMEMBER s -9223372036854775808",
+           "-ERR value is out of range, value must between -9223372036854775807 and "
+           "9223372036854775807\r\n");
+    expect("SRANDMEMBER s -9223372036854775807",
+           "-ERR reply of at least 55340232221128654842 bytes would exceed max-reply-bytes "
+           "(1073741824 bytes)\r\n");
+    expect("SRANDMEMBER s -100000000000",
+           "-ERR reply of at least 600000000000 bytes would exceed max-reply-bytes "
+           "(1073741824 bytes)\r\n");
+    expect("SRANDMEMBER s 9223372036854775807", "*1\r\n$1\r\na\r\n");
+    expect("SRANDMEMBER nokey -9223372036854775807", "*0\r\n");
+    expect("SPOP s -9223372036854775808", "-ERR value is out of range, must be positive\r\n");
+    expect("SPOP s 9223372036854775807", "*1\r\n$1\r\na\r\n");
+    expect("SADD s a", ":1\r\n");
+    expect("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    expect("SRANDMEMBER s -200000",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("CONFIG SET max-reply-bytes 1gb", "+OK\r\n");
+}
+
 Test(cmd_set, srandmember_without_count_picks_every_member_eventually)
 {
     fill("s", 5, 0);
@@ -1025,4 +1050,22 @@ Test(cmd_set, large_set_operations_agree_with_their_definitions)
     expect("SINTER small a",
            "*9\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n$1\r\n6\r\n"
            "$1\r\n7\r\n$1\r\n8\r\n$1\r\n9\r\n");
+}
+
+/* SMEMBERS of a set whose reply could never fit in max-reply-bytes is refused. */
+Test(cmd_set, smembers_past_max_reply_bytes_is_refused)
+{
+    for (int b = 0; b < 50; b++) {
+        buf_t line;
+        buf_init(&line);
+        buf_printf(&line, "SADD s");
+        for (int i = 0; i < 4000; i++) buf_printf(&line, " m%d", b * 4000 + i);
+        harness_send(C, line.data);
+        buf_deinit(&line);
+    }
+    buf_clear(&C->out);
+    expect("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    expect("SMEMBERS s",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("SCARD s", ":200000\r\n");
 }

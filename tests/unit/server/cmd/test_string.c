@@ -593,3 +593,20 @@ Test(cmd_string, key_positions_for_command_getkeys)
     cr_assert_eq(command_get_keys(command_lookup(&mget[0]), 3, mget, pos, 8), 2);
     cr_assert_eq(pos[1], 2);
 }
+
+/* Ranges and offsets at LONG_MIN and LONG_MAX, with redis-server 7.0's replies: nothing is
+ * allocated for an offset past proto-max-bulk-len. */
+Test(cmd_string, extreme_ranges_and_offsets)
+{
+    EXPECT("SET s hello", "+OK\r\n");
+    EXPECT("GETRANGE s -9223372036854775808 9223372036854775807", "$5\r\nhello\r\n");
+    EXPECT("GETRANGE s 9223372036854775807 -9223372036854775808", "$0\r\n\r\n");
+    EXPECT("SUBSTR s -9223372036854775808 9223372036854775807", "$5\r\nhello\r\n");
+    EXPECT("SETRANGE k 9223372036854775807 x",
+           "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n");
+    EXPECT("SETRANGE k 536870912 x",
+           "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n");
+    EXPECT("SETRANGE k -1 x", "-ERR offset is out of range\r\n");
+    EXPECT("SETRANGE k -9223372036854775808 x", "-ERR offset is out of range\r\n");
+    EXPECT("EXISTS k", ":0\r\n");
+}

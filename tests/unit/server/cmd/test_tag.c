@@ -732,6 +732,11 @@ Test(cmd_tag, argument_errors_follow_redis)
     expect_err("TGET t b 0 1 extra", "-ERR syntax error", NULL);
     expect_err("TPUT t b 1048576 x", "-ERR", "max");
     expect_err("TPUT t b 9223372036854775807 x", "-ERR", "max");
+    expect_err("TPUT t b 9223372036854775806 xy", "-ERR", "max"); /* offset + length overflows */
+    expect("TPUT t b 18446744073709551615 x", notint);
+    expect("TPUT t b -9223372036854775808 x", "-ERR offset is negative\r\n");
+    expect("TTRUNCATE t b -9223372036854775808", "-ERR size is negative\r\n");
+    expect_err("TTRUNCATE t b 9223372036854775807", "-ERR", "max");
     expect("EXISTS t", ":0\r\n");
     /* edge values that are fine */
     expect("TPUT t b 0 x 1", ":1\r\n");
@@ -739,6 +744,9 @@ Test(cmd_tag, argument_errors_follow_redis)
     expect("TPUT t b 200000 y", ":200001\r\n"); /* split over both tiers */
     expect("TGET t b 9223372036854775807", "$0\r\n\r\n");
     expect("TGET t b 200000 9223372036854775807", "$1\r\ny\r\n");
+    expect("TGET t b 9223372036854775807 9223372036854775807", "$0\r\n\r\n");
+    expect("TGET t b -9223372036854775808", "-ERR offset is negative\r\n");
+    expect("TGET t b 0 -9223372036854775808", "-ERR count is negative\r\n");
     expect_n("TGET t b 199999 2", "$2\r\n\0y\r\n", 8);
     expect_n("TGET t b 65535 2", "$2\r\n\0\0\r\n", 8);
 }

@@ -813,6 +813,56 @@ Test(cmd_zset, zrandmember_deterministic_cases)
     run_steps(steps, sizeof(steps) / sizeof(steps[0]));
 }
 
+/* Redis's ranges for the count ([-LONG_MAX, LONG_MAX], halved with WITHSCORES), and a reply
+ * that could never fit refused before anything is built: Redis 7.0 aborts on the first and
+ * runs out of memory on the second. */
+Test(cmd_zset, zrandmember_extreme_counts)
+{
+    static const step_t steps[] = {
+        {"ZADD z 0 a", ":1\r\n", NULL},
+        {"ZRANDMEMBER z -9223372036854775808",
+         "-ERR value is out of range, value must between -9223372036854775807 and "
+         "9223372036854775807\r\n",
+         NULL},
+        {"ZRANDMEMBER nokey -9223372036854775808",
+         "-ERR value is out of range, value must between -9223372036854775807 and "
+         "9223372036854775807\r\n",
+         NULL},
+        {"ZRANDMEMBER z -9223372036854775808 WITHSCORES",
+         "-ERR value is out of range, value must between -9223372036854775807 and "
+         "9223372036854775807\r\n",
+         NULL},
+        {"ZRANDMEMBER z -4611686018427387904 WITHSCORES", "-ERR value is out of range\r\n", NULL},
+        {"ZRANDMEMBER z 4611686018427387904 WITHSCORES", "-ERR value is out of range\r\n", NULL},
+        {"ZRANDMEMBER z -4611686018427387903 WITHSCORES",
+         "-ERR reply of at least 55340232221128654836 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n",
+         "-ERR reply of at least 64563604257983430642 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n"},
+        {"ZRANDMEMBER z -9223372036854775807",
+         "-ERR reply of at least 55340232221128654842 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n",
+         NULL},
+        {"ZRANDMEMBER z -100000000000 WITHSCORES",
+         "-ERR reply of at least 1200000000000 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n",
+         "-ERR reply of at least 1400000000000 bytes would exceed max-reply-bytes "
+         "(1073741824 bytes)\r\n"},
+        {"ZRANDMEMBER z 9223372036854775807", "*1\r\n$1\r\na\r\n", NULL},
+        {"ZRANDMEMBER z 4611686018427387903 WITHSCORES", "*2\r\n$1\r\na\r\n$1\r\n0\r\n",
+         "*1\r\n*2\r\n$1\r\na\r\n,0\r\n"},
+        {"ZRANDMEMBER nokey -9223372036854775807", "*0\r\n", NULL},
+        {"ZRANDMEMBER z -3", "*3\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n", NULL},
+        {"CONFIG SET client-output-buffer-limit \"normal 1mb 0 0\"", "+OK\r\n", NULL},
+        {"ZRANDMEMBER z -1000000",
+         "-ERR reply of at least 6000000 bytes would exceed client-output-buffer-limit "
+         "(1048576 bytes)\r\n",
+         NULL},
+        {"CONFIG SET client-output-buffer-limit \"normal 0 0 0\"", "+OK\r\n", NULL},
+    };
+    run_steps(steps, sizeof(steps) / sizeof(steps[0]));
+}
+
 Test(cmd_zset, wrongtype_for_every_command)
 {
     static const step_t steps[] = {
@@ -1143,4 +1193,30 @@ Test(cmd_zset, zrangestore_keeps_redis_signed_zeros)
     expect("OBJECT ENCODING dst", "$8\r\nskiplist\r\n");
     run("ZRANGESTORE rev src 0 -1 REV"); /* g and the long member come first: -0 stays */
     expect("ZSCORE rev f", "$2\r\n-0\r\n");
+}
+
+/* ZRANGE by rank of a set whose reply could never fit in max-reply-bytes is refused; a range
+ * that starts but grows past it closes the client. */
+Test(cmd_zset, zrange_past_max_reply_bytes_is_refused)
+{
+    static char line[24 * 2000 + 16];
+    for (int b = 0; b < 100; b++) {
+        int n = snprintf(line, sizeof(line), "ZADD z");
+        for (int i = 0; i < 2000; i++)
+            n += snprintf(line + n, sizeof(line) - (size_t)n, " 0 m%d", b * 2000 + i);
+        harness_send(C, line);
+    }
+    buf_clear(&C->out);
+    expect("ZCARD z", ":200000\r\n");
+    expect("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    expect("ZRANGE z -9223372036854775808 9223372036854775807",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("ZRANGE z 0 99999 WITHSCORES",
+           "-ERR reply of at least 1200000 bytes would exceed max-reply-bytes (1048576 bytes)\r\n");
+    expect("ZRANGE z 0 9 WITHSCORES LIMIT 0 1",
+           "-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or "
+           "BYLEX\r\n");
+    harness_send(C, "ZRANGE z 0 99999"); /* 600 KB at least, 1.1 MB really */
+    cr_assert(C->flags & CLIENT_CLOSE_ASAP);
+    cr_assert_eq(C->out.len, 0);
 }
