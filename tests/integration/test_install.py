@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import CTE_SERVER
+from conftest import CTE_SERVER, start_cte
 
 BUILD = os.path.dirname(os.path.abspath(CTE_SERVER))
 CMAKE = shutil.which("cmake")
@@ -18,7 +18,10 @@ pytestmark = pytest.mark.skipif(
 
 LAYOUT = ["bin/cte-server", "bin/cte-bench", "etc/cte-server/cte-server.yaml",
           "lib/systemd/system/cte-server.service", "share/doc/cte-server/README.md",
-          "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md"]
+          "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md",
+          "share/doc/cte-server/docs/libcte.md",
+          "include/cte/cte.h", "lib/libcte.a", "lib/libcte.so", "lib/libcte.so.0",
+          "lib/libcte.so.0.1.0", "lib/pkgconfig/cte.pc"]
 
 
 def install(prefix, destdir=None):
@@ -88,3 +91,60 @@ def test_the_installed_unit_verifies(tmp_path):
     p = subprocess.run(["systemd-analyze", "verify", unit], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=60)
     assert p.returncode == 0, p.stdout.decode("utf-8", "replace")
+
+
+# A program built only from what is installed: the header, cte.pc and the library.
+LIBCTE_EXAMPLE = r"""
+#include <cte/cte.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    cte_conn_t *c;
+    char buf[16];
+    size_t len;
+    int rc = cte_connect(argv[1], 0, &c);
+    if (rc) { printf("connect: %s\n", cte_strerror(rc)); return 1; }
+    if ((rc = cte_put(c, "tag", "blob", 0, "hello", 5, -1, NULL)) ||
+        (rc = cte_get(c, "tag", "blob", 0, -1, buf, sizeof buf, &len))) {
+        printf("%s: %s\n", cte_strerror(rc), cte_conn_errmsg(c));
+        return 1;
+    }
+    printf("%.*s\n", (int)len, buf);
+    cte_conn_free(c);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(not shutil.which("pkg-config") or not shutil.which("cc"),
+                    reason="needs pkg-config and cc")
+@pytest.mark.parametrize("link", ["shared", "static"])
+def test_a_program_builds_against_the_installed_libcte_with_pkg_config(tmp_path, link):
+    prefix = str(tmp_path / "p")
+    install(prefix)
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib/pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs"] +
+                           (["--static"] if link == "static" else []) + ["cte"], env=env,
+                           stdout=subprocess.PIPE, check=True).stdout.decode().split()
+    assert "-I%s/include" % prefix in flags and "-L%s/lib" % prefix in flags, flags
+    src = tmp_path / "example.c"
+    src.write_text(LIBCTE_EXAMPLE)
+    exe = str(tmp_path / "example")
+    if link == "static":  # the archive itself, so the program cannot pick up libcte.so
+        flags = [f for f in flags if f != "-lcte"] + [os.path.join(prefix, "lib/libcte.a")]
+        extra = []
+    else:
+        extra = ["-Wl,-rpath,%s/lib" % prefix]
+    p = subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", str(src), "-o", exe] + flags + extra,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    assert p.returncode == 0, p.stdout.decode("utf-8", "replace")
+    srv = start_cte()
+    try:
+        out = subprocess.run([exe, "unix:" + srv.unixsocket], stdout=subprocess.PIPE, timeout=30)
+        assert out.returncode == 0 and out.stdout == b"hello\n", out.stdout
+        if link == "static":
+            ldd = subprocess.run(["ldd", exe], stdout=subprocess.PIPE).stdout
+            assert b"libcte" not in ldd, ldd
+    finally:
+        srv.stop()

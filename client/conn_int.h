@@ -1,0 +1,27 @@
+/* conn_int.h - libcte internal: what tag.c needs from conn.c. */
+#ifndef CTE_CLIENT_CONN_INT_H
+#define CTE_CLIENT_CONN_INT_H
+
+#include "cte/cte.h"
+
+#include <stddef.h>
+
+/* Arguments of at least this many bytes are written from the caller's buffer (writev). */
+#define CTE_COPY_MAX (16 * 1024)
+
+/* Sends one request and waits for its reply, which c keeps (valid until the next call on c)
+ * and *reply points to. Returns 0, CTE_E_SERVER (reply is the ERROR, errmsg set), or the
+ * connection's failure (*reply NULL). */
+int cte__roundtrip(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                   const cte_reply_t **reply);
+/* The same, but a bulk reply's payload is written straight into sink[0..cap) as it arrives
+ * (the reply then has str NULL and len the payload's full length); sink NULL: as above. */
+int cte__roundtrip_into(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                        void *sink, size_t cap, const cte_reply_t **reply);
+/* Takes the reply c keeps away from it: the caller owns it now. */
+cte_reply_t *cte__take_last(cte_conn_t *c);
+/* Records a local failure's description for cte_conn_errmsg; returns status. */
+int cte__set_error(cte_conn_t *c, int status, const char *msg);
+int cte__protocol(const cte_conn_t *c);
+
+#endif
