@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import CTE_SERVER, start_cte
+from conftest import CTE_SERVER, SANITIZE, start_cte
 
 BUILD = os.path.dirname(os.path.abspath(CTE_SERVER))
 CMAKE = shutil.which("cmake")
@@ -136,6 +136,8 @@ def test_a_program_builds_against_the_installed_libcte_with_pkg_config(tmp_path,
         extra = []
     else:
         extra = ["-Wl,-rpath,%s/lib" % prefix]
+    if SANITIZE:  # an ASan+UBSan build installs a sanitized libcte: the program needs the runtimes
+        extra.append("-fsanitize=address,undefined")
     p = subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", str(src), "-o", exe] + flags + extra,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
     assert p.returncode == 0, p.stdout.decode("utf-8", "replace")
