@@ -955,6 +955,10 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     int rc = tag_read_prepare(t, name, nlen, off, count, len, &io);
     if (rc != ST_OK) return rc;
     blob_t *b = tag_blob(t, name, nlen);
+    /* A move's end hands the extents it shares to the new list and marks them gone in the
+     * old one, which a reader (unlike one read plan, whose pieces are fixed when it starts)
+     * would go on reading: it opens after the move. */
+    if (b->moving) return ST_BUSY;
     tag_reader_t *x = xcalloc(1, sizeof(*x));
     x->b = b;
     b->refs++;

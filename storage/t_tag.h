@@ -115,7 +115,8 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
  * pos+n) of the reader's range into dst: RAM now (ST_OK), file extents through *plan
  * (ST_PENDING) that the caller runs and finishes like any other. tag_reader_close frees the
  * reader and names the blob's waiters through wake (may be NULL). open returns ST_OK,
- * ST_MISSING or ST_BUSY (a write in flight). Loop thread. */
+ * ST_MISSING or ST_BUSY (a write or a move in flight: wait on tag_blob_waitname). Loop
+ * thread. */
 typedef struct tag_reader tag_reader_t;
 int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
                     long long now, tag_reader_t **r, uint64_t *len);

@@ -544,13 +544,17 @@ static void tget_cmd(client_t *c)
     }
     if (len >= STREAM_MIN && (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP))) {
         tag_reader_t *r; /* nobody gets the bytes: count the access, read nothing */
-        tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
-        tag_reader_close(r, wake, NULL);
+        if (tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len) == ST_OK)
+            tag_reader_close(r, wake, NULL);
         return;
     }
     if (streams(c, len)) {
         tag_reader_t *r;
-        tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
+        rc = tag_reader_open(t, blob->ptr, blob->len, off, count, db_now_ms, &r, &len);
+        if (rc == ST_BUSY) { /* a move in flight: the reader opens after it */
+            wait_for(c, t, blob, rc);
+            return;
+        }
         stream_start(c, r, len);
         return;
     }

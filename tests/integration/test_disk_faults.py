@@ -562,3 +562,28 @@ def test_large_tget_under_an_address_space_limit_streams_or_gets_an_error(server
     assert raw.recv(100) == b"+OK\r\n"
     raw.close()
     assert r.ping()
+
+
+def test_a_large_tget_that_arrives_during_a_move_streams_the_moved_bytes(server_factory):
+    """A streamed TGET reads its blob piece by piece: opened while a move of the blob was in
+    flight, it went on reading extents the move's end had handed to the new list, and the
+    server crashed. It now waits for the move, then streams what the blob holds."""
+    s = server_factory(["--tier", "ram:ram:2mb::0.5", "--tier", "disk:file:64mb:disk:0",
+                        "--enable-debug-command", "yes"])
+    r = client(s)
+    data = pattern(6 * MB, 21)
+    assert r.execute_command("TPUT", "t", "b", 0, data[:MB], 1) == MB  # RAM
+    assert r.execute_command("TPUT", "t", "b", MB, data[MB:]) == 6 * MB  # spills to disk
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 1000000)
+    mover = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    from conftest import encode_command
+    mover.sendall(encode_command("REORG", "t", "b", 0))  # shares the disk extents, copies RAM
+    time.sleep(0.2)
+    reader = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    reader.sendall(encode_command("TGET", "t", "b"))
+    assert read_replies(mover, 1) == [b"disk"]
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 0)
+    assert read_replies(reader, 1) == [data]
+    reader.close()
+    mover.close()
+    assert r.ping()
