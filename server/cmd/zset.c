@@ -279,6 +279,7 @@ static int lex_range_or_reply(client_t *c, const resp_arg_t *min, const resp_arg
     return -1;
 }
 
+
 static void zremrange_generic(client_t *c, int type)
 {
     static const char *const events[] = {NULL, "zremrangebyrank", "zremrangebyscore",
@@ -427,6 +428,14 @@ typedef struct range_out {
     long long hint; /* the length Redis sizes ZRANGESTORE's destination with (-1: unknown) */
 } range_out_t;
 
+/* 1 when a range being replied stops early: its client was closed for its output limits. A
+ * range being stored (ZRANGESTORE) never stops, whatever became of the client's replies: what
+ * it stores is what the append-only file replays. */
+static int range_stopped(const range_out_t *o)
+{
+    return !o->dst && reply_stopped(o->c);
+}
+
 /* Least bytes of one entry in a reply: the member, and its score as a second bulk (RESP2) or
  * a double in a pair ("*2\r\n", RESP3). */
 static unsigned long long entry_reply_min(const client_t *c, int withscores)
@@ -504,7 +513,7 @@ static void range_by_rank(range_out_t *o, const zset_t *z, long long start, long
     if (!o->dst && reply_fits_or_reply(o->c, n, entry_reply_min(o->c, o->withscores)) < 0) return;
     range_begin(o, (long long)n);
     zset_iter_rank(&it, z, (size_t)start, reverse);
-    for (i = 0; i < n && !reply_stopped(o->c) && zset_iter_next(&it, &e); i++) range_emit(o, &e);
+    for (i = 0; i < n && !range_stopped(o) && zset_iter_next(&it, &e); i++) range_emit(o, &e);
     range_finish(o, i, reverse);
 }
 
@@ -519,7 +528,7 @@ static void range_limited(range_out_t *o, zset_iter_t *it, long long offset, lon
         it->pos = NULL;
     else
         zset_iter_skip(it, (size_t)offset);
-    while (limit-- && !reply_stopped(o->c) && zset_iter_next(it, &e)) {
+    while (limit-- && !range_stopped(o) && zset_iter_next(it, &e)) {
         range_emit(o, &e);
         n++;
     }

@@ -1220,3 +1220,26 @@ Test(cmd_zset, zrange_past_max_reply_bytes_is_refused)
     cr_assert(C->flags & CLIENT_CLOSE_ASAP);
     cr_assert_eq(C->out.len, 0);
 }
+
+/* A transaction whose client was closed for its output limits by an earlier command: the
+ * ZRANGESTORE after it still stores the whole range, as the append-only file replays it. */
+Test(cmd_zset, zrangestore_stores_everything_after_the_client_was_closed_for_its_limits)
+{
+    static char line[24 * 2000 + 16];
+    int n = snprintf(line, sizeof(line), "RPUSH big");
+    for (int i = 0; i < 2000; i++) n += snprintf(line + n, sizeof(line) - (size_t)n, " e%06d", i);
+    harness_send(C, line);
+    harness_send(C, "ZADD src 1 a 2 b 3 c");
+    expect("CONFIG SET max-reply-bytes 1mb", "+OK\r\n");
+    expect("CONFIG SET client-output-buffer-limit \"normal 1mb 1mb 0\"", "+OK\r\n");
+    harness_send(C, "MULTI");
+    for (int i = 0; i < 120; i++) harness_send(C, "LRANGE big 0 -1"); /* ~2 MB of replies */
+    harness_send(C, "ZRANGESTORE dst src 0 -1");
+    harness_send(C, "EXEC");
+    cr_assert(C->flags & CLIENT_CLOSE_ASAP, "the transaction's replies passed the limit");
+    client_t *other = client_new(NULL, NULL, -1);
+    harness_send(other, "ZRANGE dst 0 -1");
+    cr_assert_str_eq(escaped(other->out.data, other->out.len),
+                     "*3\\r\\n$1\\r\\na\\r\\n$1\\r\\nb\\r\\n$1\\r\\nc\\r\\n");
+    client_free(other);
+}
