@@ -558,6 +558,8 @@ static void tget_cmd(client_t *c)
         stream_start(c, r, len);
         return;
     }
+    /* built whole (inside MULTI, or small): bound like any reply built in memory */
+    if (reply_fits_or_reply(c, 1, len) < 0) return;
     tag_plan_t *plan;
     if (!io) { /* RAM only: read straight into the reply */
         char *dst = reply_bulk_begin(c, len, &muted), *tmp = NULL;

@@ -14,6 +14,7 @@
 #include "server/command.h"
 #include "server/server.h"
 
+#include "storage/t_tag.h"
 #include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
@@ -994,4 +995,27 @@ Test(cmd_tag, tput_with_a_score_moves_the_blob)
     cr_assert(strstr(r, "$4\r\ntier\r\n$4\r\ndisk\r\n") != NULL,
               "TPUT with score 0 must move the blob to disk: %s", escaped(r, strlen(r)));
     expect("TGET t b", "$5\r\nHello\r\n");
+}
+
+/* A TGET built whole (no transport to stream to here, as inside MULTI) is bounded like any
+ * reply built in memory: past max-reply-bytes it is refused before anything is read. */
+static void setup_big(void)
+{
+    static const char *const tiers[] = {"ram:ram:16mb"};
+    start(tiers, 1);
+    tag_store.max_blob_size = 8u << 20;
+}
+
+Test(cmd_tag, a_tget_built_whole_past_max_reply_bytes_is_refused, .init = setup_big)
+{
+    size_t n = 3u << 20;
+    char *data = pattern(n, 3);
+    cr_assert_str_eq(tput_bytes("t", "big", 0, data, n, NULL), ":3145728\r\n");
+    expect("CONFIG SET max-reply-bytes 2mb", "+OK\r\n");
+    expect_prefix("TGET t big",
+                  "-ERR reply of at least 3145728 bytes would exceed max-reply-bytes");
+    expect_prefix("TGET t big 0 5", "$5\r\n");
+    expect("CONFIG SET max-reply-bytes 1gb", "+OK\r\n");
+    expect_blob("t", "big", data, n);
+    free(data);
 }
