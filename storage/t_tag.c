@@ -607,8 +607,6 @@ static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len,
     }
 }
 
-/* Grows b to size bytes (new bytes not yet written). Returns 0, ST_OOM or ST_NOSPACE
- * (moves started, *moves filled). */
 /* Grows b's last extent in place to hold size bytes (slack in its last file block, the free
  * blocks right after it, or a RAM realloc). 0 on success, -1 if it cannot. */
 static int grow_in_place(blob_t *b, uint64_t size)
@@ -620,6 +618,8 @@ static int grow_in_place(blob_t *b, uint64_t size)
     return 0;
 }
 
+/* Grows b to size bytes (new bytes not yet written). Returns 0, or ST_OOM when no tier has
+ * the room (nothing allocated). */
 static int grow(blob_t *b, uint64_t size)
 {
     uint64_t delta = size - b->size;

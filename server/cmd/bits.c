@@ -1,5 +1,5 @@
-/* cmd_bits.c - the bit commands (SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO) and
- * LCS.
+/* server/cmd/bits.c - the bit commands (SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO)
+ * and LCS.
  *
  * Replies, errors, argument order and keyspace events as Redis 7.0 (bitops.c, t_string.c's
  * lcsCommand), including its quirks: BITCOUNT and BITPOS look the key up before they parse the

@@ -1,4 +1,4 @@
-/* cmd_blist.c - the blocking list commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP.
+/* server/cmd/blist.c - the blocking list commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP.
  *
  * Each serves at once when a key has elements (with the building blocks of server/cmd/list.h), and
  * otherwise blocks on its keys (server/block.c) until a change to one of them lets it run

@@ -1,4 +1,5 @@
-/* cmd_connection.c - connection commands: PING ECHO QUIT RESET HELLO AUTH SELECT SWAPDB CLIENT.
+/* server/cmd/connection.c - connection commands: PING ECHO QUIT RESET HELLO AUTH SELECT SWAPDB
+ * CLIENT.
  *
  * Replies and errors as Redis 7.0. HELLO reports server "redis" and version 7.0.15 because
  * client libraries pick features by that version; INFO's cte_version tells the truth. */

@@ -1,5 +1,5 @@
-/* cmd_hash.c - the hash commands: HSET HSETNX HMSET HGET HMGET HGETALL HDEL HLEN HEXISTS HKEYS
- * HVALS HSTRLEN HINCRBY HINCRBYFLOAT HRANDFIELD HSCAN.
+/* server/cmd/hash.c - the hash commands: HSET HSETNX HMSET HGET HMGET HGETALL HDEL HLEN HEXISTS
+ * HKEYS HVALS HSTRLEN HINCRBY HINCRBYFLOAT HRANDFIELD HSCAN.
  *
  * Replies, errors, argument checking order and keyspace events as Redis 7.0 (t_hash.c): HGETALL
  * is a map in RESP3, HRANDFIELD ... WITHVALUES an array of [field, value] pairs in RESP3 and a

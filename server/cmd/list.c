@@ -1,5 +1,5 @@
-/* cmd_list.c - the non-blocking list commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE
- * LINDEX LSET LREM LTRIM LINSERT LPOS LMOVE RPOPLPUSH LMPOP.
+/* server/cmd/list.c - the non-blocking list commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN
+ * LRANGE LINDEX LSET LREM LTRIM LINSERT LPOS LMOVE RPOPLPUSH LMPOP.
  *
  * Replies, errors, argument order of checks and keyspace events as Redis 7.0 (t_list.c):
  * arguments that Redis parses before the lookup are parsed first here too, so a bad argument

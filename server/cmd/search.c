@@ -1,4 +1,4 @@
-/* cmd_search.c - TQUERY and TSEARCH, and the glue that feeds the search catalogue.
+/* server/cmd/search.c - TQUERY and TSEARCH, and the glue that feeds the search catalogue.
  *
  * Feeding: storage reports every blob written, deleted and every tag object freed through
  * the observers registered here (storage knows nothing of search). A written blob's name and

@@ -1,4 +1,4 @@
-/* cmd_server.c - server commands: INFO DBSIZE FLUSHDB FLUSHALL CONFIG TIME COMMAND SHUTDOWN
+/* server/cmd/server.c - server commands: INFO DBSIZE FLUSHDB FLUSHALL CONFIG TIME COMMAND SHUTDOWN
  * MEMORY DEBUG.
  *
  * COMMAND INFO/DOCS are generated from the command table rows (flags, key positions, group),

@@ -1,4 +1,4 @@
-/* cmd_set.c - the set commands: SADD SREM SMEMBERS SISMEMBER SMISMEMBER SCARD SPOP
+/* server/cmd/set.c - the set commands: SADD SREM SMEMBERS SISMEMBER SMISMEMBER SCARD SPOP
  * SRANDMEMBER SMOVE SINTER SINTERCARD SUNION SDIFF SINTERSTORE SUNIONSTORE SDIFFSTORE SSCAN.
  *
  * Replies, errors, the order in which arguments are checked, keyspace events and srv.dirty

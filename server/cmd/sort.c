@@ -1,4 +1,4 @@
-/* cmd_sort.c - SORT and SORT_RO.
+/* server/cmd/sort.c - SORT and SORT_RO.
  *
  * SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA]
  * [STORE destination], as Redis 7.0's sortCommandGeneric (sort.c), step by step:

@@ -1,5 +1,5 @@
-/* cmd_string.c - the string commands: GET SET SETNX SETEX PSETEX MGET MSET MSETNX GETSET GETDEL
- * GETEX APPEND STRLEN GETRANGE SETRANGE SUBSTR INCR DECR INCRBY DECRBY INCRBYFLOAT.
+/* server/cmd/string.c - the string commands: GET SET SETNX SETEX PSETEX MGET MSET MSETNX GETSET
+ * GETDEL GETEX APPEND STRLEN GETRANGE SETRANGE SUBSTR INCR DECR INCRBY DECRBY INCRBYFLOAT.
  *
  * Replies, errors and keyspace events as Redis 7.0 (t_string.c). A string value is one
  * str_obj_t allocation. GET and SET are the hot path of every benchmark: GET is one dict lookup

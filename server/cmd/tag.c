@@ -10,6 +10,7 @@
  * run inline. */
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/status.h"
 #include "common/util.h"
 #include "search/regex.h"
 #include "server/persist/aof.h"
@@ -57,7 +58,8 @@ typedef struct undo {
     char *key, *blob; /* one allocation: key then blob */
 } undo_t;
 
-static int streams_open; /* streamed TGET replies not yet done (their piece reads are plans) */
+static int streams_open;    /* streamed TGET replies not yet done */
+static int streams_reading; /* of those, with a piece read on the executor (counted there) */
 
 /* ---- replies of plans ---- */
 
@@ -88,11 +90,11 @@ static void reply_job(io_job_t *j)
         /* replaying the append-only file runs plans inline: a blob whose bytes could not be
          * written would come back wrong, so the start stops */
         log_warning("Can't load the append only file: tier I/O failed: %s",
-                    strerror(-j->status));
+                    status_str(j->status));
         aof_load_abort();
     }
     if (j->status < 0) {
-        reply_errorf(c, "ERR tier I/O failed: %s", strerror(-j->status));
+        reply_errorf(c, "ERR tier I/O failed: %s", status_str(j->status));
         return;
     }
     switch (j->reply) {
@@ -112,7 +114,7 @@ static void undo_write(io_job_t *j)
     undo_t *u = j->undo;
     /* replaying: the file may undo it further on, else the load fails at its end */
     if (srv.loading)
-        aof_load_write_failed(u->dbid, u->key, u->klen, u->blob, u->blen, strerror(-j->status));
+        aof_load_write_failed(u->dbid, u->key, u->klen, u->blob, u->blen, status_str(j->status));
     db_t *db = &srv.db[u->dbid];
     kv_t *kv = db_lookup(db, u->key, u->klen);
     if (kv && kv->val->type == OBJ_TAG && tag_len((tag_obj_t *)kv->val) == 0) {
@@ -219,6 +221,12 @@ static void stream_detach(void *job)
     if (!j->reading) stream_free(j);
 }
 
+/* I/O in flight for TIERS and INFO: the executor's plans, and the streams between pieces. */
+static int io_in_flight(void)
+{
+    return executor_inflight() + streams_open - streams_reading;
+}
+
 static void stream_piece_done(void *ud, int status);
 
 /* Appends pieces while the client's output has room; starts a file read and returns when a
@@ -237,6 +245,7 @@ static void stream_next(stream_job_t *j)
         }
         j->piece = n;
         j->reading = 1;
+        streams_reading++;
         executor_run(j->plan, 0, stream_piece_done, j);
         return;
     }
@@ -264,12 +273,13 @@ static void stream_piece_done(void *ud, int status)
     j->status = status;
     j->plan = NULL;
     j->reading = 0;
+    streams_reading--;
     if (!j->c) {
         stream_free(j);
     } else if (j->status < 0) {
         /* the header is out: the only honest end is to drop the connection */
         log_warning("Closing client id=%llu: tier I/O failed in the middle of a TGET reply: %s",
-                    (unsigned long long)j->c->id, strerror(-j->status));
+                    (unsigned long long)j->c->id, status_str(j->status));
         client_t *c = j->c;
         client_close(c); /* the client's places are dropped when it is freed (detach) */
     } else {
@@ -887,7 +897,7 @@ static void tiers_cmd(client_t *c)
         reply_bulk_cstr(c, "bytes_written");
         reply_int(c, (long long)s->bytes_written);
         reply_bulk_cstr(c, "inflight");
-        reply_int(c, executor_inflight() + streams_open);
+        reply_int(c, io_in_flight());
     }
 }
 
@@ -908,7 +918,7 @@ void tagcmd_info_tiers(buf_t *b)
                    (unsigned long long)s->reads, (unsigned long long)s->writes,
                    (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written);
     }
-    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", executor_inflight() + streams_open);
+    buf_printf(b, "tier_io_inflight:%d\r\n\r\n", io_in_flight());
 }
 
 /* EXEC's question for queued tag commands (command.h): the blob's wait name while it is busy

@@ -1,4 +1,4 @@
-/* net.c - the socket transport: TCP and Unix listeners on the libuv loop.
+/* server/net/net.c - the socket transport: TCP and Unix listeners on the libuv loop.
  *
  * Each connection is a conn_t that owns a libuv stream and points at its client_t. Reads go
  * straight into the client's query buffer (alloc_cb hands out its free tail), then the client

@@ -1,4 +1,5 @@
-/* aof.c - the append-only file (see aof.h), and SAVE / BGSAVE / BGREWRITEAOF / LASTSAVE.
+/* server/persist/aof.c - the append-only file (see aof.h), and SAVE / BGSAVE / BGREWRITEAOF /
+ * LASTSAVE.
  *
  * The file is what clients send, as Redis's: RESP multibulk requests, plus annotation lines
  * that start with '#' (as Redis 7's "#TS:" lines), which the loader reads and skips:
@@ -17,10 +18,10 @@
  * right there, once for all the turn's writes (group commit); everysec hands an fsync to the
  * background thread at most once a second; no leaves it to the kernel.
  *
- * Rewrite: a forked child writes the dataset (server/persist/rewrite.c) to temp-rewriteaof-bg-<pid>.aof
- * while the parent goes on. Before the fork, file-tier writes in flight are drained (new ones
- * wait, see aof_fork_waitname) so that the child's snapshot of blob bytes matches their
- * metadata; while the child lives, file-tier space that is freed is held back
+ * Rewrite: a forked child writes the dataset (server/persist/rewrite.c) to
+ * temp-rewriteaof-bg-<pid>.aof while the parent goes on. Before the fork, file-tier writes in
+ * flight are drained (new ones wait, see aof_fork_waitname) so that the child's snapshot of blob
+ * bytes matches their metadata; while the child lives, file-tier space that is freed is held back
  * (tier_set_hold_frees) so the child never reads blocks reused by newer data, and every record
  * also goes to aof.diff. When the child succeeded, the diff is appended to its file, which is
  * fsynced, renamed over the AOF, and the directory fsynced. Bytes the parent overwrites in

@@ -1,4 +1,4 @@
-/* rewrite.c - the dataset as a stream of commands, and its replay (see rewrite.h).
+/* server/persist/rewrite.c - the dataset as a stream of commands, and its replay (see rewrite.h).
  *
  * Each key becomes the fewest commands that rebuild it, as Redis's AOF rewrite writes them:
  * SET for strings, RPUSH/SADD/HSET/ZADD in batches of REWRITE_BATCH elements for containers,

@@ -1,7 +1,7 @@
-/* test_cmd_bits.c - server/cmd/bits.c through the socketless client: the exact RESP2 and RESP3
- * bytes of SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO and LCS, every option and
- * error (replies taken from redis-server 7.0.15), encodings, proto-max-bulk-len, keyspace
- * events, hit/miss and dirty counting, and random BITCOUNT/BITPOS/BITOP/BITFIELD results
+/* tests/unit/server/cmd/test_bits.c - server/cmd/bits.c through the socketless client: the exact
+ * RESP2 and RESP3 bytes of SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO and LCS, every
+ * option and error (replies taken from redis-server 7.0.15), encodings, proto-max-bulk-len,
+ * keyspace events, hit/miss and dirty counting, and random BITCOUNT/BITPOS/BITOP/BITFIELD results
  * checked against naive bit-by-bit models (the BITCOUNT/BITPOS model was checked against
  * redis-server 7.0.15 on thousands of random cases). */
 #define _GNU_SOURCE /* memmem */

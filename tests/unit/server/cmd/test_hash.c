@@ -1,6 +1,6 @@
-/* test_cmd_hash.c - server/cmd/hash.c through the socketless client: the exact RESP2 and RESP3
- * bytes of every hash command, its errors (texts taken from redis-server 7.0.15), WRONGTYPE,
- * arity errors from the dispatcher, the listpack/hashtable conversions Redis makes, key
+/* tests/unit/server/cmd/test_hash.c - server/cmd/hash.c through the socketless client: the exact
+ * RESP2 and RESP3 bytes of every hash command, its errors (texts taken from redis-server 7.0.15),
+ * WRONGTYPE, arity errors from the dispatcher, the listpack/hashtable conversions Redis makes, key
  * deletion when the last field goes, HRANDFIELD's shapes and HSCAN's cursor, MATCH and COUNT,
  * keyspace hit/miss counting and dirty counting. */
 #include "common/alloc.h"

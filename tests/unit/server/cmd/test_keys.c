@@ -1,8 +1,8 @@
-/* test_cmd_keys.c - server/cmd/keys.c through the socketless client: the exact RESP2 and RESP3
- * bytes of the generic key commands and their errors (texts taken from redis-server 7.0.15),
- * expiry rules (NX XX GT LT, times in the past, overflow), RENAME onto itself, MOVE to the
- * same db, COPY with REPLACE and DB, KEYS patterns, SCAN covering every key also while the
- * table grows, OBJECT subcommands, keyspace hit/miss counting and key positions. */
+/* tests/unit/server/cmd/test_keys.c - server/cmd/keys.c through the socketless client: the exact
+ * RESP2 and RESP3 bytes of the generic key commands and their errors (texts taken from
+ * redis-server 7.0.15), expiry rules (NX XX GT LT, times in the past, overflow), RENAME onto
+ * itself, MOVE to the same db, COPY with REPLACE and DB, KEYS patterns, SCAN covering every key
+ * also while the table grows, OBJECT subcommands, keyspace hit/miss counting and key positions. */
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/client.h"

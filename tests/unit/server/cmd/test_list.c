@@ -1,7 +1,7 @@
-/* test_cmd_list.c - server/cmd/list.c through the socketless client: the exact RESP2 and RESP3
- * bytes of every non-blocking list command, option and error (texts and the order in which
- * Redis checks arguments, key and type were taken from redis-server 7.0.15), deletion of lists
- * that become empty, keyspace hit/miss counting, change counting, and the helpers exported
+/* tests/unit/server/cmd/test_list.c - server/cmd/list.c through the socketless client: the exact
+ * RESP2 and RESP3 bytes of every non-blocking list command, option and error (texts and the order
+ * in which Redis checks arguments, key and type were taken from redis-server 7.0.15), deletion of
+ * lists that become empty, keyspace hit/miss counting, change counting, and the helpers exported
  * for the blocking commands (reply shapes with the key, LMPOP parsing and key positions). */
 #include "common/alloc.h"
 #include "common/util.h"

@@ -1,6 +1,6 @@
-/* test_cmd_search.c - server/cmd/search.c through the socketless client: the exact RESP2 and
- * RESP3 replies of TQUERY and TSEARCH and their errors, INFO search, and the index kept
- * consistent by every kind of change (TPUT at any offset, TTRUNCATE, TDEL, DEL, RENAME, MOVE,
+/* tests/unit/server/cmd/test_search.c - server/cmd/search.c through the socketless client: the
+ * exact RESP2 and RESP3 replies of TQUERY and TSEARCH and their errors, INFO search, and the index
+ * kept consistent by every kind of change (TPUT at any offset, TTRUNCATE, TDEL, DEL, RENAME, MOVE,
  * SWAPDB, expiry, FLUSHDB, FLUSHALL, file-tier blobs, binary blobs, the per-blob byte limit):
  * after each change, TSEARCH ranks exactly as an index built from scratch over what storage
  * holds then (read straight from storage, not through the search module).

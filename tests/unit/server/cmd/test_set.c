@@ -1,4 +1,4 @@
-/* test_cmd_set.c - server/cmd/set.c through the socketless client.
+/* tests/unit/server/cmd/test_set.c - server/cmd/set.c through the socketless client.
  *
  * Most tests are scenarios: a sequence of commands, each with the exact reply bytes that
  * redis-server 7.0.15 gave for it in RESP2 and in RESP3 (NULL: the same bytes). A scenario

@@ -1,4 +1,4 @@
-/* test_cmd_sort.c - server/cmd/sort.c through the socketless client.
+/* tests/unit/server/cmd/test_sort.c - server/cmd/sort.c through the socketless client.
  *
  * The scenarios are sequences of commands, each with the exact reply bytes that redis-server
  * 7.0.15 gave for it in RESP2 and in RESP3 (NULL: the same bytes), generated with a script

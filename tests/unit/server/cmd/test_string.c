@@ -1,6 +1,7 @@
-/* test_cmd_string.c - server/cmd/string.c through the socketless client: the exact RESP2 and
- * RESP3 bytes of every string command, option and error (texts taken from redis-server 7.0.15),
- * expiry, in-place reuse of string blocks, proto-max-bulk-len, keyspace hit/miss counting. */
+/* tests/unit/server/cmd/test_string.c - server/cmd/string.c through the socketless client: the
+ * exact RESP2 and RESP3 bytes of every string command, option and error (texts taken from
+ * redis-server 7.0.15), expiry, in-place reuse of string blocks, proto-max-bulk-len, keyspace
+ * hit/miss counting. */
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/client.h"

@@ -1,8 +1,8 @@
-/* test_cmd_tag.c - server/cmd/tag.c through the socketless client: the exact RESP2 and RESP3
- * replies of TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG TINFO TLIST TSCAN TLEN TIERS, their
- * argument errors, WRONGTYPE both ways, the generic key commands on tags (TYPE DEL EXISTS EXPIRE
- * TTL RENAME MOVE SCAN TYPE KEYS COPY), a tag disappearing with its last blob, TSCAN with
- * full-match regexes, and tier accounting seen through TIERS and INFO tiers.
+/* tests/unit/server/cmd/test_tag.c - server/cmd/tag.c through the socketless client: the exact
+ * RESP2 and RESP3 replies of TPUT TGET TSIZE TTRUNCATE TDEL TSCORE REORG TINFO TLIST TSCAN TLEN
+ * TIERS, their argument errors, WRONGTYPE both ways, the generic key commands on tags (TYPE DEL
+ * EXISTS EXPIRE TTL RENAME MOVE SCAN TYPE KEYS COPY), a tag disappearing with its last blob, TSCAN
+ * with full-match regexes, and tier accounting seen through TIERS and INFO tiers.
  *
  * The server runs without a loop, so file-tier plans run inline and replies come at once.
  * Tiers: "ram" (64 KiB, score 0.1) and "disk" (a 192 KiB file tier in a temp dir, score 0). */
