@@ -48,6 +48,7 @@ struct blob {
     uint8_t writing;  /* a write plan is in flight */
     uint8_t moving;   /* a move plan is in flight */
     uint8_t retarget; /* TPUT set a score: move to its tier once the write is done */
+    uint8_t undone;   /* the last write plan failed and was undone while b was in its tag */
     uint64_t tag_id;  /* the tag's id, still known after the blob was deleted (wait names) */
     int8_t home;      /* tier whose heap holds the blob, -1 for none */
     uint32_t heap_idx;
@@ -309,6 +310,23 @@ const char *blob_name(const blob_t *b, size_t *len)
 {
     *len = b->node.aux;
     return b->name;
+}
+
+blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen)
+{
+    blob_t *b = tag_blob(t, name, nlen);
+    if (b) b->refs++;
+    return b;
+}
+
+void tag_blob_release(blob_t *b)
+{
+    if (b) blob_unref(b);
+}
+
+int tag_blob_undone(const blob_t *b)
+{
+    return b->undone;
 }
 
 void blob_get_info(const blob_t *b, blob_info_t *out)
@@ -736,6 +754,7 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
     p->undo_mtime = old_mtime;
     p->undo_writes = b->writes - 1;
     b->writing = 1;
+    b->undone = 0;
     writes_in_flight++;
     *plan = p;
     return ST_PENDING;
@@ -750,6 +769,7 @@ static void undo_write(tag_plan_t *p)
     blob_t *b = p->blob;
     b->retarget = 0;
     if (!b->tag) return;
+    b->undone = 1;
     if (p->undo_created) {
         blob_delete(b->tag, b);
         return;

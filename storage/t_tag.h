@@ -74,6 +74,13 @@ uint64_t tag_len(const tag_obj_t *t);
 blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len);
 const char *blob_name(const blob_t *b, size_t *len);
 void blob_get_info(const blob_t *b, blob_info_t *out);
+/* The blob of t named name with a reference the caller holds (NULL if missing): it stays
+ * readable after a TDEL, DEL or FLUSHALL until tag_blob_release (which takes NULL too). */
+blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen);
+void tag_blob_release(blob_t *b);
+/* 1 if b's last write plan failed and tag_plan_finish undid it while b was still a blob of
+ * its tag; 0 if it did not fail, or b had been deleted meanwhile (nothing was undone). */
+int tag_blob_undone(const blob_t *b);
 
 /* One write to a blob (TPUT): which blob, which bytes where, the score and the time. The
  * pointers are the caller's and need only live through the tag_put call. */

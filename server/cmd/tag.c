@@ -53,6 +53,8 @@ typedef struct io_job {
 typedef struct undo {
     int dbid;
     int existed;
+    tag_obj_t *t; /* the tag written to, compared (never followed) with what the key holds */
+    blob_t *b;    /* the blob written to, held until the job is done */
     uint64_t old_size, new_size;
     size_t klen, blen;
     char *key, *blob; /* one allocation: key then blob */
@@ -108,16 +110,28 @@ static void reply_job(io_job_t *j)
 /* A write plan failed: storage put the blob back as it was (tag_plan_finish); here the key of
  * a tag left empty goes, and the append-only file gets what undoes the logged write: TDEL of a
  * blob the write created, TTRUNCATE back to the old size of one it grew (in place of the
- * command itself when the plan ran inside it). */
+ * command itself when the plan ran inside it). Only when storage undid it on the very blob
+ * written to, still under the key it was written at: a blob deleted meanwhile (and perhaps
+ * made anew by someone else) was undone by that deletion, which is logged already. */
 static void undo_write(io_job_t *j)
 {
     undo_t *u = j->undo;
     /* replaying: the file may undo it further on, else the load fails at its end */
     if (srv.loading)
         aof_load_write_failed(u->dbid, u->key, u->klen, u->blob, u->blen, status_str(j->status));
+    if (!u->b || !tag_blob_undone(u->b)) return;
     db_t *db = &srv.db[u->dbid];
     kv_t *kv = db_lookup(db, u->key, u->klen);
-    if (kv && kv->val->type == OBJ_TAG && tag_len((tag_obj_t *)kv->val) == 0) {
+    if (!kv || kv->val != (obj_t *)u->t) {
+        /* its tag was renamed or moved while the write was in flight: the file names it by
+         * its old key, and the undo cannot be logged under a name it would replay at */
+        log_warning("A failed write to blob '%.*s' was undone, but its tag is no longer at key "
+                    "'%.*s': the append-only file still holds the write",
+                    (int)(u->blen > 200 ? 200 : u->blen), u->blob,
+                    (int)(u->klen > 200 ? 200 : u->klen), u->key);
+        return;
+    }
+    if (tag_len(u->t) == 0) {
         db_delete(db, u->key, u->klen);
         server_key_changed(NULL, db, u->key, u->klen, NOTIFY_GENERIC, "del");
     }
@@ -154,6 +168,7 @@ static void job_done(void *ud, int status)
         j->c->flags |= saved;
         if (j->blocked) block_io_done(j->c);
     }
+    if (j->undo) tag_blob_release(j->undo->b);
     xfree(j->undo);
     xfree(j->buf);
     xfree(j);
@@ -403,11 +418,13 @@ static int status_error(client_t *c, int status)
 
 /* What undoes a write of argv[1], argv[2] (before: the blob as it was, size -1 if missing)
  * that leaves it size bytes long. */
-static undo_t *undo_new(client_t *c, const blob_info_t *before, uint64_t size)
+static undo_t *undo_new(client_t *c, tag_obj_t *t, const blob_info_t *before, uint64_t size)
 {
     const resp_arg_t *key = &c->argv[1], *blob = &c->argv[2];
     undo_t *u = xmalloc(sizeof(*u) + key->len + blob->len);
     u->dbid = c->dbid;
+    u->t = t;
+    u->b = tag_blob_hold(t, blob->ptr, blob->len);
     u->existed = before->size != UINT64_MAX;
     u->old_size = before->size;
     u->new_size = size;
@@ -480,7 +497,7 @@ static void write_done(client_t *c, tag_obj_t *t, tag_obj_t *fresh, int rc, tag_
         io_job_t *j = xcalloc(1, sizeof(*j));
         j->reply = R_SIZE;
         j->size = size;
-        j->undo = undo_new(c, before, size);
+        j->undo = undo_new(c, t, before, size);
         submit(plan, c, j);
         return;
     }

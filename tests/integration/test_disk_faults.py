@@ -213,6 +213,35 @@ def test_tier_write_that_fails_anyway_is_undone_and_not_replayed(server_factory,
     assert r.execute_command("TGET", "t", "a") == old
 
 
+def test_a_failed_write_leaves_a_blob_made_anew_meanwhile_alone(server_factory, ext2):
+    """While a write that will fail is in flight, another client deletes the blob and makes it
+    anew: the failed write's undo must not reach the new blob, in memory or in the AOF (it was
+    found by name, and logged a TDEL of the new, acknowledged blob)."""
+    disk = ext2(8)
+    s = start(server_factory, disk, extra=["--enable-debug-command", "yes"])
+    r = client(s)
+    assert r.execute_command("TPUT", "t", "a", 0, pattern(3 * MB, 30)) == 3 * MB
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 300000)
+    a = s.conn(timeout=20)
+    try:
+        a.send("TPUT", "u", "new", 0, pattern(7 * MB, 31))
+        deadline = time.time() + 10  # until the server ran it: its tier write is in flight
+        while r.info("commandstats").get("cmdstat_tput", {}).get("calls", 0) < 2:
+            assert time.time() < deadline, "the write never ran"
+            time.sleep(0.01)
+        assert r.execute_command("TDEL", "u", "new") == 1
+        assert r.execute_command("TPUT", "u", "new", 0, b"fresh") == 5
+        rep = a.read_reply()[0]
+        assert rep.kind == "-" and b"No space left on device" in rep.val, rep
+    finally:
+        a.close()
+    r.execute_command("DEBUG", "TIER-DELAY", "disk", 0)
+    assert r.execute_command("TGET", "u", "new") == b"fresh"
+    s.restart_same_dir()
+    r = client(s)
+    assert r.execute_command("TGET", "u", "new") == b"fresh"
+
+
 # ---- loading onto a tier with too little room ----
 
 

@@ -95,10 +95,14 @@ def wait_idle(s):
     wait_until(lambda: info_tiers(s).get("_inflight", 0) == 0, what="tier I/O to drain")
 
 
-def wait_in_flight(s):
-    """Until a write sent on another connection is running on a (slowed) file tier: a sleep is
-    not enough on a loaded machine, where the server may read that connection later."""
-    wait_until(lambda: info_tiers(s).get("_inflight", 0) >= 1, what="tier I/O in flight")
+def wait_calls(r, cmd, n):
+    """Until the server has run cmd n times (INFO commandstats): a command sent on another
+    connection has run, and its tier I/O is in flight. A sleep is not enough on a loaded
+    machine, where the server may read that connection later; tier I/O in flight is not
+    either (the search index reads blobs on file tiers too)."""
+    def calls():
+        return r.info("commandstats").get("cmdstat_" + cmd, {}).get("calls", 0)
+    wait_until(lambda: calls() >= n, what="%s to have run %d times" % (cmd, n))
 
 
 # ------------------------------------------------------------------------------------------
@@ -440,7 +444,7 @@ def test_waiters_on_a_busy_blob_are_answered_after_it_is_deleted(server_factory)
     w, g, d = s.conn(), s.conn(timeout=5), s.conn()
     try:
         w.send("TPUT", "t", "b", 0, b"N" * 100)   # a write in flight: the blob is busy
-        wait_in_flight(s)
+        wait_calls(r, "tput", 2)
         g.send("TGET", "t", "b")                  # waits for the write
         time.sleep(0.03)
         assert d.call("TDEL", "t", "b") == R(":", 1)
@@ -468,7 +472,7 @@ def test_waiters_on_a_busy_blob_whose_tag_is_renamed(server_factory):
     w, g = s.conn(), s.conn(timeout=5)
     try:
         w.send("TPUT", "t", "b", 0, b"R" * 10)
-        wait_in_flight(s)
+        wait_calls(r, "tput", 2)
         g.send("TGET", "t", "b", 0, 10)
         time.sleep(0.03)
         assert r.rename("t", "u")
@@ -575,7 +579,7 @@ def test_a_transaction_reading_a_busy_blob_gets_its_bytes(server_factory):
         assert b.call("TGET", "t", "f", 0, 4) == R("+", b"QUEUED")
         assert b.call("TPUT", "t", "f", 0, "zz") == R("+", b"QUEUED")
         a.send("TPUT", "t", "f", 0, b"WXYZ")
-        wait_in_flight(s)
+        wait_calls(r, "tput", 2)
         rep = b.call("EXEC")
         assert rep == R("*", [R("$", b"WXYZ"), R(":", len(data))]), rep
         assert a.read_reply()[0] == R(":", len(data))
