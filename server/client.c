@@ -183,13 +183,22 @@ static reply_seg_t *seg_push(client_t *c, int done)
     return s;
 }
 
+/* c->rbuf moves to b: the segment it leaves counts in seg_bytes, the one it enters does not
+ * (c->out is no segment). */
+static void rbuf_switch(client_t *c, buf_t *b)
+{
+    if (c->rbuf != &c->out) c->seg_bytes += c->rbuf->len;
+    if (b != &c->out) c->seg_bytes -= b->len;
+    c->rbuf = b;
+}
+
 struct reply_seg *client_reply_later(client_t *c, void (*detach)(void *job), void *job)
 {
     reply_seg_t *late = seg_push(c, 0);
     late->detach = detach;
     late->job = job;
     /* what later commands reply goes behind it */
-    c->rbuf = &seg_push(c, 1)->b;
+    rbuf_switch(c, &seg_push(c, 1)->b);
     return late;
 }
 
@@ -206,6 +215,7 @@ static void seg_done(client_t *c, reply_seg_t *seg)
             c->rbuf = &c->out;
         } else if (h->b.len) {
             buf_append(&c->out, h->b.data, h->b.len);
+            c->seg_bytes -= h->b.len;
         }
         c->seg_head = h->next;
         if (!c->seg_head) c->seg_tail = NULL;
@@ -222,10 +232,10 @@ void client_reply_fill(client_t *c, struct reply_seg *seg, int begin)
     static buf_t *saved;
     if (begin) {
         saved = c->rbuf;
-        c->rbuf = &seg->b;
+        rbuf_switch(c, &seg->b);
         return;
     }
-    c->rbuf = saved;
+    rbuf_switch(c, saved);
     seg_done(c, seg);
 }
 
@@ -241,10 +251,12 @@ void client_reply_stream(client_t *c, struct reply_seg *seg, const void *p, size
 {
     if (c->seg_head != seg) {
         buf_append(&seg->b, p, len);
+        c->seg_bytes += len;
         return;
     }
     if (seg->b.len) { /* what it took before it reached the head goes first */
         buf_append(&c->out, seg->b.data, seg->b.len);
+        c->seg_bytes -= seg->b.len;
         buf_deinit(&seg->b);
     }
     buf_append(&c->out, p, len);
@@ -261,6 +273,7 @@ void client_reply_stream_end(client_t *c, struct reply_seg *seg)
 {
     if (c->seg_head == seg && seg->b.len) {
         buf_append(&c->out, seg->b.data, seg->b.len);
+        c->seg_bytes -= seg->b.len;
         buf_clear(&seg->b);
     }
     seg->drain = NULL;
@@ -273,6 +286,7 @@ void client_output_drained(client_t *c)
     if (!h || h->done || !h->drain) return;
     if (h->b.len) { /* it reached the head: what it holds goes out first */
         buf_append(&c->out, h->b.data, h->b.len);
+        c->seg_bytes -= h->b.len;
         buf_deinit(&h->b);
         client_want_write(c);
     }
@@ -290,6 +304,7 @@ void client_reply_drop(client_t *c)
     }
     c->seg_tail = NULL;
     c->nsegs = 0;
+    c->seg_bytes = 0;
     c->rbuf = &c->out;
 }
 

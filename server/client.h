@@ -71,6 +71,7 @@ typedef struct client {
     buf_t *rbuf; /* where replies go: &out, or the newest late-reply segment (below) */
     struct reply_seg *seg_head, *seg_tail; /* replies in order behind a reply still to come */
     int nsegs;
+    size_t seg_bytes; /* bytes the segments hold, but for the one rbuf points at */
     uint64_t out_soft_since_ms; /* when the soft output limit was first passed, 0 if not */
     uint64_t rbuf_soft_since_ms; /* the same for the reply being built (server/reply.c) */
 

@@ -75,7 +75,8 @@ static int past_soft_limit(client_t *c, size_t pending)
  * hard limit, or past its soft one for too long; 1 then. */
 static int over_limit(client_t *c, size_t next)
 {
-    size_t pending = c->rbuf->len + (c->rbuf != &c->out ? c->out.len : 0);
+    /* the reply being built, what waits to be sent, and the late-reply places between */
+    size_t pending = c->rbuf->len + (c->rbuf != &c->out ? c->out.len : 0) + c->seg_bytes;
     unsigned long long hard = reply_hard_limit(c);
     int past_hard = hard && (pending > hard || next > hard - pending);
     if (!past_hard && !past_soft_limit(c, pending)) return 0;

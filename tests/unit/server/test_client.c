@@ -80,6 +80,41 @@ Test(client_reply, a_stream_waits_behind_an_earlier_late_reply_then_goes_straigh
     cr_assert_eq(pr.detaches, 0);
 }
 
+/* The output limit counts what waits in late-reply places too: replies queued behind
+ * several late replies could otherwise pile up past it, one place at a time. */
+Test(client_reply, replies_queued_behind_late_replies_count_in_the_output_limit)
+{
+    harness_expect(c, "CONFIG SET client-output-buffer-limit \"normal 1mb 1mb 0\"", "+OK\r\n");
+    static char big[600 * 1024];
+    memset(big, 'x', sizeof(big));
+    struct reply_seg *l1 = client_reply_later(c, NULL, NULL);
+    reply_bulk(c, big, sizeof(big)); /* 600 KB behind the first late reply */
+    struct reply_seg *l2 = client_reply_later(c, NULL, NULL);
+    cr_assert_not(c->flags & CLIENT_CLOSE_ASAP);
+    reply_bulk(c, big, sizeof(big)); /* 1.2 MB pending in all: past the hard limit */
+    cr_assert(c->flags & CLIENT_CLOSE_ASAP, "closed for its output limit");
+    (void)l1;
+    (void)l2;
+}
+
+/* Filling the places in order moves them to c->out, and the count follows. */
+Test(client_reply, late_reply_places_leave_the_count_as_they_leave)
+{
+    harness_expect(c, "CONFIG SET client-output-buffer-limit \"normal 1mb 1mb 0\"", "+OK\r\n");
+    static char big[400 * 1024];
+    memset(big, 'y', sizeof(big));
+    for (int round = 0; round < 4; round++) {
+        struct reply_seg *l = client_reply_later(c, NULL, NULL);
+        reply_bulk(c, big, sizeof(big));
+        client_reply_fill(c, l, 1);
+        reply_int(c, round);
+        client_reply_fill(c, l, 0);
+        cr_assert_eq(c->seg_bytes, 0, "round %d: %zu bytes counted in places", round, c->seg_bytes);
+        buf_clear(&c->out); /* the transport sent it */
+    }
+    cr_assert_not(c->flags & CLIENT_CLOSE_ASAP, "1.6 MB went through, never more than 0.4 MB held");
+}
+
 Test(client_reply, a_stream_still_running_is_detached_when_the_client_goes)
 {
     probe_t pr = {0, 0};
