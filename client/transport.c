@@ -1,8 +1,7 @@
 /* transport.c - libcte's transports: TCP and Unix stream sockets (a blocking descriptor used
  * with MSG_DONTWAIT except where the connection asks to block, so that a synchronous call is
- * sendmsg + recv, two system calls; MSG_NOSIGNAL so a closed peer is -EPIPE, never SIGPIPE), and
- * the shm placeholder that refuses to open with CTE_E_UNSUPPORTED until the shared-memory transport
- * lands. Runs on the connection's thread. */
+ * sendmsg + recv, two system calls; MSG_NOSIGNAL so a closed peer is -EPIPE, never SIGPIPE). The
+ * shared-memory transport is in shm.c. Runs on the connection's thread. */
 #define _GNU_SOURCE
 #include "transport.h"
 
@@ -114,8 +113,8 @@ static int tcp_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, cha
     return t->fd < 0 ? err : 0;
 }
 
-static int unix_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
-                     size_t whylen)
+int cte__unix_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
+                   size_t whylen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
@@ -131,23 +130,14 @@ static int unix_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, ch
     return 0;
 }
 
-static int shm_open_stub(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
-                         size_t whylen)
-{
-    snprintf(why, whylen, "the shm: transport is not supported yet (use unix:%s)", a->path);
-    return CTE_E_UNSUPPORTED;
-}
-
 static const cte_transport_ops_t tcp_ops = {"tcp",     tcp_open,  sock_send,
                                             sock_recv, sock_wait, sock_close};
-static const cte_transport_ops_t unix_ops = {"unix",    unix_open, sock_send,
-                                             sock_recv, sock_wait, sock_close};
-static const cte_transport_ops_t shm_ops = {"shm",     shm_open_stub, sock_send,
-                                            sock_recv, sock_wait,     sock_close};
+static const cte_transport_ops_t unix_ops = {"unix",    cte__unix_open, sock_send,
+                                             sock_recv, sock_wait,      sock_close};
 
 const cte_transport_ops_t *cte__transport_ops(cte_addr_kind_t kind)
 {
     if (kind == CTE_ADDR_UNIX) return &unix_ops;
-    if (kind == CTE_ADDR_SHM) return &shm_ops;
+    if (kind == CTE_ADDR_SHM) return &cte__shm_ops;
     return &tcp_ops;
 }

@@ -1,7 +1,7 @@
 /* transport.h - libcte internal: the small interface every transport implements.
  *
  * A transport only moves bytes; the connection above it (conn.c) frames requests and parses
- * replies, so TCP, the Unix socket and (later) shared memory share all the rest. All calls
+ * replies, so TCP, the Unix socket and shared memory share all the rest. All calls
  * are non-blocking except wait(), which blocks up to timeout_ms (-1: for ever), and a recv()
  * asked to block. */
 #ifndef CTE_CLIENT_TRANSPORT_H
@@ -37,6 +37,12 @@ struct cte_transport {
     int fd;
     void *impl; /* a transport's own state (shm: the segment) */
 };
+
+/* Connects t->fd to the Unix socket a->path (unix: and shm: addresses): 0 or a failure. */
+int cte__unix_open(cte_transport_t *t, const cte_addr_t *a, int timeout_ms, char *why,
+                   size_t whylen);
+/* The shared-memory transport (shm.c). */
+extern const cte_transport_ops_t cte__shm_ops;
 
 /* The transport for an address kind (never NULL). */
 const cte_transport_ops_t *cte__transport_ops(cte_addr_kind_t kind);

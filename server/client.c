@@ -324,6 +324,13 @@ static const char *flag_letters(const client_t *c, char *buf)
     return buf;
 }
 
+static const char *transport_name(const client_t *c)
+{
+    if (c->ops && c->ops->name) return c->ops->name;
+    if (!c->ops) return "none";
+    return (c->flags & CLIENT_UNIX_SOCKET) ? "unix" : "tcp";
+}
+
 void client_info_line(client_t *c, buf_t *out)
 {
     char peer[128] = "", local[128] = "", flags[16];
@@ -333,11 +340,11 @@ void client_info_line(client_t *c, buf_t *out)
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
                "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
-               "redir=-1 resp=%d lib-name=%s lib-ver=%s",
+               "redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s",
                (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
                c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
-               c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp,
-               c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+               c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp, c->lib_name ? c->lib_name : "",
+               c->lib_ver ? c->lib_ver : "", transport_name(c));
 }

@@ -25,6 +25,8 @@ typedef struct transport_ops {
     void (*close)(struct client *c);
     /* "127.0.0.1:6379"-style peer and local addresses for CLIENT LIST. */
     void (*addr)(struct client *c, char *peer, size_t peerlen, char *local, size_t locallen);
+    /* CLIENT LIST's transport= ("shm"); NULL: "unix" or "tcp" from the flags */
+    const char *name;
 } transport_ops_t;
 
 enum client_flag {
@@ -46,6 +48,7 @@ enum client_flag {
     CLIENT_FAKE = 1 << 15, /* AOF loading: no replies kept */
     CLIENT_IN_CALL = 1 << 16,
     CLIENT_IN_INPUT = 1 << 17, /* client_process_input is running for this client */
+    CLIENT_SHM = 1 << 18,      /* on the shared-memory transport (server/net/shm.c) */
 };
 
 typedef struct client {

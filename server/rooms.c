@@ -9,6 +9,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/hooks.h"
+#include "server/net/shm.h"
 #include "server/persist/aof.h"
 
 #include <string.h>
@@ -75,6 +76,7 @@ static const server_room_t rooms[] = {
     {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
      search_plan_done},
     {"aof", cmds_aof, NULL, NULL, aof_cron_step},
+    {"shm", cmds_shm},
 };
 
 void server_rooms_register(void)

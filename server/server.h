@@ -47,6 +47,7 @@ typedef struct server {
     int ndb;
     client_t *clients; /* all clients, newest first */
     uint64_t nclients;
+    uint64_t nshm_clients; /* of them, on the shared-memory transport (INFO clients) */
     uint64_t next_client_id;
     client_t *pending_write; /* clients with output not yet handed to their transport */
     long long dirty;         /* changes since the last save */

@@ -72,7 +72,7 @@ static void conn_want_write(client_t *c);
 static void conn_close(client_t *c);
 static void conn_addr(client_t *c, char *peer, size_t peerlen, char *local, size_t locallen);
 
-static const transport_ops_t socket_ops = {conn_want_write, conn_close, conn_addr};
+static const transport_ops_t socket_ops = {conn_want_write, conn_close, conn_addr, NULL};
 
 static void on_closed(uv_handle_t *h)
 {
@@ -90,6 +90,22 @@ static void conn_close(client_t *c)
     c->flags |= CLIENT_CLOSE_ASAP;
     uv_read_stop(&conn->h.stream);
     uv_close(&conn->h.handle, on_closed);
+}
+
+int net__conn_release(client_t *c)
+{
+    conn_t *conn = c->conn;
+    if (c->ops != &socket_ops || !conn || conn->closing) return -EINVAL;
+    if (conn->writing || c->out.len || c->seg_head) return -EBUSY;
+    int fd = dup(c->fd);
+    if (fd < 0) return -errno;
+    conn->closing = 1;
+    conn->c = NULL; /* on_closed frees the connection only: c lives on */
+    uv_read_stop(&conn->h.stream);
+    uv_close(&conn->h.handle, on_closed);
+    c->conn = NULL;
+    c->ops = NULL;
+    return fd;
 }
 
 static void format_addr(const struct sockaddr_storage *ss, char *out, size_t len)
@@ -134,7 +150,7 @@ static size_t pending_bytes(conn_t *conn)
 
 /* Client output buffer limits of c's class (pubsub while subscribed, else normal, as Redis's
  * getClientType): 1 if c must be dropped. */
-static int over_output_limit(client_t *c, size_t pending)
+int net__over_output_limit(client_t *c, size_t pending)
 {
     int klass = (c->flags & CLIENT_PUBSUB) ? CONFIG_CLIENT_PUBSUB : CONFIG_CLIENT_NORMAL;
     const config_obuf_limit_t *lim = &srv.cfg.client_obuf_limits[klass];
@@ -154,7 +170,7 @@ static int over_output_limit(client_t *c, size_t pending)
 static int enforce_output_limit(conn_t *conn)
 {
     client_t *c = conn->c;
-    if (!over_output_limit(c, pending_bytes(conn))) return 0;
+    if (!net__over_output_limit(c, pending_bytes(conn))) return 0;
     srv.stat.client_outbuf_limit_disconnections++;
     log_notice("Client id=%llu scheduled to be closed ASAP for overcoming of output buffer limits.",
                (unsigned long long)c->id);

@@ -2,6 +2,8 @@
 #ifndef CTE_SERVER_NET_H
 #define CTE_SERVER_NET_H
 
+#include <stddef.h>
+
 /* Opens the listeners from srv.cfg (bind list and port, unixsocket) on srv.loop and starts the
  * end-of-turn flush of replies. Returns 0, or a negative libuv/errno code (logged). */
 int net_start(void);
@@ -16,5 +18,14 @@ struct sockaddr_storage;
  * protected-mode on and no requirepass only loopback peers are accepted (bind does not
  * matter); it fails closed: an unreadable address, or one neither IPv4 nor IPv6, is refused. */
 int net_protected_refuses(int rc, const struct sockaddr_storage *ss);
+
+struct client;
+/* For the shared-memory transport (net/shm.c): takes a Unix-socket client off the socket
+ * transport. Returns a duplicate of its socket descriptor (the caller owns it) after the
+ * socket handle was closed without freeing c (c->ops and c->conn are NULL then), or -EBUSY
+ * while replies wait to be sent, -EINVAL if c is no socket client, -errno. */
+int net__conn_release(struct client *c);
+/* 1 if c must be dropped for pending bytes of output past its class's limits. */
+int net__over_output_limit(struct client *c, size_t pending);
 
 #endif

@@ -1,6 +1,6 @@
-/* test_libcte.c - libcte (client/) against the real cte-server binary: every tag call over TCP
- * and over the Unix socket, many asynchronous puts in flight with their callbacks in order,
- * the generic call in RESP2 and RESP3, AUTH and SELECT from the address, the server's error
+/* test_libcte.c - libcte (client/) against the real cte-server binary: every tag call over TCP,
+ * the Unix socket and shared memory, many asynchronous puts in flight with their callbacks in
+ * order, the generic call in RESP2 and RESP3, AUTH and SELECT from the address, the server's error
  * messages, and broken peers: a fake server (a forked child on its own port) that closes in
  * the middle of a reply, sends garbage, or never answers.
  *
@@ -446,6 +446,24 @@ LTest(libcte, every_tag_call_over_the_unix_socket, .init = setup, .fini = teardo
     cte_conn_free(c);
 }
 
+static cte_conn_t *shm_conn(unsigned flags)
+{
+    char addr[160];
+    snprintf(addr, sizeof addr, "shm:%s", S.sock);
+    return open_or_fail(addr, flags);
+}
+
+LTest(libcte, every_tag_call_over_shared_memory, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = shm_conn(0);
+    every_tag_call(c);
+    cte_conn_free(c);
+    c = shm_conn(CTE_RESP3);
+    cr_assert_eq(cte_conn_protocol(c), 3);
+    every_tag_call(c);
+    cte_conn_free(c);
+}
+
 LTest(libcte, every_tag_call_in_resp3, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = tcp_conn(CTE_RESP3);
@@ -473,9 +491,8 @@ static void put_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
     A.next = i + 1;
 }
 
-LTest(libcte, many_async_puts_in_flight_complete_in_order, .init = setup, .fini = teardown)
+static void many_async_puts(cte_conn_t *c)
 {
-    cte_conn_t *c = tcp_conn(0);
     enum { N = 3000 };
     char *data = malloc(4096), name[32];
     memset(data, 'z', 4096);
@@ -496,6 +513,19 @@ LTest(libcte, many_async_puts_in_flight_complete_in_order, .init = setup, .fini 
     OK(cte_len(c, "async", &n));
     cr_assert_eq(n, N);
     free(data);
+}
+
+LTest(libcte, many_async_puts_in_flight_complete_in_order, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = tcp_conn(0);
+    many_async_puts(c);
+    cte_conn_free(c);
+}
+
+LTest(libcte, many_async_puts_in_flight_over_shared_memory, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = shm_conn(0);
+    many_async_puts(c);
     cte_conn_free(c);
 }
 
@@ -652,13 +682,11 @@ LTest(libcte, auth_and_select_come_from_the_address, .init = setup_auth, .fini =
 
 /* ---- addresses that cannot connect ---- */
 
-LTest(libcte, shm_says_not_supported_and_bad_addresses_fail, .init = setup, .fini = teardown)
+LTest(libcte, shm_to_a_missing_socket_and_bad_addresses_fail, .init = setup, .fini = teardown)
 {
-    char addr[160];
     cte_conn_t *c = cte_conn_new();
-    snprintf(addr, sizeof addr, "shm:%s", S.sock);
-    cr_assert_eq(cte_conn_open(c, addr, 0), CTE_E_UNSUPPORTED);
-    cr_assert(strstr(cte_conn_errmsg(c), "not supported yet"), "%s", cte_conn_errmsg(c));
+    char addr[160];
+    cr_assert_eq(cte_conn_open(c, "shm:/nonexistent/cte.sock", 0), -ENOENT);
     cr_assert_eq(cte_conn_open(c, "tcp://127.0.0.1:0", 0), CTE_E_ADDRESS);
     cr_assert(strstr(cte_conn_errmsg(c), "port"), "%s", cte_conn_errmsg(c));
     snprintf(addr, sizeof addr, "tcp://127.0.0.1:%d", free_port());

@@ -4,7 +4,7 @@
  * by an address:
  *     tcp://[[user]:password@]host[:port][/db][?resp=3]     host may be [v6]; port 6379
  *     unix:PATH[?db=N&user=U&password=P&resp=3]            PATH is the server's Unix socket
- *     shm:PATH[?...]                                       shared memory (not supported yet)
+ *     shm:PATH[?...]                                       shared memory (docs/shm.md)
  * User and password may be percent-encoded (%40 for '@'). On open the library sends, in this
  * order, AUTH (when a password is given), HELLO 3 (with ?resp=3 or the CTE_RESP3 flag) and
  * SELECT (when db is not 0); any of them failing fails the open with the server's message.
