@@ -154,6 +154,7 @@ typedef struct config {
     config_obuf_limit_t client_obuf_limits[CONFIG_CLIENT_CLASSES]; /* client-output-buffer-limit */
     long long maxmemory;                                           /* maxmemory: 0 = none */
     long long max_reply_bytes;                                     /* max-reply-bytes */
+    int tget_stall_timeout; /* tget-stall-timeout: seconds a streamed TGET may go unread */
     int maxmemory_policy; /* maxmemory-policy: CONFIG_MAXMEMORY_* */
     int maxmemory_samples; /* maxmemory-samples */
     int maxmemory_eviction_tenacity; /* maxmemory-eviction-tenacity: 0..100 */

@@ -475,6 +475,9 @@ const config__row_t config__rows[] = {
      .def = "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", .flags = CONFIG__MULTI,
      .doc = "Per client class: hard limit, soft limit, soft seconds; a client past the hard "
             "limit, or past the soft one that long, is closed (0: no limit)."},
+    {"tget-stall-timeout", T(int), F(tget_stall_timeout), .def = "60", .min = 1, I_MAX,
+     .doc = "Close a client that has read nothing of a streamed TGET reply (4 MiB or more) for "
+            "this many seconds: until it reads, writes to that blob wait."},
     {"max-reply-bytes", T(memory), F(max_reply_bytes), .def = "1gb", .min = 1 << 20, LL_MAX,
      .doc = "Largest reply one command may build: a count-driven reply estimated past it (or "
             "past maxmemory or the client's hard output limit) is refused with an error, and "

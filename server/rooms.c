@@ -72,7 +72,7 @@ static const server_room_t rooms[] = {
     {"sets", cmds_set},
     {"bits", cmds_bits},
     {"sort", cmds_sort},
-    {"tags", cmds_tag},
+    {"tags", cmds_tag, NULL, NULL, tagcmd_cron},
     {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
      search_plan_done},
     {"aof", cmds_aof, NULL, NULL, aof_cron_step},

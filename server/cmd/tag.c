@@ -219,10 +219,17 @@ typedef struct stream_job {
     int status;
     int reading; /* a piece is on the thread pool */
     int blocked; /* the client stopped reading commands until this reply is done */
+    long long moved_ms; /* when bytes last went out to the client (tget-stall-timeout) */
+    struct stream_job *prev, *next; /* open_streams */
 } stream_job_t;
+
+static stream_job_t *open_streams; /* every open stream, newest first */
 
 static void stream_free(stream_job_t *j)
 {
+    if (j->prev) j->prev->next = j->next;
+    else open_streams = j->next;
+    if (j->next) j->next->prev = j->prev;
     tag_reader_close(j->r, wake, NULL);
     xfree(j->buf);
     xfree(j);
@@ -278,7 +285,24 @@ static void stream_next(stream_job_t *j)
 
 static void stream_drain(void *job)
 {
+    ((stream_job_t *)job)->moved_ms = time_ms(); /* the client took what waited */
     stream_next(job);
+}
+
+/* A streamed TGET holds writes to its blob off until its last byte left; a client that reads
+ * none of it for tget-stall-timeout seconds is closed, so it cannot hold them off forever. */
+void tagcmd_cron(long long now_ms)
+{
+    long long limit = (long long)srv.cfg.tget_stall_timeout * 1000;
+    for (stream_job_t *j = open_streams; j; j = j->next) {
+        client_t *c = j->c;
+        if (!c || j->reading || (c->flags & CLIENT_CLOSE_ASAP) || now_ms - j->moved_ms <= limit)
+            continue;
+        log_notice("Closing client id=%llu: it read nothing of a streamed TGET reply for %d s "
+                   "(tget-stall-timeout), and writes to the blob wait for it",
+                   (unsigned long long)c->id, srv.cfg.tget_stall_timeout);
+        client_close(c);
+    }
 }
 
 /* The executor finished a piece's read plan. */
@@ -318,6 +342,10 @@ static void stream_start(client_t *c, tag_reader_t *r, uint64_t len)
     j->r = r;
     j->c = c;
     j->len = len;
+    j->moved_ms = time_ms();
+    j->next = open_streams;
+    if (open_streams) open_streams->prev = j;
+    open_streams = j;
     streams_open++;
     j->seg = client_reply_stream_later(c, stream_detach, stream_drain, j);
     if (c->nsegs >= 2 * MAX_LATE_REPLIES && !block_is_retry(c)) {

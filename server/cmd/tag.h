@@ -6,5 +6,8 @@
 
 /* INFO's "# Tiers" section. */
 void tagcmd_info_tiers(buf_t *b);
+/* Periodic work (server cron): closes clients that read nothing of a streamed TGET for
+ * tget-stall-timeout seconds. */
+void tagcmd_cron(long long now_ms);
 
 #endif

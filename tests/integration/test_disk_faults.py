@@ -616,3 +616,37 @@ def test_a_large_tget_that_arrives_during_a_move_streams_the_moved_bytes(server_
     reader.close()
     mover.close()
     assert r.ping()
+
+
+def test_a_client_that_never_reads_a_streamed_tget_is_closed_after_the_stall_timeout(
+        server_factory):
+    """A streamed TGET holds writes to its blob off until its last byte left: a client that
+    reads none of it must not hold them off forever (tget-stall-timeout)."""
+    s = server_factory(["--tier", "ram:ram:64mb", "--tget-stall-timeout", "1"])
+    r = client(s)
+    data = pattern(16 * MB, 41)
+    for off in range(0, len(data), 8 * MB):
+        r.execute_command("TPUT", "t", "b", off, data[off:off + 8 * MB])
+    idle = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    idle.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    from conftest import encode_command
+    idle.sendall(encode_command("TGET", "t", "b"))  # streamed; never read
+    time.sleep(0.3)
+    t0 = time.time()
+    w = client(s)
+    assert w.execute_command("TPUT", "t", "b", 0, b"y") == 16 * MB  # waited for the close
+    waited = time.time() - t0
+    assert 0.5 < waited < 10, waited
+    assert r.execute_command("TGET", "t", "b", 0, 2) == b"y" + data[1:2]
+    idle.close()
+    # a client that reads steadily is never closed, however long its reply takes
+    reader = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    reader.sendall(encode_command("TGET", "t", "b"))
+    got = bytearray()
+    while len(got) < 16 * MB + 12:
+        chunk = reader.recv(256 * 1024)
+        assert chunk, "closed while reading"
+        got += chunk
+        time.sleep(0.02)  # 16 MiB at ~12 MB/s: longer than the timeout
+    reader.close()
+    assert bytes(got[got.index(b"\r\n") + 2:-2]) == b"y" + data[1:]
