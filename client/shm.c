@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include "transport.h"
 
+#include "common/shm_layout.h"
+
 #include "cte/cte.h"
 
 #include <errno.h>
@@ -31,32 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHM_MAGIC 0x4d485343u
-#define SHM_VERSION 1
-#define SHM_HDR_SIZE 4096
 #define SPIN_MIN_NS (2 * 1000)
 #define SPIN_MAX_NS (50 * 1000)
 #define SPIN_PAUSES 64 /* iterations of pause before each look starts yielding the core */
 
-typedef struct shm_hdr {
-    uint32_t magic, version;
-    uint64_t ring_size, req_off, rep_off, data_off, data_size, total;
-    _Alignas(64) uint64_t req_head;
-    _Alignas(64) uint64_t req_tail;
-    _Alignas(64) uint32_t srv_sleeping;
-    _Alignas(64) uint64_t rep_head;
-    _Alignas(64) uint64_t rep_tail;
-    _Alignas(64) uint32_t cli_sleeping;
-} shm_hdr_t;
-
-_Static_assert(offsetof(shm_hdr_t, ring_size) == 8, "layout");
-_Static_assert(offsetof(shm_hdr_t, total) == 48, "layout");
-_Static_assert(offsetof(shm_hdr_t, req_head) == 64, "layout");
-_Static_assert(offsetof(shm_hdr_t, req_tail) == 128, "layout");
-_Static_assert(offsetof(shm_hdr_t, srv_sleeping) == 192, "layout");
-_Static_assert(offsetof(shm_hdr_t, rep_head) == 256, "layout");
-_Static_assert(offsetof(shm_hdr_t, rep_tail) == 320, "layout");
-_Static_assert(offsetof(shm_hdr_t, cli_sleeping) == 384, "layout");
 
 typedef struct shm_seg {
     shm_hdr_t *hdr;

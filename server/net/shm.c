@@ -48,6 +48,7 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/shm_layout.h"
 #include "server/client.h"
 #include "server/hooks.h"
 #include "server/net/net.h"
@@ -68,33 +69,10 @@
 #include <unistd.h>
 #include <uv.h>
 
-#define SHM_MAGIC 0x4d485343u
-#define SHM_VERSION 1
-#define SHM_HDR_SIZE 4096
 #define SPIN_NS (50 * 1000)   /* a hot segment is polled this long after its last activity */
 #define FEED_MAX (256 * 1024) /* request bytes taken from one ring per service */
 #define RING_MAX (1ULL << 30)
 
-typedef struct shm_hdr {
-    uint32_t magic, version;
-    uint64_t ring_size, req_off, rep_off, data_off, data_size, total;
-    _Alignas(64) uint64_t req_head;
-    _Alignas(64) uint64_t req_tail;
-    _Alignas(64) uint32_t srv_sleeping;
-    _Alignas(64) uint64_t rep_head;
-    _Alignas(64) uint64_t rep_tail;
-    _Alignas(64) uint32_t cli_sleeping;
-} shm_hdr_t;
-
-_Static_assert(offsetof(shm_hdr_t, ring_size) == 8, "layout");
-_Static_assert(offsetof(shm_hdr_t, total) == 48, "layout");
-_Static_assert(offsetof(shm_hdr_t, req_head) == 64, "layout");
-_Static_assert(offsetof(shm_hdr_t, req_tail) == 128, "layout");
-_Static_assert(offsetof(shm_hdr_t, srv_sleeping) == 192, "layout");
-_Static_assert(offsetof(shm_hdr_t, rep_head) == 256, "layout");
-_Static_assert(offsetof(shm_hdr_t, rep_tail) == 320, "layout");
-_Static_assert(offsetof(shm_hdr_t, cli_sleeping) == 384, "layout");
-_Static_assert(sizeof(shm_hdr_t) <= SHM_HDR_SIZE, "layout");
 
 typedef struct shm_conn {
     client_t *c;

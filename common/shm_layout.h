@@ -1,0 +1,37 @@
+/* shm_layout.h - the shared-memory segment's header, as the server (server/net/shm.c) and
+ * libcte (client/shm.c) both map it: one definition of the wire format of docs/shm.md. Header
+ * only, so the client library includes it without linking any of the server's code. The
+ * offset table and the rules for each field are in server/net/shm.c's top comment and in
+ * docs/shm.md; the asserts below pin the offsets. */
+#ifndef CTE_COMMON_SHM_LAYOUT_H
+#define CTE_COMMON_SHM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_MAGIC 0x4d485343u
+#define SHM_VERSION 1
+#define SHM_HDR_SIZE 4096
+
+typedef struct shm_hdr {
+    uint32_t magic, version;
+    uint64_t ring_size, req_off, rep_off, data_off, data_size, total;
+    _Alignas(64) uint64_t req_head;
+    _Alignas(64) uint64_t req_tail;
+    _Alignas(64) uint32_t srv_sleeping;
+    _Alignas(64) uint64_t rep_head;
+    _Alignas(64) uint64_t rep_tail;
+    _Alignas(64) uint32_t cli_sleeping;
+} shm_hdr_t;
+
+_Static_assert(offsetof(shm_hdr_t, ring_size) == 8, "layout");
+_Static_assert(offsetof(shm_hdr_t, total) == 48, "layout");
+_Static_assert(offsetof(shm_hdr_t, req_head) == 64, "layout");
+_Static_assert(offsetof(shm_hdr_t, req_tail) == 128, "layout");
+_Static_assert(offsetof(shm_hdr_t, srv_sleeping) == 192, "layout");
+_Static_assert(offsetof(shm_hdr_t, rep_head) == 256, "layout");
+_Static_assert(offsetof(shm_hdr_t, rep_tail) == 320, "layout");
+_Static_assert(offsetof(shm_hdr_t, cli_sleeping) == 384, "layout");
+_Static_assert(sizeof(shm_hdr_t) <= SHM_HDR_SIZE, "layout");
+
+#endif
