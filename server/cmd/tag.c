@@ -27,7 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum reply_kind { R_SIZE, R_BULK, R_TIER, R_NONE };
+enum reply_kind { R_SIZE, R_BULK, R_TIER };
 
 /* Late replies a client may have pending before it stops reading more commands. */
 #define MAX_LATE_REPLIES 64
