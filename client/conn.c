@@ -17,6 +17,8 @@
 #include "transport.h"
 #include "uri.h"
 
+#include "common/shm_layout.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -34,7 +36,16 @@ typedef struct pending {
     int sync;
     char *sink; /* a bulk reply's bytes go here (cte_get), or NULL */
     size_t sink_cap;
+    uint64_t area_mark; /* shm: the request data area up to here is free once this is answered */
 } pending_t;
+
+/* shm: at most this many arguments of one request go through the request data area */
+#define AREA_ARGS 8
+
+typedef struct area_ref {
+    int arg;
+    uint64_t off;
+} area_ref_t;
 
 typedef struct seg {
     const char *ext; /* NULL: bytes at obuf + off */
@@ -62,6 +73,9 @@ struct cte_conn {
     int in_cb;
     cte_push_fn *push_fn;
     void *push_ud;
+    char *resv; /* shm: the buffer cte_put_buffer gave out, not yet sent */
+    size_t resv_len;
+    uint64_t resv_off, resv_at; /* its offset in the area, its allocation index */
     char errmsg[512];
 };
 
@@ -113,12 +127,38 @@ cte_conn_t *cte_conn_new(void)
 
 /* ---- completing requests ---- */
 
+/* Frees a reply; on shm, the reply data area it borrowed from goes back to the server. */
+static void reply_done(cte_conn_t *c, cte_reply_t *r)
+{
+    if (r && r->area_end && c->t.ops && c->t.ops->rep_release)
+        c->t.ops->rep_release(&c->t, r->area_end);
+    cte_reply_free(r);
+}
+
+/* The reply c kept for the last synchronous call (and any view into it) is done. */
+static void drop_last(cte_conn_t *c)
+{
+    reply_done(c, c->last);
+    c->last = NULL;
+}
+
 static pending_t pend_pop(cte_conn_t *c)
 {
     pending_t p = c->pend[c->phead];
     c->phead = (c->phead + 1) % c->pcap;
     c->pcount--;
+    if (p.area_mark && c->t.ops && c->t.ops->req_free) /* the server is done with its bytes */
+        c->t.ops->req_free(&c->t, c->resv && c->resv_at < p.area_mark ? c->resv_at : p.area_mark);
     return p;
+}
+
+/* The transport goes once no callback runs (one may still read a reply borrowed from it). */
+static void close_transport(cte_conn_t *c)
+{
+    if (c->in_cb || !c->t.ops) return;
+    c->t.ops->close(&c->t);
+    c->t.ops = NULL;
+    c->resv = NULL;
 }
 
 static void complete(cte_conn_t *c, pending_t p, int status, cte_reply_t *r)
@@ -134,7 +174,8 @@ static void complete(cte_conn_t *c, pending_t p, int status, cte_reply_t *r)
         p.fn(c, status, r, p.ud);
         c->in_cb--;
     }
-    cte_reply_free(r);
+    reply_done(c, r);
+    if (c->broken) close_transport(c);
 }
 
 /* Breaks the connection with status: closes the socket, completes everything pending. */
@@ -143,8 +184,7 @@ static int conn_fail(cte_conn_t *c, int status, const char *msg)
     if (c->broken) return c->broken;
     c->broken = status;
     cte__set_error(c, status, msg);
-    if (c->t.ops) c->t.ops->close(&c->t);
-    c->t.ops = NULL;
+    close_transport(c);
     c->olen = c->nseg = c->seg_head = c->seg_sent = c->unsent = 0;
     while (c->pcount) complete(c, pend_pop(c), status, NULL);
     return status;
@@ -159,11 +199,12 @@ static int deliver(cte_conn_t *c, cte_reply_t *r)
             c->push_fn(c, r, c->push_ud);
             c->in_cb--;
         }
-        cte_reply_free(r);
+        reply_done(c, r);
+        if (c->broken) close_transport(c);
         return 0;
     }
     if (c->pcount == 0) {
-        cte_reply_free(r);
+        reply_done(c, r);
         return conn_fail(c, CTE_E_PROTOCOL, "a reply arrived for no request");
     }
     complete(c, pend_pop(c), r->kind == CTE_REPLY_ERROR ? CTE_E_SERVER : 0, r);
@@ -225,6 +266,14 @@ static int out_fmt(cte_conn_t *c, char type, size_t n)
     while (n /= 10);
     *--p = type;
     return out_copy(c, p, (size_t)(e - p));
+}
+
+/* An argument the request data area holds: "&<n>,<offset>\r\n" (docs/shm.md). */
+static int out_ref(cte_conn_t *c, size_t n, uint64_t off)
+{
+    char tmp[64];
+    int k = snprintf(tmp, sizeof tmp, "&%zu,%llu\r\n", n, (unsigned long long)off);
+    return out_copy(c, tmp, (size_t)k);
 }
 
 static int out_arg(cte_conn_t *c, const char *a, size_t n)
@@ -301,6 +350,7 @@ static int read_some(cte_conn_t *c, int block)
             int rc = cte__parser_feed(&c->parser, c->ibuf + off, (size_t)n - off, &used, &r);
             if (rc < 0) return conn_fail(c, rc, NULL);
             if (rc == 0) break;
+            r->area_end = c->parser.area_end; /* released when r is done (in order) */
             off += used;
             if ((rc = deliver(c, r)) < 0) return rc;
             done += rc;
@@ -356,12 +406,61 @@ static int pend_push(cte_conn_t *c, pending_t p)
     return 0;
 }
 
-static int frame(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens)
+static int frame(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                 const area_ref_t *refs, int nref)
 {
     if (out_fmt(c, '*', (size_t)argc) != 0) return CTE_E_NOMEM;
-    for (int i = 0; i < argc; i++)
-        if (out_arg(c, argv[i], lens ? lens[i] : strlen(argv[i])) != 0) return CTE_E_NOMEM;
+    for (int i = 0, r = 0; i < argc; i++) {
+        size_t n = lens ? lens[i] : strlen(argv[i]);
+        int rc = r < nref && refs[r].arg == i ? out_ref(c, n, refs[r++].off) : out_arg(c, argv[i], n);
+        if (rc != 0) return CTE_E_NOMEM;
+    }
     return 0;
+}
+
+/* shm: moves the request's large arguments into the request data area (one copy, or none for
+ * the cte_put_buffer buffer), first driving I/O while earlier requests hold the room they
+ * need. Arguments that do not fit go inline. Returns how many refs, or a failure. */
+static int area_place(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                      area_ref_t *refs)
+{
+    const cte_transport_ops_t *ops = c->t.ops;
+    size_t need = 0, most = 0;
+    int nref = 0;
+    if (!ops || !ops->req_alloc) return 0;
+    for (int i = 1; i < argc; i++) {
+        size_t n = lens ? lens[i] : strlen(argv[i]);
+        if (n < SHM_AREA_MIN || argv[i] == c->resv) continue;
+        need += n;
+        if (n > most) most = n;
+    }
+    /* wait for room for all of them, even if one has to skip the area's end (a probe) */
+    size_t probe = need + most < c->t.req_area_size ? need + most : c->t.req_area_size;
+    while (need && c->pcount && !c->in_cb) {
+        uint64_t mark = ops->req_mark(&c->t), off;
+        if (ops->req_alloc(&c->t, probe, &off)) {
+            ops->req_rewind(&c->t, mark);
+            break;
+        }
+        int idle, rc = step(c, c->timeout_ms > 0 ? c->timeout_ms : -1, &idle);
+        if (rc < 0) return rc;
+        if (idle) return conn_fail(c, CTE_E_TIMEOUT, NULL);
+    }
+    for (int i = 1; i < argc && nref < AREA_ARGS; i++) {
+        size_t n = lens ? lens[i] : strlen(argv[i]);
+        if (n < SHM_AREA_MIN) continue;
+        if (argv[i] == c->resv && n <= c->resv_len) { /* written there by the caller */
+            refs[nref++] = (area_ref_t){i, c->resv_off};
+            c->resv = NULL;
+            continue;
+        }
+        uint64_t off;
+        char *dst = ops->req_alloc(&c->t, n, &off);
+        if (!dst) continue;
+        memcpy(dst, argv[i], n);
+        refs[nref++] = (area_ref_t){i, off};
+    }
+    return nref;
 }
 
 /* Frames a request and records who waits for it; on failure nothing is queued. */
@@ -372,18 +471,25 @@ static int enqueue(cte_conn_t *c, int argc, const char *const *argv, const size_
     if (argc < 1 || !argv) return CTE_E_INVAL;
     for (int i = 0; i < argc; i++)
         if (!argv[i]) return CTE_E_INVAL;
+    drop_last(c); /* a view from the last call ends with this one */
     while (c->pcount >= c->window && !c->in_cb) {
         int idle, rc = step(c, c->timeout_ms > 0 ? c->timeout_ms : -1, &idle);
         if (rc < 0) return rc;
         if (idle) return conn_fail(c, CTE_E_TIMEOUT, NULL);
     }
+    area_ref_t refs[AREA_ARGS];
+    uint64_t mark = c->t.ops && c->t.ops->req_mark ? c->t.ops->req_mark(&c->t) : 0;
+    int nref = area_place(c, argc, argv, lens, refs);
+    if (nref < 0) return nref;
     size_t olen = c->olen, nseg = c->nseg, unsent = c->unsent;
     seg_t last = nseg ? c->segs[nseg - 1] : (seg_t){0};
-    if (frame(c, argc, argv, lens) != 0 || pend_push(c, p) != 0) {
+    if (c->t.ops && c->t.ops->req_mark) p.area_mark = c->t.ops->req_mark(&c->t);
+    if (frame(c, argc, argv, lens, refs, nref) != 0 || pend_push(c, p) != 0) {
         c->olen = olen; /* roll back a half-framed request */
         c->nseg = nseg;
         c->unsent = unsent;
         if (nseg) c->segs[nseg - 1] = last;
+        if (nref) c->t.ops->req_rewind(&c->t, mark);
         return cte__set_error(c, CTE_E_NOMEM, NULL);
     }
     if (c->unsent >= READ_CHUNK) send_some(c); /* a failure completes the request with it */
@@ -435,8 +541,7 @@ int cte__roundtrip_into(cte_conn_t *c, int argc, const char *const *argv, const 
 {
     *reply = NULL;
     if (c->in_cb) return CTE_E_BUSY;
-    cte_reply_free(c->last);
-    c->last = NULL;
+    drop_last(c);
     c->errmsg[0] = '\0';
     c->sync_done = 0;
     c->sync_status = 0;
@@ -456,10 +561,30 @@ int cte__roundtrip_into(cte_conn_t *c, int argc, const char *const *argv, const 
     return 0;
 }
 
+/* Gives r's strings borrowed from a shm data area memory of their own: 0 or CTE_E_NOMEM. */
+static int unborrow(cte_reply_t *r)
+{
+    for (size_t i = 0; r->elem && i < r->len; i++)
+        if (unborrow(r->elem[i]) != 0) return CTE_E_NOMEM;
+    if (!r->borrowed) return 0;
+    char *own = cte__malloc(r->len + 1);
+    if (!own) return CTE_E_NOMEM;
+    memcpy(own, r->str, r->len + 1);
+    r->str = own;
+    r->borrowed = 0;
+    return 0;
+}
+
 cte_reply_t *cte__take_last(cte_conn_t *c)
 {
     cte_reply_t *r = c->last;
+    if (r && r->area_end && unborrow(r) != 0) {
+        cte__set_error(c, CTE_E_NOMEM, NULL);
+        return NULL; /* c keeps it until the next call */
+    }
     c->last = NULL;
+    if (r && r->area_end && c->t.ops && c->t.ops->rep_release)
+        c->t.ops->rep_release(&c->t, r->area_end);
     return r;
 }
 
@@ -486,7 +611,7 @@ int cte_command(cte_conn_t *c, cte_reply_t **reply, int argc, const char *const 
     if (!rc) rc = cte__roundtrip(c, argc, argv, lens, &r);
     if (rc == 0) track_protocol(c, argv[0], lens ? lens[0] : strlen(argv[0]), r);
     *reply = r ? cte__take_last(c) : NULL;
-    return rc;
+    return r && !*reply ? CTE_E_NOMEM : rc;
 }
 
 int cte_call(cte_conn_t *c, cte_reply_t **reply, const char *arg0, ...)
@@ -512,6 +637,7 @@ int cte_poll(cte_conn_t *c, int timeout_ms)
 {
     int rc, done;
     if (c->in_cb) return CTE_E_BUSY; /* the read buffer is in use further up */
+    drop_last(c);
     if (c->broken) return c->broken;
     if (!c->pcount && !c->unsent) return 0; /* nothing could complete: never block */
     if (c->unsent && (rc = send_some(c)) < 0) return rc;
@@ -522,13 +648,42 @@ int cte_poll(cte_conn_t *c, int timeout_ms)
 int cte_flush(cte_conn_t *c)
 {
     if (c->in_cb) return CTE_E_BUSY;
+    drop_last(c);
     return drive_until(c, NULL, 1);
 }
 
 int cte_wait_all(cte_conn_t *c)
 {
     if (c->in_cb) return CTE_E_BUSY;
+    drop_last(c);
     return drive_until(c, NULL, 0);
+}
+
+void *cte_put_buffer(cte_conn_t *c, size_t len)
+{
+    const cte_transport_ops_t *ops = c->t.ops;
+    if (c->broken || !ops || !ops->req_alloc || len < SHM_AREA_MIN || len > c->t.req_area_size)
+        return NULL;
+    drop_last(c);
+    c->resv = NULL; /* a buffer given out before and not used is dropped */
+    for (;;) {
+        uint64_t off;
+        char *p = ops->req_alloc(&c->t, len, &off);
+        if (p) {
+            c->resv = p;
+            c->resv_len = len;
+            c->resv_off = off;
+            c->resv_at = ops->req_mark(&c->t) - len;
+            return p;
+        }
+        if (!c->pcount || c->in_cb) return NULL;
+        int idle, rc = step(c, c->timeout_ms > 0 ? c->timeout_ms : -1, &idle);
+        if (rc < 0) return NULL;
+        if (idle) {
+            conn_fail(c, CTE_E_TIMEOUT, NULL);
+            return NULL;
+        }
+    }
 }
 
 unsigned cte_pending(const cte_conn_t *c)
@@ -576,9 +731,9 @@ void cte_conn_set_push_cb(cte_conn_t *c, cte_push_fn *fn, void *ud)
 
 static void conn_close(cte_conn_t *c)
 {
+    drop_last(c);
     conn_fail(c, CTE_E_CLOSED, NULL);
-    cte_reply_free(c->last);
-    c->last = NULL;
+    close_transport(c);
     cte__parser_deinit(&c->parser);
 }
 
@@ -603,8 +758,7 @@ static int handshake(cte_conn_t *c, const cte_addr_t *a, unsigned flags)
         const char *argv[] = {"SELECT", db};
         if ((rc = cte__roundtrip(c, 2, argv, NULL, &r)) != 0) return rc;
     }
-    cte_reply_free(c->last);
-    c->last = NULL;
+    drop_last(c);
     return 0;
 }
 
@@ -630,6 +784,8 @@ int cte_conn_open(cte_conn_t *c, const char *addr, unsigned flags)
         return cte__set_error(c, rc, why);
     c->t.ops = ops;
     c->broken = 0;
+    c->parser.area = c->t.rep_area; /* shm: bulks the server left in the reply data area */
+    c->parser.area_size = c->t.rep_area_size;
     if ((rc = handshake(c, &a, flags)) != 0) {
         char msg[sizeof c->errmsg];
         memcpy(msg, c->errmsg, sizeof msg);

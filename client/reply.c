@@ -33,7 +33,7 @@ void cte_reply_free(cte_reply_t *r)
     if (!r) return;
     for (size_t i = 0; r->elem && i < r->len; i++) cte_reply_free(r->elem[i]);
     free(r->elem);
-    free(r->str);
+    if (!r->borrowed) free(r->str);
     free(r);
 }
 
@@ -263,6 +263,36 @@ static int bignum_ok(const char *s, size_t n)
     return 1;
 }
 
+/* "&<len>,<index>": a bulk whose bytes the server wrote in the reply data area at index (mod
+ * its size), followed by a byte the client may set to NUL. The node borrows them (or, sunk,
+ * they are copied to the sink); p->area_end moves past them. */
+static int area_bulk(cte_parser_t *p, const char *s, size_t n, cte_reply_t **done)
+{
+    const char *comma = memchr(s, ',', n);
+    long long len, idx;
+    if (!p->area || !comma || parse_ll(s, (size_t)(comma - s), &len) != 0 ||
+        parse_ll(comma + 1, (size_t)(s + n - comma - 1), &idx) != 0 || len < 0 || idx < 0)
+        return fail(p, CTE_E_PROTOCOL);
+    if ((unsigned long long)len > p->lim.max_bulk) return fail(p, CTE_E_LIMIT);
+    uint64_t pos = (uint64_t)idx & (p->area_size - 1);
+    if ((uint64_t)len >= p->area_size - pos) return fail(p, CTE_E_PROTOCOL);
+    cte_reply_t *r = cte__reply_new(CTE_REPLY_BULK);
+    if (!r) return fail(p, CTE_E_NOMEM);
+    char *at = p->area + pos;
+    r->len = (size_t)len;
+    if (p->sink && p->depth == 0) {
+        memcpy(p->sink, at, r->len < p->sink_cap ? r->len : p->sink_cap);
+    } else {
+        at[len] = '\0';
+        r->str = at;
+        r->borrowed = 1;
+    }
+    uint64_t end = (uint64_t)idx + (uint64_t)len + 1;
+    if (end > p->area_end) p->area_end = end;
+    *done = r;
+    return 2;
+}
+
 /* One line without its CRLF. Returns 0 (a payload or aggregate started), 2 with *done (a
  * complete node), or a failure. */
 static int parse_line(cte_parser_t *p, const char *s, size_t n, cte_reply_t **done)
@@ -280,6 +310,8 @@ static int parse_line(cte_parser_t *p, const char *s, size_t n, cte_reply_t **do
     case '(':
         if (!bignum_ok(b, bn)) return fail(p, CTE_E_PROTOCOL);
         return scalar(p, CTE_REPLY_BIGNUM, b, bn, done);
+    case '&':
+        return area_bulk(p, b, bn, done);
     case ':':
     case ',':
     case '#':

@@ -10,6 +10,7 @@
 #include "cte/cte.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct cte_reply {
     cte_reply_kind_t kind;
@@ -19,6 +20,8 @@ struct cte_reply {
     long long ival; /* INTEGER, BOOL */
     double dval;    /* DOUBLE */
     char fmt[4];    /* VERBATIM */
+    int borrowed;   /* str points into a shm reply data area, not owned (not freed) */
+    uint64_t area_end; /* root: the reply data area index released once it is done */
     struct cte_reply **elem;
 };
 
@@ -47,6 +50,9 @@ typedef struct cte_parser {
     char *sink;        /* set by the caller: a top-level bulk's bytes go here, not to str */
     size_t sink_cap;   /* bytes the sink holds; the rest of the payload is dropped */
     int sinking;       /* the bulk arriving goes to the sink */
+    char *area;         /* shm: the reply data area ("&<len>,<index>" bulks), or NULL */
+    uint64_t area_size; /* its bytes, a power of two */
+    uint64_t area_end;  /* the end (index) of the last of its bulks parsed */
     char *line;        /* a line split across feeds */
     size_t line_len, line_cap;
     int err; /* sticky: once failed, always failed */

@@ -40,10 +40,12 @@
 
 typedef struct shm_seg {
     shm_hdr_t *hdr;
-    uint8_t *req, *rep;
+    uint8_t *req, *rep, *reqd, *repd; /* the rings, the request and reply data areas */
     size_t map_len;
-    uint64_t ring, mask;
+    uint64_t ring, mask, data;   /* data: bytes of each area (0: none) */
     uint64_t req_head, rep_tail; /* the client's own truth */
+    uint64_t rq_head, rq_tail;   /* request data area: allocated, freed (indices, ever) */
+    uint64_t rd_released;        /* reply data area: published rd_tail */
     int req_efd, rep_efd;
     int ended; /* the socket showed the server's end (set by wait) */
     uint64_t spin_ns;
@@ -199,6 +201,46 @@ static long shm_recv(cte_transport_t *t, void *buf, size_t len, int block)
     }
 }
 
+/* ---- the data areas ---- */
+
+static char *shm_req_alloc(cte_transport_t *t, size_t n, uint64_t *off)
+{
+    shm_seg_t *s = t->impl;
+    if (!s || !s->data || n > s->data) return NULL;
+    uint64_t pos = s->rq_head & (s->data - 1), at = s->rq_head;
+    if (pos + n > s->data) at += s->data - pos; /* contiguous: skip the area's end */
+    if (at + n - s->rq_tail > s->data) return NULL;
+    s->rq_head = at + n;
+    *off = at & (s->data - 1);
+    return (char *)s->reqd + *off;
+}
+
+static uint64_t shm_req_mark(cte_transport_t *t)
+{
+    shm_seg_t *s = t->impl;
+    return s ? s->rq_head : 0;
+}
+
+static void shm_req_rewind(cte_transport_t *t, uint64_t mark)
+{
+    shm_seg_t *s = t->impl;
+    if (s && mark >= s->rq_tail && mark <= s->rq_head) s->rq_head = mark;
+}
+
+static void shm_req_free(cte_transport_t *t, uint64_t mark)
+{
+    shm_seg_t *s = t->impl;
+    if (s && mark > s->rq_tail && mark <= s->rq_head) s->rq_tail = mark;
+}
+
+static void shm_rep_release(cte_transport_t *t, uint64_t end)
+{
+    shm_seg_t *s = t->impl;
+    if (!s || end <= s->rd_released) return;
+    s->rd_released = end;
+    __atomic_store_n(&s->hdr->rd_tail, end, __ATOMIC_RELEASE);
+}
+
 static void seg_free(shm_seg_t *s)
 {
     if (!s) return;
@@ -212,6 +254,8 @@ static void shm_close(cte_transport_t *t)
 {
     seg_free(t->impl);
     t->impl = NULL;
+    t->rep_area = NULL;
+    t->rep_area_size = t->req_area_size = 0;
     if (t->fd >= 0) close(t->fd);
     t->fd = -1;
 }
@@ -253,13 +297,15 @@ static int read_greeting(int fd, int timeout_ms, char *line, size_t cap, int fds
     return CTE_E_PROTOCOL;
 }
 
-/* Maps the segment of memfd and checks its header against ring. 0 or a failure. */
-static int seg_map(shm_seg_t *s, int memfd, uint64_t ring)
+/* Maps the segment of memfd and checks its header against ring and data. 0 or a failure. */
+static int seg_map(shm_seg_t *s, int memfd, uint64_t ring, uint64_t data)
 {
     struct stat st;
-    size_t len = SHM_HDR_SIZE + 2 * (size_t)ring;
-    if (ring < 4096 || (ring & (ring - 1)) || fstat(memfd, &st) != 0 || (size_t)st.st_size < len)
+    if (ring < 4096 || (ring & (ring - 1)) || ring > (1ULL << 30) || (data & (data - 1)) ||
+        data > (1ULL << 30))
         return CTE_E_PROTOCOL;
+    size_t len = SHM_HDR_SIZE + 2 * (size_t)ring + 2 * (size_t)data;
+    if (fstat(memfd, &st) != 0 || (size_t)st.st_size < len) return CTE_E_PROTOCOL;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (p == MAP_FAILED) return -errno;
     s->hdr = p;
@@ -267,10 +313,15 @@ static int seg_map(shm_seg_t *s, int memfd, uint64_t ring)
     s->ring = ring;
     s->mask = ring - 1;
     if (s->hdr->magic != SHM_MAGIC || s->hdr->version != SHM_VERSION || s->hdr->ring_size != ring ||
-        s->hdr->req_off != SHM_HDR_SIZE || s->hdr->rep_off != SHM_HDR_SIZE + ring)
+        s->hdr->req_off != SHM_HDR_SIZE || s->hdr->rep_off != SHM_HDR_SIZE + ring ||
+        s->hdr->data_size != data || (data && s->hdr->data_off != SHM_HDR_SIZE + 2 * ring))
         return CTE_E_PROTOCOL;
     s->req = (uint8_t *)p + SHM_HDR_SIZE;
     s->rep = s->req + ring;
+    s->data = data;
+    s->reqd = data ? s->rep + ring : NULL;
+    s->repd = data ? s->reqd + data : NULL;
+    s->rd_released = __atomic_load_n(&s->hdr->rd_tail, __ATOMIC_ACQUIRE);
     s->req_head = __atomic_load_n(&s->hdr->req_head, __ATOMIC_ACQUIRE);
     s->rep_tail = __atomic_load_n(&s->hdr->rep_tail, __ATOMIC_ACQUIRE);
     s->spin_ns = SPIN_MAX_NS;
@@ -285,7 +336,7 @@ static int shm_open_seg(cte_transport_t *t, const cte_addr_t *a, int timeout_ms,
     char line[512];
     int fds[3] = {-1, -1, -1}, nfds = 0, rc;
     unsigned ver = 0;
-    unsigned long long ring = 0;
+    unsigned long long ring = 0, data = 0;
     shm_seg_t *s = NULL;
 
     if ((rc = cte__unix_open(t, a, timeout_ms, why, whylen)) != 0) return rc;
@@ -300,7 +351,8 @@ static int shm_open_seg(cte_transport_t *t, const cte_addr_t *a, int timeout_ms,
         rc = CTE_E_SERVER;
         goto fail;
     }
-    if (sscanf(line, "+SHM %u %llu\r\n", &ver, &ring) != 2 || ver != SHM_VERSION || nfds != 3) {
+    if (sscanf(line, "+SHM %u %llu %llu\r\n", &ver, &ring, &data) != 3 || ver != SHM_VERSION ||
+        nfds != 3) {
         snprintf(why, whylen, "unexpected answer to CTE.SHM.ATTACH");
         rc = CTE_E_PROTOCOL;
         goto fail;
@@ -312,12 +364,15 @@ static int shm_open_seg(cte_transport_t *t, const cte_addr_t *a, int timeout_ms,
     s->req_efd = fds[1];
     s->rep_efd = fds[2];
     fds[1] = fds[2] = -1;
-    if ((rc = seg_map(s, fds[0], ring)) != 0) {
+    if ((rc = seg_map(s, fds[0], ring, data)) != 0) {
         snprintf(why, whylen, "cannot map the shared-memory segment: %s", cte_strerror(rc));
         goto fail;
     }
     close(fds[0]);
     t->impl = s;
+    t->rep_area = (char *)s->repd;
+    t->rep_area_size = s->data;
+    t->req_area_size = s->data;
     return 0;
 fail:
     for (int i = 0; i < nfds; i++)
@@ -328,5 +383,16 @@ fail:
     return rc;
 }
 
-const cte_transport_ops_t cte__shm_ops = {"shm",    shm_open_seg, shm_send,
-                                          shm_recv, shm_wait,     shm_close};
+const cte_transport_ops_t cte__shm_ops = {
+    .name = "shm",
+    .open = shm_open_seg,
+    .send = shm_send,
+    .recv = shm_recv,
+    .wait = shm_wait,
+    .close = shm_close,
+    .req_alloc = shm_req_alloc,
+    .req_mark = shm_req_mark,
+    .req_rewind = shm_req_rewind,
+    .req_free = shm_req_free,
+    .rep_release = shm_rep_release,
+};

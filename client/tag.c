@@ -71,7 +71,7 @@ static int call_take(cte_conn_t *c, int argc, const char *const *argv, cte_reply
     if (rc) return rc;
     if (r->kind != want) return bad_type(c);
     *out = cte__take_last(c);
-    return 0;
+    return *out ? 0 : CTE_E_NOMEM;
 }
 
 static int names_ok(const char *tag, const char *blob)
@@ -325,6 +325,7 @@ int cte_scan(cte_conn_t *c, const char *tag, uint64_t cursor, const char *match,
     *next = strtoull(r->elem[0]->str, &end, 10);
     if (*end || !r->elem[0]->len) return bad_type(c);
     cte_reply_t *all = cte__take_last(c);
+    if (!all) return CTE_E_NOMEM;
     *names = all->elem[1];
     all->elem[1] = NULL;
     all->len = 1;

@@ -10,6 +10,7 @@
 #include "uri.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/uio.h>
 
 typedef struct cte_transport cte_transport_t;
@@ -30,12 +31,25 @@ typedef struct cte_transport_ops {
      * timeout, or -errno. */
     int (*wait)(cte_transport_t *t, int want_write, int timeout_ms);
     void (*close)(cte_transport_t *t);
+    /* Shared memory only (NULL for the sockets): the request data area. req_alloc gives n
+     * contiguous bytes of it and their offset, or NULL when it has no room now (or none);
+     * req_mark is the allocation point, req_rewind undoes allocations back to a mark, and
+     * req_free frees everything allocated before a mark (its request was answered). */
+    char *(*req_alloc)(cte_transport_t *t, size_t n, uint64_t *off);
+    uint64_t (*req_mark)(cte_transport_t *t);
+    void (*req_rewind)(cte_transport_t *t, uint64_t mark);
+    void (*req_free)(cte_transport_t *t, uint64_t mark);
+    /* The reply data area: every bulk there before index end is released (monotonic). */
+    void (*rep_release)(cte_transport_t *t, uint64_t end);
 } cte_transport_ops_t;
 
 struct cte_transport {
     const cte_transport_ops_t *ops; /* NULL: closed */
     int fd;
     void *impl; /* a transport's own state (shm: the segment) */
+    char *rep_area;         /* shm: the reply data area the parser reads bulks from, or NULL */
+    uint64_t rep_area_size; /* its bytes (a power of two) */
+    uint64_t req_area_size; /* shm: bytes of the request data area (0: none) */
 };
 
 /* Connects t->fd to the Unix socket a->path (unix: and shm: addresses): 0 or a failure. */

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x4d485343u
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 #define SHM_HDR_SIZE 4096
 
 typedef struct shm_hdr {
@@ -22,7 +22,11 @@ typedef struct shm_hdr {
     _Alignas(64) uint64_t rep_head;
     _Alignas(64) uint64_t rep_tail;
     _Alignas(64) uint32_t cli_sleeping;
+    _Alignas(64) uint64_t rd_tail; /* client: reply data-area bytes released, ever */
 } shm_hdr_t;
+
+/* Values of at least this many bytes travel through the data areas (both directions). */
+#define SHM_AREA_MIN 2048
 
 _Static_assert(offsetof(shm_hdr_t, ring_size) == 8, "layout");
 _Static_assert(offsetof(shm_hdr_t, total) == 48, "layout");
@@ -32,6 +36,7 @@ _Static_assert(offsetof(shm_hdr_t, srv_sleeping) == 192, "layout");
 _Static_assert(offsetof(shm_hdr_t, rep_head) == 256, "layout");
 _Static_assert(offsetof(shm_hdr_t, rep_tail) == 320, "layout");
 _Static_assert(offsetof(shm_hdr_t, cli_sleeping) == 384, "layout");
+_Static_assert(offsetof(shm_hdr_t, rd_tail) == 448, "layout");
 _Static_assert(sizeof(shm_hdr_t) <= SHM_HDR_SIZE, "layout");
 
 #endif

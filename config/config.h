@@ -193,6 +193,7 @@ typedef struct config {
     /* shm: */
     int shm_enabled;         /* shm-enabled */
     long long shm_ring_size; /* shm-ring-size */
+    long long shm_data_size; /* shm-data-size */
     /* tiers: */
     long long max_blob_size;               /* max-blob-size */
     int organizer;                         /* organizer */

@@ -566,6 +566,10 @@ const config__row_t config__rows[] = {
      .doc = "Let clients on this machine attach through shared memory (over the Unix socket)."},
     {"shm-ring-size", T(memory), F(shm_ring_size), .def = "1mb", .min = 4096, .max = 1LL << 30,
      .doc = "Bytes of each request and reply ring of a new shared-memory client."},
+    {"shm-data-size", T(memory), F(shm_data_size), .def = "32mb", .min = 0, .max = 1LL << 30,
+     .doc = "Bytes of each of the two data areas (requests, replies) of a new shared-memory "
+            "client, where values of 2 KiB or more travel without a copy through the rings "
+            "(0: none)."},
     /* tiers: */
     {"organizer", T(bool), F(organizer), .def = "no",
      .doc = "Rescore blobs in the background from access recency and frequency and move them "

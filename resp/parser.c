@@ -56,6 +56,9 @@ static const char E_BULK_BIG[] = "Protocol error: too big bulk count string";
 static const char E_INLINE_BIG[] = "Protocol error: too big inline request";
 static const char E_QUOTES[] = "Protocol error: unbalanced quotes in request";
 static const char E_DOLLAR[] = "Protocol error: expected '$', got '";
+static const char E_AREA_REF[] = "Protocol error: invalid data area reference";
+
+#define AREA_BIT ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 1)) /* offs: an offset into area */
 
 void resp_parser_init(resp_parser_t *p)
 {
@@ -83,6 +86,7 @@ void resp_parser_reset(resp_parser_t *p)
     p->scan = 0;
     p->mb_left = 0;
     p->bulk_len = -1;
+    p->nrefs = 0;
 }
 
 size_t resp_parser_need(const resp_parser_t *p)
@@ -182,7 +186,8 @@ static void make_argv(resp_parser_t *p, const char *base)
         p->argv_cap = p->offs_cap;
     }
     for (int i = 0; i < p->argc; i++) {
-        p->argv[i].ptr = base + p->offs[2 * i];
+        size_t off = p->offs[2 * i];
+        p->argv[i].ptr = off & AREA_BIT ? p->area + (off & ~AREA_BIT) : base + off;
         p->argv[i].len = p->offs[2 * i + 1];
     }
 }
@@ -283,11 +288,38 @@ static int read_bulk_header(resp_parser_t *p, const char *buf, size_t len)
     return STEP_DONE;
 }
 
+/* "&<len>,<offset>\r\n" at p->pos (p->area set): an argument in the data area, bounds checked
+ * (the area's size is fixed, so a view checked here stays inside it). */
+static int read_area_ref(resp_parser_t *p, const char *buf, size_t len, size_t bound)
+{
+    size_t cr = find_eol(p, buf, len, '\r');
+    if (cr == NPOS) return len - p->pos <= p->max_inline ? RESP_AGAIN : fail(p, E_AREA_REF);
+    if (cr + 1 >= len) return RESP_AGAIN;
+    const char *s = buf + p->pos + 1, *comma = memchr(s, ',', cr - p->pos - 1);
+    long long n, off;
+    if (!comma || !parse_ll(s, (size_t)(comma - s), &n) ||
+        !parse_ll(comma + 1, (size_t)(buf + cr - comma - 1), &off) || n < 0 || off < 0 ||
+        (unsigned long long)n > p->max_bulk || (unsigned long long)off > p->area_size ||
+        (unsigned long long)n > p->area_size - (unsigned long long)off)
+        return fail(p, E_AREA_REF);
+    push_arg(p, (size_t)off | AREA_BIT, (size_t)n, bound);
+    p->nrefs++;
+    p->pos = cr + 2;
+    p->scan = p->pos;
+    p->mb_left--;
+    return STEP_DONE;
+}
+
 /* Reads bulks until the request is whole (STEP_DONE), more bytes are needed, or an error. */
 static int read_bulks(resp_parser_t *p, const char *buf, size_t len)
 {
     size_t bound = (size_t)p->argc + (size_t)p->mb_left;
     while (p->mb_left > 0) {
+        if (p->state == ST_BULK_HDR && p->area && p->pos < len && buf[p->pos] == '&') {
+            int rc = read_area_ref(p, buf, len, bound);
+            if (rc != STEP_DONE) return rc;
+            continue;
+        }
         if (p->state == ST_BULK_HDR) {
             int rc = read_bulk_header(p, buf, len);
             if (rc != STEP_DONE) return rc;

@@ -30,9 +30,15 @@ typedef struct resp_parser {
     size_t max_bulk;   /* proto-max-bulk-len: 512 MiB */
     size_t max_args;   /* largest multibulk count accepted: 1024*1024 */
     size_t max_inline; /* longest inline request / count line: 64 KiB */
+    /* a shared-memory client's request data area (server/net/shm.c): when set, a multibulk
+     * argument may be "&<len>,<offset>\r\n", bytes [offset, offset+len) of area instead of a
+     * bulk; NULL: such a line is the usual "expected '$'" error */
+    const char *area;
+    size_t area_size;
     /* results of the last RESP_OK */
     int argc;
     resp_arg_t *argv;
+    int nrefs; /* how many of argv point into area (only with area set) */
     const char *error; /* set on RESP_ERROR: a static string, e.g.
                           "Protocol error: invalid multibulk length", or for "expected '$',
                           got 'X'" p->errbuf (valid until the next error or deinit) */

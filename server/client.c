@@ -37,6 +37,7 @@ client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
     c->fd = fd;
     c->ctime_ms = c->last_cmd_ms = time_ms();
     buf_init(&c->qbuf);
+    buf_init(&c->refcopy);
     buf_init(&c->out);
     c->rbuf = &c->out;
     resp_parser_init(&c->parser);
@@ -74,6 +75,7 @@ void client_free(client_t *c)
     srv.nclients--;
     client_reply_drop(c);
     buf_deinit(&c->qbuf);
+    buf_deinit(&c->refcopy);
     buf_deinit(&c->out);
     resp_parser_deinit(&c->parser);
     xfree(c->name);
@@ -113,6 +115,45 @@ static void protocol_error(client_t *c, const char *msg)
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
+/* A shared-memory client's request referenced bytes of its data area (resp_parser_t.area),
+ * which it can change at any time: every such argument but the command's value_arg is copied
+ * into c->refcopy (NUL-terminated, as the query buffer's arguments are) so the command sees
+ * one stable, terminated view. The copies together are bounded by client-query-buffer-limit
+ * (refs can name the same bytes many times). 0, or -1 after a protocol error reply. */
+static int settle_refs(client_t *c)
+{
+    const char *lo = c->parser.area, *hi = lo + c->parser.area_size;
+    const command_t *cmd = c->argv[0].ptr >= lo && c->argv[0].ptr < hi
+                               ? NULL
+                               : command_lookup(&c->argv[0]);
+    int keep = cmd && !cmd->subcommands ? cmd->value_arg : 0;
+    unsigned long long bytes = 0;
+    for (int i = 0; i < c->argc; i++) {
+        if (c->argv[i].ptr < lo || c->argv[i].ptr >= hi) continue;
+        srv.stat.shm_data_in_bytes += c->argv[i].len;
+        if (i != keep) bytes += c->argv[i].len + 1;
+    }
+    if (bytes > (unsigned long long)srv.cfg.client_query_buffer_limit) {
+        protocol_error(c, "Protocol error: data area references exceed client-query-buffer-limit");
+        return -1;
+    }
+    buf_clear(&c->refcopy);
+    if (bytes && buf_try_reserve(&c->refcopy, (size_t)bytes) < 0) {
+        reply_error(c, "OOM not enough memory to copy the request's data area arguments");
+        return -1;
+    }
+    for (int i = 0; i < c->argc; i++) {
+        resp_arg_t *a = &c->argv[i];
+        if (i == keep || a->ptr < lo || a->ptr >= hi) continue;
+        char *dst = c->refcopy.data + c->refcopy.len;
+        memcpy(dst, a->ptr, a->len);
+        dst[a->len] = '\0';
+        c->refcopy.len += a->len + 1;
+        a->ptr = dst;
+    }
+    return 0;
+}
+
 int client_process_input(client_t *c)
 {
     size_t pos = 0;
@@ -136,7 +177,21 @@ int client_process_input(client_t *c)
         if (r == RESP_EMPTY) continue;
         c->argc = c->parser.argc;
         c->argv = c->parser.argv;
+        if (c->parser.nrefs && settle_refs(c) < 0) {
+            c->argc = 0;
+            c->argv = NULL;
+            if (c->flags & CLIENT_CLOSE_AFTER_REPLY) {
+                pos = c->qbuf.len;
+                rc = -1;
+                break;
+            }
+            continue;
+        }
         command_dispatch(c);
+        if (c->refcopy.len) {
+            buf_clear(&c->refcopy);
+            buf_shrink(&c->refcopy, 1024 * 1024);
+        }
         c->argc = 0;
         c->argv = NULL;
         /* a large reply leaves now rather than behind the rest of a pipeline (the client
@@ -291,6 +346,11 @@ void client_output_drained(client_t *c)
         client_want_write(c);
     }
     h->drain(h->job);
+}
+
+int client_reply_at_end(const client_t *c, const buf_t *b)
+{
+    return b == &c->out ? !c->seg_head : c->seg_tail && b == &c->seg_tail->b;
 }
 
 void client_reply_drop(client_t *c)

@@ -27,6 +27,11 @@ typedef struct transport_ops {
     void (*addr)(struct client *c, char *peer, size_t peerlen, char *local, size_t locallen);
     /* CLIENT LIST's transport= ("shm"); NULL: "unix" or "tcp" from the flags */
     const char *name;
+    /* Shared memory: room for a bulk string of len bytes in the client's reply data area,
+     * for a reply appended at the end of its output stream. Returns where the bytes go, with
+     * the line that stands for the bulk in the stream in hdr (64 bytes) and its length in
+     * *hdrlen; NULL when the bulk goes inline (too small, no area, no room now). */
+    char *(*area_take)(struct client *c, size_t len, char *hdr, size_t *hdrlen);
 } transport_ops_t;
 
 enum client_flag {
@@ -67,6 +72,7 @@ typedef struct client {
     resp_parser_t parser;
     int argc;
     resp_arg_t *argv; /* views into qbuf (or the parser), valid during one command */
+    buf_t refcopy;    /* shm: copies of the current command's data-area arguments */
     const struct command *cmd, *lastcmd;
 
     /* output */
@@ -121,6 +127,9 @@ int client_select(client_t *c, int id);
  * each late reply still to come so the operation forgets the client. */
 struct reply_seg *client_reply_later(client_t *c, void (*detach)(void *job), void *job);
 void client_reply_fill(client_t *c, struct reply_seg *seg, int begin);
+/* Whether replies appended to b now come last in c's output stream (b is c->out or the
+ * place behind the newest late reply, not a late reply being filled). */
+int client_reply_at_end(const client_t *c, const buf_t *b);
 void client_reply_drop(client_t *c);
 /* Streamed late replies (a large TGET sent in pieces as the socket drains): a place like
  * client_reply_later's whose bytes arrive in pieces through client_reply_stream (straight

@@ -56,6 +56,10 @@ typedef struct command {
     const struct command *subcommands; /* NULL-name terminated, or NULL */
     cmd_getkeys_t *getkeys;
     cmd_waitname_t *waitname;
+    /* The argument (index) the command reads once, by its length, as bytes to store: from a
+     * shared-memory client it may stay a view into the client's data area (server/net/shm.c);
+     * every other argument is copied first. 0: none. */
+    int value_arg;
     /* filled at start-up */
     struct command *parent;
     char fullname[48];
@@ -64,7 +68,7 @@ typedef struct command {
 
 /* One row of a command table, with designated initializers so the fields filled at start-up
  * stay zero; optional members (.getkeys, .waitname, .subcommands, .acl) follow as
- * designated initializers too: CMD_ROW("get", get_cmd, 2, CMD_READONLY, 1, 1, 1, "string",
+ * designated initializers too (and .value_arg): CMD_ROW("get", get_cmd, 2, CMD_READONLY, 1, 1, 1, "string",
  * "1.0.0", "Returns the value of a key.", "O(1)"). */
 #define CMD_ROW(name_, proc_, arity_, flags_, first_, last_, step_, group_, since_, summary_,      \
                 complexity_, ...)                                                                  \

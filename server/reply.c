@@ -182,10 +182,27 @@ void reply_int(client_t *c, long long v)
     if (b) resp_w_int(b, v);
 }
 
+/* A shm client's bulk of len bytes appended to b may live in its data area: where its bytes
+ * go (the reference is in b), or NULL. Only at the end of the stream: a late reply's place is
+ * read by the client after data-area bytes given out later, out of the area's order. */
+static char *area_bulk(client_t *c, buf_t *b, size_t len)
+{
+    if (!c->ops || !c->ops->area_take || !client_reply_at_end(c, b))
+        return NULL;
+    char ref[64];
+    size_t rn;
+    char *dst = c->ops->area_take(c, len, ref, &rn);
+    if (dst) buf_append(b, ref, rn);
+    return dst;
+}
+
 void reply_bulk(client_t *c, const void *p, size_t len)
 {
     buf_t *b = out_n(c, len);
-    if (b) resp_w_bulk(b, p, len);
+    if (!b) return;
+    char *dst = area_bulk(c, b, len);
+    if (dst) memcpy(dst, p, len);
+    else resp_w_bulk(b, p, len);
 }
 
 void reply_bulk_cstr(client_t *c, const char *s)
@@ -205,6 +222,8 @@ char *reply_bulk_begin(client_t *c, size_t len, int *mute)
     buf_t *b = out_n(c, len);
     *mute = b == NULL;
     if (!b) return NULL;
+    char *dst = area_bulk(c, b, len);
+    if (dst) return dst;
     char hdr[32];
     int n = snprintf(hdr, sizeof(hdr), "$%zu\r\n", len);
     if (buf_try_reserve(b, (size_t)n + len + 2) < 0) return NULL;

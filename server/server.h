@@ -37,6 +37,7 @@ typedef struct server_stats {
     uint64_t numcommands, numconnections, rejected_conn;
     uint64_t expired_keys, evicted_keys, keyspace_hits, keyspace_misses;
     uint64_t net_input_bytes, net_output_bytes;
+    uint64_t shm_data_in_bytes, shm_data_out_bytes; /* through shm data areas (INFO clients) */
     uint64_t total_error_replies, unexpected_error_replies;
     uint64_t client_qbuf_limit_disconnections, client_outbuf_limit_disconnections;
 } server_stats_t;

@@ -657,9 +657,11 @@ static void info_clients(buf_t *b)
     buf_printf(b,
                "# Clients\r\nconnected_clients:%llu\r\ncluster_connections:0\r\n"
                "maxclients:%d\r\nblocked_clients:%llu\r\ntracking_clients:0\r\n"
-               "clients_in_timeout_table:0\r\nshm_clients:%llu\r\n\r\n",
+               "clients_in_timeout_table:0\r\nshm_clients:%llu\r\nshm_data_in_bytes:%llu\r\n"
+               "shm_data_out_bytes:%llu\r\n\r\n",
                (unsigned long long)srv.nclients, srv.cfg.maxclients, (unsigned long long)blocked,
-               (unsigned long long)srv.nshm_clients);
+               (unsigned long long)srv.nshm_clients, (unsigned long long)srv.stat.shm_data_in_bytes,
+               (unsigned long long)srv.stat.shm_data_out_bytes);
 }
 
 static void get_one(void *ud, const char *name, const char *value)

@@ -566,16 +566,16 @@ command_t cmds_string[] = {
     {"set", set_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "1.0.0",
      "Sets the string value of a key, ignoring its type. The key is created if it doesn't "
      "exist.",
-     "O(1)"},
+     "O(1)", .value_arg = 2},
     {"setnx", setnx_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
-     "Set the string value of a key only when the key doesn't exist.", "O(1)"},
+     "Set the string value of a key only when the key doesn't exist.", "O(1)", .value_arg = 2},
     {"setex", setex_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "2.0.0",
      "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
-     "O(1)"},
+     "O(1)", .value_arg = 3},
     {"psetex", psetex_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "2.6.0",
      "Sets both string value and expiration time in milliseconds of a key. The key is created "
      "if it doesn't exist.",
-     "O(1)"},
+     "O(1)", .value_arg = 3},
     {"mget", mget_cmd, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "string", "1.0.0",
      "Atomically returns the string values of one or more keys.",
      "O(N) where N is the number of keys to retrieve."},
@@ -587,7 +587,7 @@ command_t cmds_string[] = {
      "exist.",
      "O(N) where N is the number of keys to set."},
     {"getset", getset_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
-     "Returns the previous string value of a key after setting it to a new value.", "O(1)"},
+     "Returns the previous string value of a key after setting it to a new value.", "O(1)", .value_arg = 2},
     {"getdel", getdel_cmd, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "6.2.0",
      "Returns the string value of a key after deleting the key.", "O(1)"},
     {"getex", getex_cmd, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "6.2.0",
@@ -596,7 +596,7 @@ command_t cmds_string[] = {
      "Appends a string to the value of a key. Creates the key if it doesn't exist.",
      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
      "already present value is of any size, since the dynamic string library used by Redis "
-     "will double the free space available on every reallocation."},
+     "will double the free space available on every reallocation.", .value_arg = 2},
     {"strlen", strlen_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "2.2.0",
      "Returns the length of a string value.", "O(1)"},
     {"getrange", getrange_cmd, 4, CMD_READONLY, 1, 1, 1, "string", "2.4.0",

@@ -995,7 +995,7 @@ static size_t read_waitname(client_t *c, int argc, const resp_arg_t *argv, char 
 command_t cmds_tag[] = {
     CMD_ROW("tput", tput_cmd, -5, W | CMD_DENYOOM, 1, 1, 1, "tag", "0.1.0",
             "Writes bytes into a blob of a tag at an offset, creating both as needed.", TAG_CPLX,
-            .waitname = write_waitname),
+            .waitname = write_waitname, .value_arg = 4),
     CMD_ROW("tget", tget_cmd, -3, R, 1, 1, 1, "tag", "0.1.0",
             "Reads bytes of a blob from an offset.", TAG_CPLX, .waitname = read_waitname),
     CMD_ROW("tsize", tsize_cmd, 3, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",

@@ -79,10 +79,11 @@ typedef struct shm_conn {
     uv_poll_t sock_poll, efd_poll;
     int sock, req_efd, rep_efd;
     shm_hdr_t *hdr;
-    uint8_t *req, *rep;
+    uint8_t *req, *rep, *reqd, *repd; /* the rings, the request and reply data areas */
     size_t map_len;
-    uint64_t ring, mask;
+    uint64_t ring, mask, data;                  /* data: bytes of each area (0: none) */
     uint64_t req_tail, rep_head, rep_tail_seen; /* the server's own truth */
+    uint64_t rd_head, rd_tail_seen;             /* reply data area: given out, released */
     uint64_t last_ns;                           /* last activity while hot */
     int hot, closing, nclosed;
     struct shm_conn *prev, *next;
@@ -95,8 +96,10 @@ static int spin_init, nhot;
 static void shm_want_write(client_t *c);
 static void shm_close(client_t *c);
 static void shm_addr(client_t *c, char *peer, size_t peerlen, char *local, size_t locallen);
+static char *shm_area_take(client_t *c, size_t len, char *hdr, size_t *hdrlen);
 
-static const transport_ops_t shm_ops = {shm_want_write, shm_close, shm_addr, "shm"};
+static const transport_ops_t shm_ops = {shm_want_write, shm_close, shm_addr, "shm",
+                                        shm_area_take};
 
 static uint64_t load_acq(const uint64_t *p)
 {
@@ -169,7 +172,31 @@ static void shm_addr(client_t *c, char *peer, size_t peerlen, char *local, size_
     snprintf(local, locallen, "%s:0", path);
 }
 
-/* ---- replies: c->out -> the reply ring ---- */
+/* ---- replies: c->out -> the reply ring, large bulks -> the reply data area ---- */
+
+/* A bulk of len bytes in the reply data area: contiguous (a bulk that would cross the area's
+ * end starts at its beginning, the bytes skipped counting as given out), followed by one byte
+ * the client may set to NUL. The stream carries "&<len>,<index>\r\n" instead of the bulk;
+ * index counts bytes given out, ever, like the rings' indices, and the client releases them
+ * in order by publishing rd_tail. No room: NULL, and the bulk goes inline. */
+static char *shm_area_take(client_t *c, size_t len, char *hdr, size_t *hdrlen)
+{
+    shm_conn_t *sc = c->conn;
+    if (!sc || sc->closing || len < SHM_AREA_MIN || len >= sc->data) return NULL;
+    uint64_t tail = load_acq(&sc->hdr->rd_tail);
+    if (tail - sc->rd_tail_seen > sc->rd_head - sc->rd_tail_seen) {
+        hostile(sc, "reply data area tail out of range");
+        return NULL;
+    }
+    sc->rd_tail_seen = tail;
+    uint64_t pos = sc->rd_head & (sc->data - 1), at = sc->rd_head;
+    if (pos + len + 1 > sc->data) at += sc->data - pos;
+    if (at + len + 1 - tail > sc->data) return NULL;
+    sc->rd_head = at + len + 1;
+    srv.stat.shm_data_out_bytes += len;
+    *hdrlen = (size_t)snprintf(hdr, 64, "&%zu,%llu\r\n", len, (unsigned long long)at);
+    return (char *)sc->repd + (at & (sc->data - 1));
+}
 
 /* Copies what fits of c->out into the reply ring; 1 if bytes moved, 0 if none, -1 if closed. */
 static int flush_some(shm_conn_t *sc)
@@ -366,9 +393,9 @@ static void on_sock(uv_poll_t *h, int status, int events)
 /* ---- attach ---- */
 
 /* Creates the segment: 0 and the mapping in sc with *memfd open, or -errno. */
-static int segment_new(shm_conn_t *sc, uint64_t ring, int *memfd)
+static int segment_new(shm_conn_t *sc, uint64_t ring, uint64_t data, int *memfd)
 {
-    size_t len = SHM_HDR_SIZE + 2 * (size_t)ring;
+    size_t len = SHM_HDR_SIZE + 2 * (size_t)ring + 2 * (size_t)data;
     int fd = memfd_create("cte-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING), rc;
     if (fd < 0) return -errno;
     if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)len) != 0 ||
@@ -382,11 +409,16 @@ static int segment_new(shm_conn_t *sc, uint64_t ring, int *memfd)
     sc->mask = ring - 1;
     sc->req = (uint8_t *)p + SHM_HDR_SIZE;
     sc->rep = sc->req + ring;
+    sc->data = data;
+    sc->reqd = data ? sc->rep + ring : NULL;
+    sc->repd = data ? sc->reqd + data : NULL;
     *sc->hdr = (shm_hdr_t){.magic = SHM_MAGIC,
                            .version = SHM_VERSION,
                            .ring_size = ring,
                            .req_off = SHM_HDR_SIZE,
                            .rep_off = SHM_HDR_SIZE + ring,
+                           .data_off = data ? SHM_HDR_SIZE + 2 * ring : 0,
+                           .data_size = data,
                            .total = len};
     *memfd = fd;
     return 0;
@@ -396,34 +428,48 @@ fail:
     return rc;
 }
 
-/* The ring size asked for (argument or shm-ring-size), rounded down to a power of two. */
-static int ring_size_or_reply(client_t *c, uint64_t *out)
+/* A size argument (or the default v) rounded down to a power of two: 0, or -1 after the error
+ * reply. zero_ok: 0 is accepted and stays 0 (no data area). */
+static int size_arg_or_reply(client_t *c, int i, long long v, int zero_ok, const char *err,
+                             uint64_t *out)
 {
-    long long v = srv.cfg.shm_ring_size;
-    if (c->argc > 2) {
-        reply_syntax_error(c);
-        return -1;
-    }
-    if (c->argc == 2) {
+    if (c->argc > i) {
         char *end;
         errno = 0;
-        v = strtoll(c->argv[1].ptr, &end, 10);
-        if (errno || end != c->argv[1].ptr + c->argv[1].len || v < 4096 || (uint64_t)v > RING_MAX) {
-            reply_error(c, "ERR ring size must be an integer from 4096 to 1073741824");
+        v = strtoll(c->argv[i].ptr, &end, 10);
+        if (errno || end != c->argv[i].ptr + c->argv[i].len || (uint64_t)v > RING_MAX ||
+            (v < 4096 && !(zero_ok && v == 0))) {
+            reply_error(c, err);
             return -1;
         }
     }
     uint64_t r = 4096;
     while (r * 2 <= (uint64_t)v) r *= 2;
-    *out = r;
+    *out = v ? r : 0;
     return 0;
 }
 
-/* Sends the greeting with the three descriptors on the socket: 0 or -errno. */
-static int send_fds(int sock, uint64_t ring, const int fds[3])
+/* The sizes asked for: [ring-size [data-size]], else shm-ring-size and shm-data-size. */
+static int sizes_or_reply(client_t *c, uint64_t *ring, uint64_t *data)
 {
-    char line[64], cbuf[CMSG_SPACE(3 * sizeof(int))];
-    int n = snprintf(line, sizeof line, "+SHM %d %llu\r\n", SHM_VERSION, (unsigned long long)ring);
+    if (c->argc > 3) {
+        reply_syntax_error(c);
+        return -1;
+    }
+    if (size_arg_or_reply(c, 1, srv.cfg.shm_ring_size, 0,
+                          "ERR ring size must be an integer from 4096 to 1073741824", ring) < 0)
+        return -1;
+    return size_arg_or_reply(c, 2, srv.cfg.shm_data_size, 1,
+                             "ERR data area size must be 0 or an integer from 4096 to 1073741824",
+                             data);
+}
+
+/* Sends the greeting with the three descriptors on the socket: 0 or -errno. */
+static int send_fds(int sock, uint64_t ring, uint64_t data, const int fds[3])
+{
+    char line[80], cbuf[CMSG_SPACE(3 * sizeof(int))];
+    int n = snprintf(line, sizeof line, "+SHM %d %llu %llu\r\n", SHM_VERSION,
+                     (unsigned long long)ring, (unsigned long long)data);
     struct iovec iov = {line, (size_t)n};
     struct msghdr m = {
         .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
@@ -481,6 +527,8 @@ static int adopt(client_t *c, shm_conn_t *sc)
     c->conn = sc;
     c->fd = sock;
     c->flags |= CLIENT_SHM;
+    c->parser.area = (const char *)sc->reqd; /* requests may reference the request data area */
+    c->parser.area_size = sc->data;
     if (!spin_init) {
         uv_idle_init(srv.loop, &spin_idle);
         uv_unref((uv_handle_t *)&spin_idle);
@@ -499,13 +547,13 @@ static int adopt(client_t *c, shm_conn_t *sc)
     return 0;
 }
 
-/* CTE.SHM.ATTACH [ring-size]: the reply is the greeting with the descriptors (send_fds),
+/* CTE.SHM.ATTACH [ring-size [data-size]]: the reply is the greeting with the descriptors (send_fds),
  * sent at once on the socket; errors are ordinary replies and leave c on the socket. */
 static void shm_attach_cmd(client_t *c)
 {
-    uint64_t ring;
+    uint64_t ring, data;
     int memfd = -1, rc;
-    if (attach_allowed_or_reply(c) != 0 || ring_size_or_reply(c, &ring) != 0) return;
+    if (attach_allowed_or_reply(c) != 0 || sizes_or_reply(c, &ring, &data) != 0) return;
     shm_conn_t *sc = xcalloc(1, sizeof(*sc));
     sc->req_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     sc->rep_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -513,9 +561,9 @@ static void shm_attach_cmd(client_t *c)
         rc = -errno;
         goto fail;
     }
-    if ((rc = segment_new(sc, ring, &memfd)) != 0) goto fail;
+    if ((rc = segment_new(sc, ring, data, &memfd)) != 0) goto fail;
     int fds[3] = {memfd, sc->req_efd, sc->rep_efd};
-    if ((rc = send_fds(c->fd, ring, fds)) != 0 || (rc = adopt(c, sc)) != 0) goto fail;
+    if ((rc = send_fds(c->fd, ring, data, fds)) != 0 || (rc = adopt(c, sc)) != 0) goto fail;
     close(memfd); /* the mapping stays */
     return;
 fail:

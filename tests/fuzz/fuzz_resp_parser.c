@@ -1,6 +1,7 @@
 /* fuzz_resp_parser.c - libFuzzer target for resp/parser.c.
  *
- * Input layout: byte 0 picks the parser limits (small ones make every limit reachable),
+ * Input layout: byte 0 picks the parser limits (small ones make every limit reachable) and,
+ * with bit 6, a 256-byte shm data area that "&<len>,<offset>" arguments may reference,
  * bytes 1..4 seed the generator that cuts the rest into reads; the rest is the byte stream a
  * client sends. The stream is parsed twice, as the server reads it: once whole, once in random
  * reads, each call on a fresh heap block of exactly the buffered size (so ASan catches a read
@@ -9,7 +10,7 @@
  * Invariants checked after every call:
  *  - consumed <= len; 0 on RESP_AGAIN and RESP_ERROR, > 0 on RESP_OK and RESP_EMPTY;
  *  - on RESP_OK, argc >= 1; a multibulk request has argc <= max_args, every argument within
- *    max_bulk and inside buf[0..consumed); an inline request's arguments lie inside the
+ *    max_bulk and inside buf[0..consumed) (or the data area, nrefs of them); an inline request's arguments lie inside the
  *    parser's inline copy and add up to fewer bytes than the line;
  *  - on RESP_AGAIN, resp_parser_need is 0 or more than is buffered, and a pending inline
  *    line is at most max_inline bytes;
@@ -58,8 +59,17 @@ static void trace_request(trace_t *t, const resp_parser_t *p)
     t->nreq++;
 }
 
+#define AREA_SIZE 256
+static char *area; /* exactly AREA_SIZE bytes on the heap, so ASan sees a read past it */
+
 static void set_limits(resp_parser_t *p, uint8_t sel)
 {
+    if (sel & 64) {
+        if (!area) area = calloc(1, AREA_SIZE);
+        CHECK(area);
+        p->area = area;
+        p->area_size = AREA_SIZE;
+    }
     static const size_t bulk[] = {16, 1024, 512u << 20, 1};
     static const size_t args[] = {4, 1024, 1024 * 1024, 1};
     static const size_t inl[] = {16, 64 * 1024, 3, 1024};
@@ -78,10 +88,15 @@ static void check_request(const resp_parser_t *p, const char *buf, size_t consum
     CHECK(p->argc >= 1 && p->argv);
     if (buf[0] == '*') {
         CHECK((size_t)p->argc <= p->max_args);
+        int refs = 0;
         for (int i = 0; i < p->argc; i++) {
             CHECK(p->argv[i].len <= p->max_bulk);
-            CHECK(in_range(p->argv[i].ptr, p->argv[i].len, buf, consumed));
+            if (p->area && in_range(p->argv[i].ptr, p->argv[i].len, p->area, p->area_size))
+                refs++;
+            else
+                CHECK(in_range(p->argv[i].ptr, p->argv[i].len, buf, consumed));
         }
+        CHECK(refs == p->nrefs);
         return;
     }
     size_t total = 0;

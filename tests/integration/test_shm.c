@@ -144,14 +144,16 @@ typedef struct hdr {
     _Alignas(64) uint64_t rep_head;
     _Alignas(64) uint64_t rep_tail;
     _Alignas(64) uint32_t cli_sleeping;
+    _Alignas(64) uint64_t rd_tail;
 } hdr_t;
 _Static_assert(offsetof(hdr_t, rep_tail) == 320, "docs/shm.md's layout");
+_Static_assert(offsetof(hdr_t, rd_tail) == 448, "docs/shm.md's layout");
 
 typedef struct raw {
     int sock, req_efd, rep_efd;
     hdr_t *h;
-    uint8_t *req, *rep;
-    uint64_t ring, head, tail;
+    uint8_t *req, *rep, *reqd, *repd;
+    uint64_t ring, data, head, tail;
     char in[1 << 16];
     size_t inlen;
 } raw_t;
@@ -185,12 +187,12 @@ static int raw_attach(raw_t *r, const char *ring, char *line, size_t cap)
     }
     cr_assert_not_null(cm);
     memcpy(fds, CMSG_DATA(cm), sizeof fds);
-    unsigned long long rs;
-    cr_assert_eq(sscanf(line, "+SHM 1 %llu", &rs), 1, "%s", line);
+    unsigned long long rs, ds;
+    cr_assert_eq(sscanf(line, "+SHM 2 %llu %llu", &rs, &ds), 2, "%s", line);
     struct stat st;
     cr_assert_eq(fstat(fds[0], &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0600, "the segment is mode 0600");
-    cr_assert_eq((uint64_t)st.st_size, HDR + 2 * rs);
+    cr_assert_eq((uint64_t)st.st_size, HDR + 2 * rs + 2 * ds);
     r->h = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
     cr_assert_neq(r->h, MAP_FAILED);
     cr_assert_lt(ftruncate(fds[0], 4096), 0, "the segment is sealed against shrinking");
@@ -198,10 +200,16 @@ static int raw_attach(raw_t *r, const char *ring, char *line, size_t cap)
     r->req_efd = fds[1];
     r->rep_efd = fds[2];
     r->ring = rs;
+    r->data = ds;
     cr_assert_eq(r->h->magic, 0x4d485343u);
+    cr_assert_eq(r->h->version, 2);
     cr_assert_eq(r->h->ring_size, rs);
+    cr_assert_eq(r->h->data_size, ds);
+    cr_assert_eq(r->h->total, (uint64_t)st.st_size);
     r->req = (uint8_t *)r->h + r->h->req_off;
     r->rep = (uint8_t *)r->h + r->h->rep_off;
+    r->reqd = ds ? (uint8_t *)r->h + r->h->data_off : NULL;
+    r->repd = ds ? r->reqd + ds : NULL;
     return 0;
 }
 
@@ -265,7 +273,7 @@ static int raw_expect(raw_t *r, const char *want, double timeout)
 
 static void raw_close(raw_t *r)
 {
-    munmap(r->h, HDR + 2 * r->ring);
+    munmap(r->h, HDR + 2 * r->ring + 2 * r->data);
     close(r->sock);
     close(r->req_efd);
     close(r->rep_efd);
@@ -354,6 +362,8 @@ Test(shm, replies_larger_than_the_ring_wait_for_the_reader, .init = setup, .fini
     cte_reply_t *r;
     cr_assert_eq(cte_call(c, &r, "CONFIG", "SET", "shm-ring-size", "4096", NULL), 0);
     cte_reply_free(r);
+    cr_assert_eq(cte_call(c, &r, "CONFIG", "SET", "shm-data-size", "0", NULL), 0);
+    cte_reply_free(r); /* no data areas: every byte goes through the rings */
     cte_conn_t *m = open_or_fail("shm");
     size_t big = 3 * 1024 * 1024 + 17;
     char *v = malloc(big), *back = malloc(big);
@@ -365,10 +375,200 @@ Test(shm, replies_larger_than_the_ring_wait_for_the_reader, .init = setup, .fini
     cr_assert_eq(cte_get(m, "t", "b", 0, -1, back, big, &len), 0, "%s", cte_conn_errmsg(m));
     cr_assert_eq(len, big);
     cr_assert_eq(memcmp(v, back, big), 0, "the bytes came back intact through a 4 KiB ring");
+    cr_assert_eq(info_field(c, "shm_data_in_bytes"), 0);
+    cr_assert_eq(info_field(c, "shm_data_out_bytes"), 0);
     free(v);
     free(back);
     cte_conn_free(m);
     cte_conn_free(c);
+}
+
+/* ---- the data areas ---- */
+
+static void healthy_still_served(cte_conn_t *ok, int i);
+
+static void fill(char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (char)((i * 131 + seed * 7919) >> 3);
+}
+
+typedef struct got {
+    int done, bad;
+    size_t want;
+    unsigned seed;
+} got_t;
+
+static void check_get(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
+{
+    got_t *g = ud;
+    size_t len = 0;
+    const char *p = r ? cte_reply_str(r, &len) : NULL;
+    char *want = malloc(g->want);
+    fill(want, g->want, g->seed);
+    g->done = 1;
+    g->bad = status != 0 || !p || len != g->want || memcmp(p, want, len) != 0;
+    free(want);
+}
+
+static void count_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
+{
+    int *n = ud;
+    if (status == 0) (*n)++;
+}
+
+Test(shm, large_values_travel_through_the_data_areas, .init = setup, .fini = teardown)
+{
+    cte_conn_t *c = open_or_fail("tcp");
+    cte_reply_t *r;
+    cr_assert_eq(cte_call(c, &r, "CONFIG", "SET", "shm-data-size", "65536", NULL), 0);
+    cte_reply_free(r); /* a small area: values wrap around its end and wait for room */
+    cte_conn_t *m = open_or_fail("shm");
+    enum { N = 200, SZ = 20000 };
+    char *v = malloc(SZ);
+    uint64_t size;
+    /* many puts in flight, more than the area holds at once */
+    cr_assert_eq(cte_conn_set_window(m, 32), 0);
+    int ok = 0;
+    for (unsigned i = 0; i < N; i++) {
+        char blob[16];
+        snprintf(blob, sizeof blob, "b%u", i);
+        fill(v, SZ, i);
+        cr_assert_eq(cte_put_async(m, "t", blob, 0, v, SZ, -1, count_done, &ok), 0);
+    }
+    cr_assert_eq(cte_wait_all(m), 0, "%s", cte_conn_errmsg(m));
+    cr_assert_eq(ok, N);
+    long long in = info_field(c, "shm_data_in_bytes");
+    cr_assert_eq(in, (long long)N * SZ, "every value came through the request area: %lld", in);
+    /* gets in flight, checked in their callbacks; views; into buffers */
+    got_t g[N];
+    for (unsigned i = 0; i < N; i++) {
+        char blob[16];
+        snprintf(blob, sizeof blob, "b%u", i);
+        g[i] = (got_t){0, 0, SZ, i};
+        cr_assert_eq(cte_get_async(m, "t", blob, 0, -1, check_get, &g[i]), 0);
+    }
+    cr_assert_eq(cte_wait_all(m), 0, "%s", cte_conn_errmsg(m));
+    for (unsigned i = 0; i < N; i++) cr_assert(g[i].done && !g[i].bad, "get %u", i);
+    long long out = info_field(c, "shm_data_out_bytes");
+    cr_assert(out >= 3 * SZ && out % SZ == 0, "replies came through the reply area while it "
+              "had room, inline when not: %lld", out);
+    for (unsigned i = 0; i < 50; i++) {
+        char blob[16], *back = malloc(SZ);
+        const void *view;
+        size_t len;
+        snprintf(blob, sizeof blob, "b%u", i);
+        fill(v, SZ, i);
+        cr_assert_eq(cte_get_view(m, "t", blob, 0, -1, &view, &len), 0);
+        cr_assert(len == SZ && memcmp(view, v, SZ) == 0, "view %u", i);
+        cr_assert_eq(cte_get(m, "t", blob, 100, -1, back, SZ, &len), 0);
+        cr_assert(len == SZ - 100 && memcmp(back, v + 100, len) == 0, "get %u", i);
+        free(back);
+    }
+    /* strings, several values in one reply, and a put with no copy on the client */
+    fill(v, SZ, 1);
+    cr_assert_eq(cte_call(m, &r, "SET", "s1", "x", NULL), 0);
+    cte_reply_free(r);
+    const char *set[] = {"SET", "s2", v};
+    size_t lens[] = {3, 2, SZ};
+    cr_assert_eq(cte_command(m, &r, 3, set, lens), 0);
+    cte_reply_free(r);
+    cr_assert_eq(cte_call(m, &r, "MGET", "s2", "s1", "s2", NULL), 0);
+    cr_assert_eq(cte_reply_len(r), 3);
+    size_t l0, l1, l2;
+    const char *e0 = cte_reply_str(cte_reply_elem(r, 0), &l0),
+               *e1 = cte_reply_str(cte_reply_elem(r, 1), &l1),
+               *e2 = cte_reply_str(cte_reply_elem(r, 2), &l2);
+    cr_assert(l0 == SZ && !memcmp(e0, v, SZ) && l1 == 1 && e1[0] == 'x' && e1[1] == 0);
+    cr_assert(l2 == SZ && !memcmp(e2, v, SZ) && e2[SZ] == '\0', "owned, terminated copies");
+    cr_assert_eq(cte_call(m, &r, "PING", NULL), 0); /* r (taken) outlives the next calls */
+    cte_reply_free(r);
+    char *buf = cte_put_buffer(m, SZ);
+    cr_assert_not_null(buf);
+    fill(buf, SZ, 77);
+    cr_assert_eq(cte_put(m, "t", "zero-copy", 0, buf, SZ, -1, &size), 0);
+    cr_assert_eq(size, SZ);
+    const void *view;
+    size_t len;
+    cr_assert_eq(cte_get_view(m, "t", "zero-copy", 0, -1, &view, &len), 0);
+    fill(v, SZ, 77);
+    cr_assert(len == SZ && memcmp(view, v, SZ) == 0);
+    cr_assert_null(cte_put_buffer(m, 100), "too small for the area");
+    free(v);
+    cte_conn_free(m);
+    cte_conn_free(c);
+}
+
+Test(shm, hostile_data_area_references_hurt_only_their_writer, .init = setup, .fini = teardown)
+{
+    cte_conn_t *ok = open_or_fail("shm");
+    raw_t r;
+    char line[256], req[256];
+    cr_assert_eq(raw_attach(&r, NULL, line, sizeof line), 0);
+    cr_assert_gt(r.data, 0);
+
+    /* a value in the area; the offset argument a ref to digits that run to the area's end
+     * (copied and terminated before TPUT parses them) */
+    memcpy(r.reqd, "hello", 5);
+    memset(r.reqd + r.data - 64, '7', 64);
+    snprintf(req, sizeof req, "*5\r\n$4\r\nTPUT\r\n$1\r\nt\r\n$1\r\nb\r\n&1,%llu\r\n&5,0\r\n",
+             (unsigned long long)(r.data - 1));
+    raw_cmd(&r, req);
+    cr_assert_eq(raw_expect(&r, ":12\r\n", 5), 1, "7 + 5 bytes");
+    /* the command name itself a ref */
+    memcpy(r.reqd + 100, "TGET", 4);
+    raw_cmd(&r, "*4\r\n&4,100\r\n$1\r\nt\r\n$1\r\nb\r\n$1\r\n7\r\n");
+    cr_assert_eq(raw_expect(&r, "$5\r\nhello\r\n", 5), 1);
+    /* a large reply comes as a ref into the reply area */
+    memset(r.reqd, 'z', 10000);
+    raw_cmd(&r, "*4\r\n$3\r\nSET\r\n$1\r\nk\r\n&10000,0\r\n$2\r\nPX\r\n");
+    cr_assert_eq(raw_expect(&r, "-ERR syntax error", 5), 1, "arguments after the value parse");
+    raw_cmd(&r, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n&10000,0\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+    cr_assert_eq(raw_expect(&r, "+OK\r\n&10000,", 5), 1);
+    cr_assert_eq(raw_expect(&r, "\r\n", 5), 1);
+    healthy_still_served(ok, 1);
+    /* the same bytes referenced a million times: bounded by client-query-buffer-limit */
+    cte_reply_t *rep;
+    cr_assert_eq(cte_call(ok, &rep, "CONFIG", "SET", "client-query-buffer-limit", "1mb", NULL), 0);
+    cte_reply_free(rep);
+    raw_cmd(&r, "*300\r\n$4\r\nMGET\r\n");
+    for (int i = 0; i < 299; i++) raw_cmd(&r, "&10000,0\r\n");
+    cr_assert_eq(raw_expect(&r, "-ERR Protocol error: data area references exceed", 5), 1);
+    cr_assert_eq(raw_expect(&r, "never", 5), -1, "and the client is closed");
+    raw_close(&r);
+    healthy_still_served(ok, 2);
+
+    /* refs out of the area, or malformed: a protocol error */
+    const char *bad[] = {"&5,%llu", "&%llu,5", "&-1,0", "&1", "&1,x", "&18446744073709551615,0"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        cr_assert_eq(raw_attach(&r, NULL, line, sizeof line), 0);
+        char ref[64];
+        snprintf(ref, sizeof ref, bad[k], (unsigned long long)(r.data - 4));
+        snprintf(req, sizeof req, "*3\r\n$3\r\nSET\r\n$1\r\nq\r\n%s\r\n", ref);
+        raw_cmd(&r, req);
+        cr_assert_eq(raw_expect(&r, "-ERR Protocol error: invalid data area reference", 5), 1,
+                     "%s", ref);
+        raw_close(&r);
+        healthy_still_served(ok, 3 + (int)k);
+    }
+
+    /* a reply-area tail ahead of what the server gave out: the liar is dropped */
+    cr_assert_eq(raw_attach(&r, NULL, line, sizeof line), 0);
+    __atomic_store_n(&r.h->rd_tail, 1ULL << 40, __ATOMIC_RELEASE);
+    raw_cmd(&r, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+    cr_assert_eq(raw_expect(&r, "never", 5), -1, "the server dropped the liar");
+    raw_close(&r);
+    /* scribbling over both areas while requests reference them changes only own values */
+    cr_assert_eq(raw_attach(&r, NULL, line, sizeof line), 0);
+    for (int i = 0; i < 100; i++) {
+        raw_cmd(&r, "*3\r\n$3\r\nSET\r\n$2\r\nk2\r\n&4096,0\r\n*2\r\n$3\r\nGET\r\n$2\r\nk2\r\n");
+        memset(r.reqd, i, 8192);
+        memset(r.repd, 255 - i, 8192);
+        __atomic_store_n(&r.h->rd_tail, __atomic_load_n(&r.h->rd_tail, __ATOMIC_RELAXED),
+                         __ATOMIC_RELEASE);
+    }
+    raw_close(&r);
+    healthy_still_served(ok, 99);
+    cte_conn_free(ok);
 }
 
 Test(shm, a_client_killed_mid_request_is_reclaimed, .init = setup, .fini = teardown)

@@ -201,6 +201,15 @@ int cte_put(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, cons
 /* TPUT queued; fn gets the INTEGER reply (the size). data must live until fn has run. */
 int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, const void *data,
                   size_t len, double score, cte_done_fn *fn, void *ud);
+/* Shared-memory connections: a buffer of len bytes inside c's request data area, for the
+ * caller to fill and then pass as the data of its next cte_put or cte_put_async on c, which
+ * sends it without any copy (the put's bytes then reach the blob's tier with one copy in all:
+ * the server's). Any other put copies its data into the area once. NULL when c is not on
+ * shm, len is under 2 KiB or over the area, or no room comes free (then put from any buffer as
+ * usual). It may wait for earlier requests to be answered to make room. The buffer is c's; it
+ * stays valid until that put is answered, or until the next cte_put_buffer call or the
+ * connection's end when unused. One at a time. The thread that owns c. */
+void *cte_put_buffer(cte_conn_t *c, size_t len);
 /* TGET into buf: the payload is parsed straight into buf as it arrives (no copy through the
  * library). *len gets the bytes the server sent; when that exceeds cap, only the first cap
  * bytes are stored and CTE_E_TRUNCATED is returned. On other failures buf's contents are

@@ -437,3 +437,58 @@ LTest(client_reply, a_sunk_payload_can_be_read_into_the_sink_directly)
     cte_reply_free(r);
     cte__parser_deinit(&p);
 }
+
+/* ---- shared-memory reply data area ("&<len>,<index>") ---- */
+
+Test(reply, area_bulks_borrow_the_area_and_move_its_end)
+{
+    static char area[64];
+    cte_parser_t p;
+    cte_reply_t *r;
+    size_t used;
+    memcpy(area + 8, "hello", 5);
+    memcpy(area, "wrap!", 5);
+    cte__parser_init(&p, NULL);
+    p.area = area;
+    p.area_size = sizeof area;
+    const char in[] = "*2\r\n&5,8\r\n&5,64\r\n";
+    cr_assert_eq(cte__parser_feed(&p, in, sizeof in - 1, &used, &r), 1);
+    cr_assert_eq(used, sizeof in - 1);
+    cr_assert_str_eq(cte_reply_str(cte_reply_elem(r, 0), NULL), "hello"); /* NUL set after it */
+    cr_assert_eq(cte_reply_str(cte_reply_elem(r, 0), NULL), area + 8, "no copy");
+    cr_assert_str_eq(cte_reply_str(cte_reply_elem(r, 1), NULL), "wrap!", "index 64 is position 0");
+    cr_assert_eq(p.area_end, 70);
+    cte_reply_free(r); /* frees the nodes, not the area */
+    /* a sunk top-level one is copied into the sink */
+    char sink[3];
+    p.sink = sink;
+    p.sink_cap = sizeof sink;
+    cr_assert_eq(cte__parser_feed(&p, "&5,8\r\n", 6, &used, &r), 1);
+    cr_assert_eq(r->len, 5, "the payload's full length");
+    cr_assert_null(cte_reply_str(r, NULL));
+    cr_assert(memcmp(sink, "hel", 3) == 0);
+    cte_reply_free(r);
+    cte__parser_deinit(&p);
+}
+
+Test(reply, area_bulks_past_the_area_or_without_one_are_protocol_errors)
+{
+    static char area[64];
+    const char *bad[] = {"&64,0\r\n", "&1,63\r\n", "&-1,0\r\n", "&1\r\n", "&1,x\r\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cte_parser_t p;
+        cte_reply_t *r;
+        size_t used;
+        cte__parser_init(&p, NULL);
+        p.area = area;
+        p.area_size = sizeof area;
+        cr_assert_lt(cte__parser_feed(&p, bad[i], strlen(bad[i]), &used, &r), 0, "%s", bad[i]);
+        cte__parser_deinit(&p);
+    }
+    cte_parser_t p;
+    cte_reply_t *r;
+    size_t used;
+    cte__parser_init(&p, NULL); /* a socket: no area */
+    cr_assert_eq(cte__parser_feed(&p, "&1,0\r\n", 6, &used, &r), CTE_E_PROTOCOL);
+    cte__parser_deinit(&p);
+}

@@ -963,3 +963,50 @@ Test(resp_parser, random_bytes_never_crash_or_overread)
         buf_deinit(&in);
     }
 }
+
+/* ---- shared-memory data-area references (resp_parser_t.area) ---- */
+
+Test(resp_parser, area_refs_become_views_into_the_area_at_every_split)
+{
+    static char area[64] = "0123456789abcdefghij";
+    const char in[] = "*3\r\n$3\r\nSET\r\n&3,10\r\n&0,64\r\n";
+    P.area = area;
+    P.area_size = sizeof area;
+    for (size_t cut = 0; cut < sizeof in - 1; cut++) {
+        size_t used;
+        if (cut) cr_assert_eq(parse(in, cut, &used), RESP_AGAIN, "cut %zu", cut);
+        cr_assert_eq(parse(S(in), &used), RESP_OK, "cut %zu", cut);
+        cr_assert_eq(used, sizeof in - 1);
+        cr_assert_eq(P.nrefs, 2);
+        expect_arg(0, S("SET"));
+        cr_assert_eq(P.argv[1].ptr, area + 10);
+        cr_assert_eq(P.argv[1].len, 3);
+        cr_assert_eq(P.argv[2].ptr, area + 64);
+        cr_assert_eq(P.argv[2].len, 0);
+    }
+    /* the next request, without refs, counts none */
+    size_t used;
+    cr_assert_eq(parse_str("*1\r\n$4\r\nPING\r\n", &used), RESP_OK);
+    cr_assert_eq(P.nrefs, 0);
+}
+
+Test(resp_parser, area_refs_out_of_bounds_or_malformed_are_protocol_errors)
+{
+    static char area[4096];
+    const char *bad[] = {"&5,4092", "&4097,0", "&1,4097", "&-1,0", "&1,-1", "&1", "&,1",
+                         "&1,", "&x,1", "&1,1x", "&18446744073709551615,0",
+                         "&1,9223372036854775807", "&01,1"};
+    P.area = area;
+    P.area_size = sizeof area;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char in[128];
+        size_t used;
+        int n = snprintf(in, sizeof in, "*2\r\n$3\r\nGET\r\n%s\r\n", bad[i]);
+        cr_assert_eq(parse(in, (size_t)n, &used), RESP_ERROR, "%s", bad[i]);
+        cr_assert_str_eq(P.error, "Protocol error: invalid data area reference", "%s", bad[i]);
+    }
+    P.area = NULL; /* a socket client: '&' is just a wrong type byte */
+    size_t used;
+    cr_assert_eq(parse_str("*2\r\n$3\r\nGET\r\n&1,0\r\n", &used), RESP_ERROR);
+    cr_assert_str_eq(P.error, "Protocol error: expected '$', got '&'");
+}
