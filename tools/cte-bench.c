@@ -188,6 +188,7 @@ typedef struct {
     uint64_t key;
     uint64_t sent_ns;
     char name[32]; /* b<n> or key:<n>, NUL-terminated */
+    size_t name_len;
 } bench_slot_t;
 
 typedef struct bench_worker {
@@ -317,6 +318,19 @@ static const char *status_text(char *buf, size_t cap, int rc, const cte_conn_t *
 
 static void on_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud);
 
+/* prefix and the decimal key into out (32 bytes); its length. No printf: this runs per request. */
+static size_t key_name(char *out, const char *prefix, uint64_t key)
+{
+    char digits[20], *p = digits + sizeof digits;
+    do *--p = (char)('0' + key % 10);
+    while (key /= 10);
+    size_t plen = strlen(prefix), dlen = (size_t)(digits + sizeof digits - p);
+    memcpy(out, prefix, plen);
+    memcpy(out + plen, p, dlen);
+    out[plen + dlen] = 0;
+    return plen + dlen;
+}
+
 /* Queues the phase's next request in slot s, unless the phase is over. 1 when queued, 0 when
  * nothing is left to do, -1 after bench_fail. */
 static int issue(bench_worker_t *w, bench_slot_t *s)
@@ -325,7 +339,7 @@ static int issue(bench_worker_t *w, bench_slot_t *s)
     if (w->issued >= w->nops || atomic_load_explicit(&stop_all, memory_order_relaxed)) return 0;
     uint64_t g = (uint64_t)w->id + w->issued * (uint64_t)o->threads;
     s->key = w->randomize ? rng_next(&w->rng) % o->keys : g % o->keys;
-    snprintf(s->name, sizeof s->name, o->proto == PROTO_CTE ? "b%" PRIu64 : "key:%" PRIu64, s->key);
+    s->name_len = key_name(s->name, o->proto == PROTO_CTE ? "b" : "key:", s->key);
     uint64_t t = now_ns();
     if (w->deadline_ns && t >= w->deadline_ns) return 0;
     w->issued++;
@@ -337,7 +351,7 @@ static int issue(bench_worker_t *w, bench_slot_t *s)
         rc = cte_get_async(w->c, BENCH_TAG, s->name, 0, (int64_t)o->size, on_done, s);
     else {
         const char *argv[3] = {w->op == OP_PUT ? "SET" : "GET", s->name, w->value};
-        size_t lens[3] = {3, strlen(s->name), o->size};
+        size_t lens[3] = {3, s->name_len, o->size};
         rc = cte_command_async(w->c, w->op == OP_PUT ? 3 : 2, argv, lens, on_done, s);
     }
     if (rc) {
