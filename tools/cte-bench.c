@@ -1,36 +1,48 @@
-/* cte-bench.c - a load generator for cte-server and any other Redis-protocol server.
+/* cte-bench.c - a load generator for cte-server and any other Redis-protocol server, on libcte.
  *
- *   cte-bench --uri redis://HOST:PORT   SET key:<n> <value> / GET key:<n>
- *   cte-bench --uri tcp://HOST:PORT     TPUT bench b<n> 0 <value> [score] / TGET bench b<n>
+ *   cte-bench --uri tcp://HOST:PORT     TPUT bench b<n> 0 <value> [score]
+ *                                       / TGET bench b<n> 0 <size>
  *   cte-bench --uri unix:PATH           the same TPUT/TGET over a Unix socket
+ *   cte-bench --uri shm:PATH            the same over shared memory (PATH: the Unix socket)
+ *   cte-bench --uri redis://HOST:PORT   SET key:<n> <value> / GET key:<n> over TCP
+ *   cte-bench --uri redis+unix:PATH     SET/GET over a Unix socket (redis+shm:PATH: over shm)
+ *   cte-bench --memcpy                  memcpy of --size bytes per operation, no server
  *
- * Each of --threads threads owns one connection and keeps up to --depth requests in flight
- * (pipelining). A thread formats its requests itself and sends a batch with one writev (the
- * value is referenced, never copied into a send buffer), then reads replies in large chunks
- * that feed the connection's hiredis reader. The reader builds our own small reply objects
- * (its redisReplyObjectFunctions hook), so a bulk reply is checked where it lies in the
- * reader's buffer and never copied out: at 1 MiB the client's copies would otherwise weigh as
- * much as the server's work. Every request is timestamped just before its batch is written and
- * again when its own reply has been parsed; the difference goes into the thread's latency
- * histogram, and the histograms are merged at the end. For --op get the keys are loaded first
- * (unmeasured) unless --no-load.
+ * Every address is handed to libcte as it is (redis:// becomes tcp://, redis+unix: unix:,
+ * redis+shm: shm:), so options such as tcp://:pass@host:port/2 or unix:PATH?db=3 work too.
+ * Each of --threads threads owns one connection with libcte's window set to --depth and keeps
+ * that many asynchronous requests in flight: a request's completion callback checks the reply
+ * and queues the next request in the same slot, and the thread drives its connection with
+ * cte_wait_all until its share of the phase is done (no timeout inside libcte, so a reply is one
+ * send and one blocking receive; the progress thread is the watchdog instead). A request is
+ * timestamped just before it is queued and again when its callback runs; the difference goes
+ * into the thread's latency histogram, and the histograms are merged at the end. A get's value
+ * is compared byte for byte with the value the puts write, wherever libcte leaves it (its read
+ * buffer, or the shm segment), so every byte really reaches the client. A TGET asks for --size
+ * bytes, since a TPUT at offset 0 leaves a longer blob of an earlier run as long as it was. For
+ * --op get the keys are loaded first (unmeasured) unless --no-load.
+ *
+ * --memcpy measures the limit of a one-copy path instead: each thread copies --size bytes per
+ * operation from its source buffer to its destination buffer, rotating through 64 MiB of each
+ * (at least two values), so neither sits in the caches; every copy is timed like a request.
  *
  * Output: at most one progress line a second on stderr while stderr is a terminal, then exactly
  * one line on stdout: `ops/s=<n> MB/s=<n> avg_us=<n> p99_us=<n>` (MB = 10^6 bytes of values
- * sent by puts or received by gets). Exit status: 0 on success, 1 on an error reply, a
- * connection or protocol error, or (without --no-load) a get that found no value, 2 on usage
- * errors. The first error is printed on stderr.
+ * sent by puts, received by gets, or copied). Exit status: 0 on success, 1 on an error reply, a
+ * connection or protocol error, a timeout, or a get that found no value or a wrong one, 2 on
+ * usage errors (a malformed --uri included). The first error is printed on stderr.
  *
  * Threads: main parses options, connects, starts the workers for each phase and the progress
- * printer, and merges results; workers touch only their own worker_t plus the shared stop flag
- * and first-error slot (under a mutex). This file links hiredis only, never the server. */
+ * and watchdog thread, and merges results; each connection is used by one worker at a time;
+ * workers touch only their own worker_t plus the shared stop flag and first-error slot (under a
+ * mutex). This file links libcte only (the static cte_client target), never hiredis or the
+ * server. */
 #define _GNU_SOURCE
-#include <hiredis/hiredis.h>
+#include <cte/cte.h>
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,38 +53,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #define BENCH_TAG "bench"
 #define BENCH_MAX_DEPTH 4096
-#define BENCH_READ_CHUNK (256 * 1024)
-#define BENCH_HDR_MAX 160 /* one request's RESP up to its value bytes */
+#define BENCH_MAX_THREADS 1024
+#define BENCH_ADDR_MAX 1024
+#define BENCH_COPY_REGION (64u << 20) /* --memcpy: bytes of each source and destination buffer */
 
 /* ---- options ---- */
 
-enum bench_proto { PROTO_REDIS, PROTO_CTE };
+enum bench_proto { PROTO_REDIS, PROTO_CTE, PROTO_MEMCPY };
 enum bench_op { OP_PUT, OP_GET };
 
 typedef struct {
     enum bench_proto proto;
-    bool is_unix;
-    char host[256];
-    int port;
-    char path[256];
+    char addr[BENCH_ADDR_MAX]; /* libcte's address */
+    const char *uri;           /* as given */
     enum bench_op op;
     int threads;
     int depth;
     size_t size;
     uint64_t count;
+    double seconds; /* > 0: the measured phase runs this long instead of count requests */
+    bool count_set;
     uint64_t keys;
     bool random;
     bool no_load;
     bool quiet;
-    bool verify;
-    const char *score; /* NULL: TPUT without a score */
-    double timeout;    /* seconds a read or write may block */
+    double score;   /* < 0: TPUT without a score */
+    double timeout; /* seconds without a reply before the run fails */
     uint64_t seed;
 } bench_opts_t;
 
@@ -169,29 +180,33 @@ static void bench_fail(const char *fmt, ...)
 
 /* ---- workers ---- */
 
+struct bench_worker;
+
+/* One request in flight: its slot stays the callback's ud until the callback has run. */
 typedef struct {
-    char hdr[BENCH_HDR_MAX];
-    size_t hlen;
+    struct bench_worker *w;
     uint64_t key;
     uint64_t sent_ns;
+    char name[32]; /* b<n> or key:<n>, NUL-terminated */
+    size_t name_len;
 } bench_slot_t;
 
-typedef struct {
+typedef struct bench_worker {
     int id;
     const bench_opts_t *o;
-    redisContext *c;
+    cte_conn_t *c;       /* NULL with --memcpy */
     const char *value;   /* o->size bytes, shared read-only by all workers */
-    const char *trailer; /* after a put's value: "\r\n" plus the score argument if any */
-    size_t trailer_len;
-    bench_slot_t *slots; /* o->depth of them: a ring indexed by request number */
-    struct iovec *iov;
-    char *rbuf;
+    bench_slot_t *slots; /* o->depth of them */
+    char *src, *dst;     /* --memcpy: nbuf values each */
+    size_t nbuf;
     uint64_t rng;
     /* the current phase */
     enum bench_op op;
-    uint64_t nops;
+    uint64_t nops; /* requests to issue; UINT64_MAX with a deadline */
+    uint64_t deadline_ns;
     bool randomize;
     bool measure;
+    uint64_t issued;
     /* results of the current phase */
     bench_hist_t hist;
     uint64_t bytes;
@@ -199,7 +214,9 @@ typedef struct {
     uint64_t mismatches;
     uint64_t t_start;
     uint64_t t_end;
-    _Atomic uint64_t done;
+    _Atomic uint64_t done;    /* completed requests (progress) */
+    _Atomic uint64_t last_ns; /* when the last one completed (watchdog) */
+    atomic_bool finished;
 } bench_worker_t;
 
 static uint64_t rng_next(uint64_t *s)
@@ -212,205 +229,60 @@ static uint64_t rng_next(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-static size_t put_bulk(char *p, const char *s, size_t len)
-{
-    int n = sprintf(p, "$%zu\r\n", len);
-    memcpy(p + n, s, len);
-    memcpy(p + n + len, "\r\n", 2);
-    return (size_t)n + len + 2;
-}
-
-/* Formats request i of the phase into its slot: everything before the value for a put. */
-static void slot_format(bench_worker_t *w, bench_slot_t *s, uint64_t i)
-{
-    const bench_opts_t *o = w->o;
-    uint64_t g = (uint64_t)w->id + i * (uint64_t)o->threads;
-    s->key = w->randomize ? rng_next(&w->rng) % o->keys : g % o->keys;
-    char name[32];
-    int nlen =
-        snprintf(name, sizeof name, o->proto == PROTO_CTE ? "b%" PRIu64 : "key:%" PRIu64, s->key);
-    bool put = w->op == OP_PUT;
-    bool cte = o->proto == PROTO_CTE;
-    int argc = cte ? (put ? 5 + (o->score != NULL) : 3) : (put ? 3 : 2);
-    char *p = s->hdr;
-    p += sprintf(p, "*%d\r\n", argc);
-    const char *cmd = cte ? (put ? "TPUT" : "TGET") : (put ? "SET" : "GET");
-    p += put_bulk(p, cmd, strlen(cmd));
-    if (cte) p += put_bulk(p, BENCH_TAG, strlen(BENCH_TAG));
-    p += put_bulk(p, name, (size_t)nlen);
-    if (cte && put) p += put_bulk(p, "0", 1);
-    if (put) p += sprintf(p, "$%zu\r\n", o->size);
-    s->hlen = (size_t)(p - s->hdr);
-}
-
 static const char *op_name(const bench_worker_t *w)
 {
     if (w->o->proto == PROTO_CTE) return w->op == OP_PUT ? "TPUT" : "TGET";
     return w->op == OP_PUT ? "SET" : "GET";
 }
 
-/* Writes all of iov[0..n), advancing over partial writes. 0, or -1 after bench_fail. */
-static int write_all(bench_worker_t *w, struct iovec *iov, int n)
+/* Server text is echoed into messages: our binary values become dots. */
+static void printable(char *dst, size_t cap, const char *s, size_t len)
 {
-    while (n > 0) {
-        int chunk = n > IOV_MAX ? IOV_MAX : n;
-        ssize_t k = writev(w->c->fd, iov, chunk);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            bench_fail("thread %d: write: %s", w->id,
-                       errno == EAGAIN ? "timed out" : strerror(errno));
-            return -1;
-        }
-        while (n > 0 && (size_t)k >= iov->iov_len) {
-            k -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + k;
-            iov->iov_len -= (size_t)k;
-        }
-    }
-    return 0;
-}
-
-/* Formats requests [from, to) of the phase and sends them as one batch. 0 or -1. */
-static int send_batch(bench_worker_t *w, uint64_t from, uint64_t to)
-{
-    int n = 0;
-    for (uint64_t i = from; i < to; i++) {
-        bench_slot_t *s = &w->slots[i % (uint64_t)w->o->depth];
-        slot_format(w, s, i);
-        w->iov[n++] = (struct iovec){s->hdr, s->hlen};
-        if (w->op == OP_PUT) {
-            w->iov[n++] = (struct iovec){(void *)w->value, w->o->size};
-            w->iov[n++] = (struct iovec){(void *)w->trailer, w->trailer_len};
-        }
-    }
-    uint64_t t = now_ns();
-    for (uint64_t i = from; i < to; i++) w->slots[i % (uint64_t)w->o->depth].sent_ns = t;
-    return write_all(w, w->iov, n);
-}
-
-/* ---- replies: hiredis parses them into our own small objects (its reader's extension
- * point), so a bulk reply is checked in the reader's buffer instead of being copied out ---- */
-
-typedef struct {
-    int type; /* REDIS_REPLY_* */
-    long long integer;
-    size_t len;   /* strings: the full length; str holds at most its first bytes */
-    bool differs; /* --verify: a string that is not the value the puts write */
-    char str[200];
-} bench_reply_t;
-
-static bench_reply_t reply_nested = {.type = REDIS_REPLY_ARRAY}; /* stands for array members */
-
-static bench_reply_t *reply_new(const redisReadTask *t, int type)
-{
-    if (t->parent) return &reply_nested; /* only the top-level type matters here */
-    bench_reply_t *r = calloc(1, sizeof *r);
-    if (r) r->type = type;
-    return r;
-}
-
-static void *reply_string(const redisReadTask *t, char *str, size_t len)
-{
-    bench_reply_t *r = reply_new(t, t->type);
-    if (!r || r == &reply_nested) return r;
-    const bench_worker_t *w = t->privdata;
-    r->len = len;
-    size_t keep = len < sizeof r->str - 1 ? len : sizeof r->str - 1;
-    memcpy(r->str, str, keep);
-    if (t->type == REDIS_REPLY_STRING && w->o->verify)
-        r->differs = len != w->o->size || memcmp(str, w->value, len) != 0;
-    return r;
-}
-
-static void *reply_array(const redisReadTask *t, int n)
-{
-    return reply_new(t, REDIS_REPLY_ARRAY);
-}
-
-static void *reply_integer(const redisReadTask *t, long long v)
-{
-    bench_reply_t *r = reply_new(t, REDIS_REPLY_INTEGER);
-    if (r && r != &reply_nested) r->integer = v;
-    return r;
-}
-
-static void *reply_nil(const redisReadTask *t)
-{
-    return reply_new(t, REDIS_REPLY_NIL);
-}
-
-static void reply_free(void *r)
-{
-    if (r != &reply_nested) free(r);
-}
-
-static redisReplyObjectFunctions reply_fns = {reply_string, reply_array, reply_integer, reply_nil,
-                                              reply_free};
-
-/* Next reply of the connection into *r (caller frees with reply_free). With block, reads
- * until one is there; without, returns 0 with *r NULL when none is buffered. 0, or -1 after
- * bench_fail. */
-static int next_reply(bench_worker_t *w, bench_reply_t **r, bool block)
-{
-    for (;;) {
-        void *rep = NULL;
-        if (redisReaderGetReply(w->c->reader, &rep) != REDIS_OK) {
-            bench_fail("thread %d: protocol error: %s", w->id, w->c->reader->errstr);
-            return -1;
-        }
-        *r = rep;
-        if (rep || !block) return 0;
-        ssize_t k = read(w->c->fd, w->rbuf, BENCH_READ_CHUNK);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            bench_fail("thread %d: read: %s", w->id,
-                       k == 0            ? "server closed the connection"
-                       : errno == EAGAIN ? "timed out waiting for a reply"
-                                         : strerror(errno));
-            return -1;
-        }
-        if (redisReaderFeed(w->c->reader, w->rbuf, (size_t)k) != REDIS_OK) {
-            bench_fail("thread %d: out of memory", w->id);
-            return -1;
-        }
-    }
+    size_t n = len < cap - 1 ? len : cap - 1;
+    for (size_t i = 0; i < n; i++) dst[i] = s[i] < 0x20 || s[i] > 0x7e ? '.' : s[i];
+    dst[n] = 0;
 }
 
 static void fail_reply(bench_worker_t *w, const bench_slot_t *s, const char *what,
-                       const bench_reply_t *r)
+                       const cte_reply_t *r)
 {
-    const char *name = w->o->proto == PROTO_CTE ? "b" : "key:";
-    if (r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_STATUS) {
-        char text[sizeof r->str];
-        for (size_t i = 0; i < sizeof text; i++) /* servers echo our binary values back */
-            text[i] = r->str[i] && (r->str[i] < 0x20 || r->str[i] > 0x7e) ? '.' : r->str[i];
-        bench_fail("%s reply to %s %s%" PRIu64 ": %s", what, op_name(w), name, s->key, text);
-    } else if (r->type == REDIS_REPLY_INTEGER)
-        bench_fail("%s reply to %s %s%" PRIu64 ": (integer) %lld", what, op_name(w), name, s->key,
-                   r->integer);
-    else if (r->type == REDIS_REPLY_NIL)
-        bench_fail("%s reply to %s %s%" PRIu64 ": (nil)", what, op_name(w), name, s->key);
-    else
-        bench_fail("%s reply to %s %s%" PRIu64 " (%s)", what, op_name(w), name, s->key,
-                   r->type == REDIS_REPLY_ARRAY ? "an array" : "a bulk string");
+    char text[200];
+    size_t len = 0;
+    const char *str = cte_reply_str(r, &len);
+    switch (cte_reply_kind(r)) {
+    case CTE_REPLY_ERROR:
+    case CTE_REPLY_STRING:
+        printable(text, sizeof text, str, len);
+        break;
+    case CTE_REPLY_INTEGER:
+        snprintf(text, sizeof text, "(integer) %lld", cte_reply_int(r));
+        break;
+    case CTE_REPLY_NULL:
+        snprintf(text, sizeof text, "(nil)");
+        break;
+    case CTE_REPLY_BULK:
+        snprintf(text, sizeof text, "a bulk string of %zu bytes", len);
+        break;
+    default:
+        snprintf(text, sizeof text, "a reply of kind %d", (int)cte_reply_kind(r));
+    }
+    bench_fail("%s reply to %s %s: %s", what, op_name(w), s->name, text);
 }
 
 /* Checks one reply against its request and counts it. 0, or -1 after bench_fail. */
-static int check_reply(bench_worker_t *w, const bench_slot_t *s, const bench_reply_t *r)
+static int check_reply(bench_worker_t *w, const bench_slot_t *s, const cte_reply_t *r)
 {
     const bench_opts_t *o = w->o;
-    if (r->type == REDIS_REPLY_ERROR) {
+    cte_reply_kind_t k = cte_reply_kind(r);
+    if (k == CTE_REPLY_ERROR) {
         fail_reply(w, s, "error", r);
         return -1;
     }
     if (w->op == OP_PUT) {
+        const char *str = cte_reply_str(r, NULL);
         bool ok = o->proto == PROTO_REDIS
-                      ? r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "OK")
-                      : r->type == REDIS_REPLY_INTEGER && r->integer >= (long long)o->size;
+                      ? k == CTE_REPLY_STRING && !strcmp(str, "OK")
+                      : k == CTE_REPLY_INTEGER && cte_reply_int(r) >= (long long)o->size;
         if (!ok) {
             fail_reply(w, s, "unexpected", r);
             return -1;
@@ -418,62 +290,154 @@ static int check_reply(bench_worker_t *w, const bench_slot_t *s, const bench_rep
         w->bytes += o->size;
         return 0;
     }
-    if (r->type == REDIS_REPLY_NIL) {
+    if (k == CTE_REPLY_NULL) {
         w->misses++;
         return 0;
     }
-    if (r->type != REDIS_REPLY_STRING) {
+    if (k != CTE_REPLY_BULK) {
         fail_reply(w, s, "unexpected", r);
         return -1;
     }
-    w->bytes += r->len;
-    if (r->len != o->size || r->differs) w->mismatches++;
+    size_t len;
+    const char *data = cte_reply_str(r, &len);
+    w->bytes += len;
+    if (len != o->size || memcmp(data, w->value, len) != 0) w->mismatches++;
     return 0;
 }
 
-/* Handles the reply to request i: checks it, and times it if the phase is measured. */
-static int take_reply(bench_worker_t *w, uint64_t i, bench_reply_t *r)
+/* "<status text>" or "<status text> (<the connection's message>)" into buf. */
+static const char *status_text(char *buf, size_t cap, int rc, const cte_conn_t *c)
 {
-    bench_slot_t *s = &w->slots[i % (uint64_t)w->o->depth];
-    if (w->measure) hist_add(&w->hist, now_ns() - s->sent_ns);
-    int rc = check_reply(w, s, r);
-    reply_free(r);
-    atomic_store_explicit(&w->done, i + 1, memory_order_relaxed);
-    return rc;
+    const char *e = cte_strerror(rc), *m = c ? cte_conn_errmsg(c) : "";
+    if (*m && strcmp(m, e))
+        snprintf(buf, cap, "%s (%s)", e, m);
+    else
+        snprintf(buf, cap, "%s", e);
+    return buf;
 }
 
-/* Runs the thread's part of one phase: keeps up to depth requests in flight; after each wait
- * for a reply, takes every reply already buffered, then refills the window in one batch. */
+static void on_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud);
+
+/* prefix and the decimal key into out (32 bytes); its length. No printf: this runs per request. */
+static size_t key_name(char *out, const char *prefix, uint64_t key)
+{
+    char digits[20], *p = digits + sizeof digits;
+    do *--p = (char)('0' + key % 10);
+    while (key /= 10);
+    size_t plen = strlen(prefix), dlen = (size_t)(digits + sizeof digits - p);
+    memcpy(out, prefix, plen);
+    memcpy(out + plen, p, dlen);
+    out[plen + dlen] = 0;
+    return plen + dlen;
+}
+
+/* Queues the phase's next request in slot s, unless the phase is over. 1 when queued, 0 when
+ * nothing is left to do, -1 after bench_fail. */
+static int issue(bench_worker_t *w, bench_slot_t *s)
+{
+    const bench_opts_t *o = w->o;
+    if (w->issued >= w->nops || atomic_load_explicit(&stop_all, memory_order_relaxed)) return 0;
+    uint64_t g = (uint64_t)w->id + w->issued * (uint64_t)o->threads;
+    s->key = w->randomize ? rng_next(&w->rng) % o->keys : g % o->keys;
+    s->name_len = key_name(s->name, o->proto == PROTO_CTE ? "b" : "key:", s->key);
+    uint64_t t = now_ns();
+    if (w->deadline_ns && t >= w->deadline_ns) return 0;
+    w->issued++;
+    s->sent_ns = t;
+    int rc;
+    if (o->proto == PROTO_CTE && w->op == OP_PUT)
+        rc = cte_put_async(w->c, BENCH_TAG, s->name, 0, w->value, o->size, o->score, on_done, s);
+    else if (o->proto == PROTO_CTE)
+        rc = cte_get_async(w->c, BENCH_TAG, s->name, 0, (int64_t)o->size, on_done, s);
+    else {
+        const char *argv[3] = {w->op == OP_PUT ? "SET" : "GET", s->name, w->value};
+        size_t lens[3] = {3, s->name_len, o->size};
+        rc = cte_command_async(w->c, w->op == OP_PUT ? 3 : 2, argv, lens, on_done, s);
+    }
+    if (rc) {
+        char why[700];
+        bench_fail("thread %d: %s %s: %s", w->id, op_name(w), s->name,
+                   status_text(why, sizeof why, rc, w->c));
+        return -1;
+    }
+    return 1;
+}
+
+/* A request completed: time it, check it, and queue the next one in its slot. */
+static void on_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
+{
+    bench_slot_t *s = ud;
+    bench_worker_t *w = s->w;
+    uint64_t t = now_ns();
+    if (!r) {
+        char why[700];
+        bench_fail("thread %d: %s %s: %s", w->id, op_name(w), s->name,
+                   status_text(why, sizeof why, status, c));
+        return;
+    }
+    if (w->measure) hist_add(&w->hist, t - s->sent_ns);
+    if (check_reply(w, s, r) < 0) return;
+    atomic_store_explicit(&w->done, atomic_load_explicit(&w->done, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&w->last_ns, t, memory_order_relaxed);
+    issue(w, s);
+}
+
+/* One phase over the thread's connection: fills the window, then drives the connection until
+ * the callbacks have nothing left to queue. */
+static void net_phase(bench_worker_t *w)
+{
+    for (int d = 0; d < w->o->depth; d++)
+        if (issue(w, &w->slots[d]) <= 0) break;
+    int rc = cte_wait_all(w->c);
+    char why[700];
+    if (rc < 0)
+        bench_fail("thread %d: %s: %s", w->id, op_name(w), status_text(why, sizeof why, rc, w->c));
+}
+
+/* One phase of --memcpy: copies value i of the source ring to value i of the destination. */
+static void copy_phase(bench_worker_t *w)
+{
+    size_t size = w->o->size;
+    uint64_t t = now_ns(), i = 0;
+    for (; i < w->nops && !atomic_load_explicit(&stop_all, memory_order_relaxed); i++) {
+        if (w->deadline_ns && t >= w->deadline_ns) break;
+        char *d = w->dst + (size_t)(i % w->nbuf) * size;
+        memcpy(d, w->src + (size_t)(i % w->nbuf) * size, size);
+        __asm__ volatile("" : : "r"(d) : "memory"); /* the copy is observable: never elided */
+        uint64_t t2 = now_ns();
+        hist_add(&w->hist, t2 - t);
+        t = t2;
+        w->bytes += size;
+        atomic_store_explicit(&w->done, i + 1, memory_order_relaxed);
+        atomic_store_explicit(&w->last_ns, t, memory_order_relaxed);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     bench_worker_t *w = arg;
-    uint64_t sent = 0, recvd = 0, depth = (uint64_t)w->o->depth;
     w->t_start = now_ns();
-    while (recvd < w->nops && !atomic_load_explicit(&stop_all, memory_order_relaxed)) {
-        uint64_t to = w->nops < recvd + depth ? w->nops : recvd + depth;
-        if (to > sent && send_batch(w, sent, to) < 0) break;
-        sent = to;
-        bench_reply_t *r;
-        if (next_reply(w, &r, true) < 0 || take_reply(w, recvd++, r) < 0) break;
-        while (recvd < sent) {
-            if (next_reply(w, &r, false) < 0) goto out;
-            if (!r) break;
-            if (take_reply(w, recvd++, r) < 0) goto out;
-        }
-    }
-out:
+    atomic_store(&w->last_ns, w->t_start);
+    if (w->c)
+        net_phase(w);
+    else
+        copy_phase(w);
     w->t_end = now_ns();
+    atomic_store(&w->finished, true);
     return NULL;
 }
 
-/* ---- progress ---- */
+/* ---- progress and watchdog ---- */
 
 typedef struct {
     bench_worker_t *w;
     int n;
     const char *label;
-    uint64_t total;
+    uint64_t total; /* 0: the phase runs for a time */
     size_t size;
+    double timeout;
+    bool show;
     atomic_bool stop;
     bool shown;
 } bench_progress_t;
@@ -485,6 +449,21 @@ static uint64_t progress_done(bench_progress_t *p)
     return d;
 }
 
+/* A worker that has waited longer than --timeout for a reply ends the process: libcte blocks
+ * without a timeout in the measured loop, so nothing else could interrupt it. */
+static void watchdog(bench_progress_t *p, uint64_t t)
+{
+    for (int i = 0; i < p->n; i++) {
+        bench_worker_t *w = &p->w[i];
+        uint64_t last = atomic_load_explicit(&w->last_ns, memory_order_relaxed);
+        if (atomic_load(&w->finished) || !last || last >= t) continue;
+        if ((double)(t - last) < p->timeout * 1e9) continue;
+        if (p->shown) fputs("\r\033[K", stderr);
+        fprintf(stderr, "cte-bench: thread %d: timed out: no reply for %.0f s\n", i, p->timeout);
+        _exit(1);
+    }
+}
+
 static void *progress_main(void *arg)
 {
     bench_progress_t *p = arg;
@@ -493,11 +472,14 @@ static void *progress_main(void *arg)
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
         uint64_t t = now_ns();
-        if (t - t_last < 1000000000u) continue;
+        watchdog(p, t);
+        if (!p->show || t - t_last < 1000000000u) continue;
         uint64_t d = progress_done(p);
         double rate = (double)(d - last) * 1e9 / (double)(t - t_last);
-        fprintf(stderr, "\r%s: %" PRIu64 "/%" PRIu64 " ops, %.0f ops/s, %.1f MB/s, %.0fs\033[K",
-                p->label, d, p->total, rate, rate * (double)p->size / 1e6, (t - t0) / 1e9);
+        char total[32] = "";
+        if (p->total) snprintf(total, sizeof total, "/%" PRIu64, p->total);
+        fprintf(stderr, "\r%s: %" PRIu64 "%s ops, %.0f ops/s, %.1f MB/s, %.0fs\033[K", p->label, d,
+                total, rate, rate * (double)p->size / 1e6, (t - t0) / 1e9);
         p->shown = true;
         last = d;
         t_last = t;
@@ -508,27 +490,38 @@ static void *progress_main(void *arg)
 
 /* ---- phases ---- */
 
-/* Runs one phase on every worker (each with its share of count requests) and waits for it.
- * 0, or -1 when a thread could not start or any request failed. */
+/* Runs one phase on every worker (each with its share of count requests, or for secs seconds
+ * when secs > 0) and waits for it. 0, or -1 when a thread could not start or a request failed. */
 static int run_phase(bench_worker_t *ws, const bench_opts_t *o, enum bench_op op, uint64_t count,
-                     bool randomize, bool measure, const char *label)
+                     double secs, bool randomize, bool measure, const char *label)
 {
     pthread_t tid[o->threads];
+    uint64_t deadline = secs > 0 ? now_ns() + (uint64_t)(secs * 1e9) : 0;
     for (int i = 0; i < o->threads; i++) {
         bench_worker_t *w = &ws[i];
         w->op = op;
-        w->nops = count / (uint64_t)o->threads + ((uint64_t)i < count % (uint64_t)o->threads);
+        w->nops = deadline
+                      ? UINT64_MAX
+                      : count / (uint64_t)o->threads + ((uint64_t)i < count % (uint64_t)o->threads);
+        w->deadline_ns = deadline;
         w->randomize = randomize;
         w->measure = measure;
+        w->issued = 0;
         memset(&w->hist, 0, sizeof w->hist);
         w->bytes = w->misses = w->mismatches = 0;
         atomic_store(&w->done, 0);
+        atomic_store(&w->last_ns, 0);
+        atomic_store(&w->finished, false);
     }
-    bench_progress_t prog = {
-        .w = ws, .n = o->threads, .label = label, .total = count, .size = o->size};
+    bench_progress_t prog = {.w = ws,
+                             .n = o->threads,
+                             .label = label,
+                             .total = deadline ? 0 : count,
+                             .size = o->size,
+                             .timeout = o->timeout,
+                             .show = !o->quiet && isatty(2)};
     pthread_t ptid;
-    bool show = !o->quiet && isatty(2);
-    if (show && pthread_create(&ptid, NULL, progress_main, &prog)) show = false;
+    bool watching = pthread_create(&ptid, NULL, progress_main, &prog) == 0;
     int started = 0;
     for (; started < o->threads; started++)
         if (pthread_create(&tid[started], NULL, worker_main, &ws[started])) {
@@ -536,7 +529,7 @@ static int run_phase(bench_worker_t *ws, const bench_opts_t *o, enum bench_op op
             break;
         }
     for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-    if (show) {
+    if (watching) {
         atomic_store(&prog.stop, true);
         pthread_join(ptid, NULL);
     }
@@ -559,14 +552,15 @@ static void report(const bench_worker_t *ws, const bench_opts_t *o, bool *missin
     }
     double secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 1e-9;
     double avg = h.count ? (double)h.sum_ns / (double)h.count / 1e3 : 0;
-    if (misses && !o->quiet)
-        fprintf(stderr, "cte-bench: %" PRIu64 " gets found no value\n", misses);
+    if (misses) fprintf(stderr, "cte-bench: %" PRIu64 " gets found no value\n", misses);
     if (mism)
-        fprintf(stderr, "cte-bench: %" PRIu64 " gets returned a value of the wrong %s\n", mism,
-                o->verify ? "size or contents" : "size");
+        fprintf(stderr,
+                "cte-bench: %" PRIu64 " gets returned a value of the wrong size or contents\n",
+                mism);
     if (!o->quiet)
         fprintf(stderr, "cte-bench: %" PRIu64 " ops in %.2fs, %d threads x depth %d, max %.0f us\n",
-                h.count, secs, o->threads, o->depth, (double)h.max_ns / 1e3);
+                h.count, secs, o->threads, o->proto == PROTO_MEMCPY ? 1 : o->depth,
+                (double)h.max_ns / 1e3);
     printf("ops/s=%.0f MB/s=%.1f avg_us=%.1f p99_us=%.1f\n", (double)h.count / secs,
            (double)bytes / secs / 1e6, avg, hist_quantile(&h, 0.99) / 1e3);
     fflush(stdout);
@@ -578,24 +572,32 @@ static void report(const bench_worker_t *ws, const bench_opts_t *o, bool *missin
 static void usage(FILE *f)
 {
     fputs("usage: cte-bench [options]\n"
-          "  --uri URI       redis://HOST:PORT   SET/GET key:<n> (any Redis-protocol server)\n"
-          "                  tcp://HOST:PORT     TPUT/TGET bench b<n> against cte-server\n"
+          "  --uri URI       tcp://HOST:PORT     TPUT/TGET bench b<n> against cte-server\n"
           "                  unix:PATH           TPUT/TGET over a Unix socket\n"
-          "                  (default redis://127.0.0.1:6379)\n"
+          "                  shm:PATH            TPUT/TGET over shared memory (PATH: the socket)\n"
+          "                  redis://HOST:PORT   SET/GET key:<n> (any Redis-protocol server)\n"
+          "                  redis+unix:PATH     SET/GET over a Unix socket\n"
+          "                  redis+shm:PATH      SET/GET over shared memory (cte-server)\n"
+          "                  (default redis://127.0.0.1:6379; libcte's options such as\n"
+          "                  tcp://:PASS@HOST:PORT/DB or unix:PATH?db=N work too)\n"
+          "  --memcpy        no server: each thread copies --size bytes per op between\n"
+          "                  64 MiB buffers (the memory's copy bandwidth; --depth ignored)\n"
           "  --op put|get    put = SET/TPUT, get = GET/TGET (default put)\n"
           "  --threads N     connections, one thread each (default 1)\n"
-          "  --depth D       requests in flight per connection, pipelined (default 1)\n"
+          "  --depth D       requests in flight per connection (default 1)\n"
           "  --size BYTES    value size; suffixes k, m, g (default 4k)\n"
           "  --count N       total operations (default 100000)\n"
+          "  --seconds S     run the measured phase for S seconds instead of --count\n"
           "  --keys K        key space (default 10000)\n"
           "  --random        pick keys at random (default: round-robin)\n"
           "  --seed N        seed of --random (default: from the clock)\n"
-          "  --score S       score argument of TPUT (default: none)\n"
-          "  --no-load       get: do not load the keys first\n"
-          "  --verify        get: compare every value with what a load writes\n"
+          "  --score S       score argument of TPUT, 0..1 (default: none)\n"
+          "  --no-load       get: do not load the keys first (they must exist)\n"
+          "  --verify        accepted for old scripts: every get is compared in full\n"
           "  --timeout SECS  longest wait for a reply (default 60)\n"
           "  --quiet         no progress or summary on stderr (errors still)\n"
-          "output: ops/s=<n> MB/s=<n> avg_us=<n> p99_us=<n> on stdout (MB = 10^6 bytes)\n",
+          "output: ops/s=<n> MB/s=<n> avg_us=<n> p99_us=<n> on stdout (MB = 10^6 bytes)\n"
+          "exit: 0 ok, 1 error reply, connection error, timeout, missing or wrong value, 2 usage\n",
           f);
 }
 
@@ -632,48 +634,35 @@ static int parse_count(const char *s, uint64_t *out, uint64_t min)
     return 0;
 }
 
-/* HOST:PORT or [V6]:PORT into o (port defaults to 6379). 0 or -1. */
-static int parse_hostport(const char *s, bench_opts_t *o)
+/* A positive number of seconds, at most a day: 0 with *out set, or -1. */
+static int parse_seconds(const char *s, double *out)
 {
-    const char *colon, *host = s;
-    size_t hlen;
-    if (*s == '[') {
-        const char *close = strchr(s, ']');
-        if (!close) return -1;
-        host = s + 1;
-        hlen = (size_t)(close - host);
-        colon = close[1] == ':' ? close + 1 : NULL;
-        if (!colon && close[1]) return -1;
-    } else {
-        colon = strrchr(s, ':');
-        hlen = colon ? (size_t)(colon - s) : strlen(s);
-    }
-    if (hlen == 0 || hlen >= sizeof o->host) return -1;
-    memcpy(o->host, host, hlen);
-    o->host[hlen] = 0;
-    uint64_t port = 6379;
-    if (colon && (parse_count(colon + 1, &port, 1) < 0 || port > 65535)) return -1;
-    o->port = (int)port;
+    char *end;
+    double d = strtod(s, &end);
+    if (end == s || *end || !(d > 0 && d <= 86400)) return -1;
+    *out = d;
     return 0;
 }
 
+/* Maps --uri onto the protocol and libcte's address. 0, or -1 for an unknown scheme, an empty
+ * address or one too long; libcte checks the rest when connecting. */
 static int parse_uri(const char *u, bench_opts_t *o)
 {
-    if (!strncmp(u, "redis://", 8)) {
-        o->proto = PROTO_REDIS;
-        return parse_hostport(u + 8, o);
-    }
-    if (!strncmp(u, "tcp://", 6)) {
-        o->proto = PROTO_CTE;
-        return parse_hostport(u + 6, o);
-    }
-    if (!strncmp(u, "unix:", 5)) {
-        const char *p = u + 5;
-        if (!strncmp(p, "//", 2)) p += 2;
-        if (!*p || strlen(p) >= sizeof o->path) return -1;
-        o->proto = PROTO_CTE;
-        o->is_unix = true;
-        strcpy(o->path, p);
+    static const struct {
+        const char *scheme, *as;
+        enum bench_proto proto;
+    } map[] = {{"redis://", "tcp://", PROTO_REDIS}, {"redis+unix:", "unix:", PROTO_REDIS},
+               {"redis+shm:", "shm:", PROTO_REDIS}, {"tcp://", "tcp://", PROTO_CTE},
+               {"unix:", "unix:", PROTO_CTE},       {"shm:", "shm:", PROTO_CTE}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        size_t n = strlen(map[i].scheme);
+        if (strncmp(u, map[i].scheme, n)) continue;
+        const char *rest = u + n;
+        if (!*rest || !strcmp(rest, "//")) return -1;
+        if (snprintf(o->addr, sizeof o->addr, "%s%s", map[i].as, rest) >= (int)sizeof o->addr)
+            return -1;
+        o->proto = map[i].proto;
+        o->uri = u;
         return 0;
     }
     return -1;
@@ -681,11 +670,14 @@ static int parse_uri(const char *u, bench_opts_t *o)
 
 static int bad_option(const char *name, const char *val)
 {
-    fprintf(stderr, "cte-bench: bad value for --%s: '%s'\n", name, val);
+    fprintf(stderr, "cte-bench: bad value for --%s: '%s'%s\n", name, val,
+            strcmp(name, "uri") ? ""
+                                : " (tcp://H:P, unix:PATH, shm:PATH, redis://H:P, "
+                                  "redis+unix:PATH or redis+shm:PATH)");
     return -1;
 }
 
-/* Applies one long option; 0 or -1 (message printed). */
+/* Applies one long option with a value; 0 or -1 (message printed). */
 static int apply_option(bench_opts_t *o, const char *name, const char *v)
 {
     uint64_t n;
@@ -694,16 +686,19 @@ static int apply_option(bench_opts_t *o, const char *name, const char *v)
         if (strcmp(v, "put") && strcmp(v, "get")) return bad_option(name, v);
         o->op = strcmp(v, "put") ? OP_GET : OP_PUT;
     } else if (!strcmp(name, "threads")) {
-        if (parse_count(v, &n, 1) || n > 1024) return bad_option(name, v);
+        if (parse_count(v, &n, 1) || n > BENCH_MAX_THREADS) return bad_option(name, v);
         o->threads = (int)n;
     } else if (!strcmp(name, "depth")) {
         if (parse_count(v, &n, 1) || n > BENCH_MAX_DEPTH) return bad_option(name, v);
         o->depth = (int)n;
     } else if (!strcmp(name, "size")) {
-        if (parse_size(v, &n) || n > SIZE_MAX / 2) return bad_option(name, v);
+        if (parse_size(v, &n) || n > SIZE_MAX / 4) return bad_option(name, v);
         o->size = (size_t)n;
     } else if (!strcmp(name, "count")) {
         if (parse_count(v, &o->count, 1)) return bad_option(name, v);
+        o->count_set = true;
+    } else if (!strcmp(name, "seconds")) {
+        if (parse_seconds(v, &o->seconds)) return bad_option(name, v);
     } else if (!strcmp(name, "keys")) {
         if (parse_count(v, &o->keys, 1)) return bad_option(name, v);
     } else if (!strcmp(name, "seed")) {
@@ -711,12 +706,10 @@ static int apply_option(bench_opts_t *o, const char *name, const char *v)
     } else if (!strcmp(name, "score")) {
         char *end;
         double d = strtod(v, &end);
-        if (end == v || *end || !(d >= 0 && d <= 1) || strlen(v) > 32) return bad_option(name, v);
-        o->score = v;
+        if (end == v || *end || !(d >= 0 && d <= 1)) return bad_option(name, v);
+        o->score = d;
     } else if (!strcmp(name, "timeout")) {
-        char *end;
-        o->timeout = strtod(v, &end);
-        if (end == v || *end || !(o->timeout > 0)) return bad_option(name, v);
+        if (parse_seconds(v, &o->timeout)) return bad_option(name, v);
     }
     return 0;
 }
@@ -725,21 +718,24 @@ static int apply_option(bench_opts_t *o, const char *name, const char *v)
 static int parse_args(int argc, char **argv, bench_opts_t *o)
 {
     static const struct option longopts[] = {
-        {"uri", 1, 0, 0},      {"op", 1, 0, 0},      {"threads", 1, 0, 0},  {"depth", 1, 0, 0},
-        {"size", 1, 0, 0},     {"count", 1, 0, 0},   {"keys", 1, 0, 0},     {"score", 1, 0, 0},
-        {"seed", 1, 0, 0},     {"timeout", 1, 0, 0}, {"random", 0, 0, 'r'}, {"no-load", 0, 0, 'n'},
-        {"verify", 0, 0, 'v'}, {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+        {"uri", 1, 0, 0},       {"op", 1, 0, 0},       {"threads", 1, 0, 0},  {"depth", 1, 0, 0},
+        {"size", 1, 0, 0},      {"count", 1, 0, 0},    {"seconds", 1, 0, 0},  {"keys", 1, 0, 0},
+        {"score", 1, 0, 0},     {"seed", 1, 0, 0},     {"timeout", 1, 0, 0},  {"random", 0, 0, 'r'},
+        {"no-load", 0, 0, 'n'}, {"verify", 0, 0, 'v'}, {"memcpy", 0, 0, 'm'}, {"quiet", 0, 0, 'q'},
+        {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     *o = (bench_opts_t){.proto = PROTO_REDIS,
-                        .host = "127.0.0.1",
-                        .port = 6379,
+                        .addr = "tcp://127.0.0.1:6379",
+                        .uri = "redis://127.0.0.1:6379",
                         .op = OP_PUT,
                         .threads = 1,
                         .depth = 1,
                         .size = 4096,
                         .count = 100000,
                         .keys = 10000,
+                        .score = -1,
                         .timeout = 60};
     o->seed = now_ns() ^ ((uint64_t)getpid() << 32);
+    bool memcpy_mode = false;
     int c, idx;
     while ((c = getopt_long(argc, argv, "q", longopts, &idx)) != -1) {
         switch (c) {
@@ -753,7 +749,9 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
             o->no_load = true;
             break;
         case 'v':
-            o->verify = true;
+            break; /* gets are always verified */
+        case 'm':
+            memcpy_mode = true;
             break;
         case 'q':
             o->quiet = true;
@@ -770,32 +768,42 @@ static int parse_args(int argc, char **argv, bench_opts_t *o)
         fprintf(stderr, "cte-bench: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
-    if (o->score && o->proto != PROTO_CTE)
+    if (o->count_set && o->seconds > 0) {
+        fprintf(stderr, "cte-bench: give --count or --seconds, not both\n");
+        return -1;
+    }
+    if (memcpy_mode) o->proto = PROTO_MEMCPY;
+    if (o->score >= 0 && o->proto == PROTO_REDIS)
         fprintf(stderr, "cte-bench: --score is ignored with redis:// (SET has no score)\n");
     return 0;
 }
 
-static redisContext *connect_one(const bench_opts_t *o)
+/* Opens one connection: 0, 1 on a connection failure, 2 on a malformed address (message
+ * printed either way). */
+static int connect_one(const bench_opts_t *o, cte_conn_t **out)
 {
-    struct timeval tv = {5, 0};
-    redisContext *c = o->is_unix ? redisConnectUnixWithTimeout(o->path, tv)
-                                 : redisConnectWithTimeout(o->host, o->port, tv);
-    if (!c || c->err) {
-        if (o->is_unix)
-            fprintf(stderr, "cte-bench: cannot connect to unix:%s: %s\n", o->path,
-                    c ? c->errstr : "out of memory");
-        else
-            fprintf(stderr, "cte-bench: cannot connect to %s:%d: %s\n", o->host, o->port,
-                    c ? c->errstr : "out of memory");
-        if (c) redisFree(c);
-        return NULL;
+    cte_conn_t *c = cte_conn_new();
+    if (!c) {
+        fprintf(stderr, "cte-bench: out of memory\n");
+        return 1;
     }
-    tv.tv_sec = (time_t)o->timeout;
-    tv.tv_usec = (suseconds_t)((o->timeout - (double)tv.tv_sec) * 1e6);
-    redisSetTimeout(c, tv);
-    c->reader->maxbuf = 0; /* keep the reader's buffer between replies */
-    c->reader->fn = &reply_fns;
-    return c;
+    cte_conn_set_timeout(c, (int)(o->timeout * 1000)); /* bounds connecting and the handshake */
+    int rc = cte_conn_open(c, o->addr, 0);
+    if (rc == 0) rc = cte_conn_set_window(c, (unsigned)o->depth);
+    if (rc) {
+        char why[700];
+        if (rc == CTE_E_ADDRESS)
+            fprintf(stderr, "cte-bench: bad value for --uri: '%s': %s\n", o->uri,
+                    cte_conn_errmsg(c));
+        else
+            fprintf(stderr, "cte-bench: cannot connect to %s: %s\n", o->uri,
+                    status_text(why, sizeof why, rc, c));
+        cte_conn_free(c);
+        return rc == CTE_E_ADDRESS ? 2 : 1;
+    }
+    cte_conn_set_timeout(c, 0); /* the watchdog bounds the measured loop instead */
+    *out = c;
+    return 0;
 }
 
 /* The value every put sends: pseudo-random bytes (not UTF-8 text, so not indexed as text). */
@@ -811,36 +819,44 @@ static char *make_value(size_t size)
     return v;
 }
 
-static char *make_trailer(const bench_opts_t *o, size_t *len)
+/* --memcpy: a source and a destination ring of nbuf values each, every page touched (so no
+ * page fault is timed). 0 or -1 (message printed). */
+static int copy_buffers_init(bench_worker_t *w, const char *value)
 {
-    char *t = malloc(64);
-    if (!t) return NULL;
-    int n = sprintf(t, "\r\n");
-    if (o->proto == PROTO_CTE && o->score) n += (int)put_bulk(t + n, o->score, strlen(o->score));
-    *len = (size_t)n;
-    return t;
+    size_t size = w->o->size;
+    w->nbuf = size && size < BENCH_COPY_REGION / 2 ? BENCH_COPY_REGION / size : 2;
+    w->src = malloc(w->nbuf * (size ? size : 1));
+    w->dst = malloc(w->nbuf * (size ? size : 1));
+    if (!w->src || !w->dst) {
+        fprintf(stderr, "cte-bench: out of memory for the copy buffers\n");
+        return -1;
+    }
+    for (size_t i = 0; i < w->nbuf; i++) memcpy(w->src + i * size, value, size);
+    memset(w->dst, 0, w->nbuf * size);
+    return 0;
 }
 
-static int workers_init(bench_worker_t *ws, const bench_opts_t *o, const char *value,
-                        const char *trailer, size_t tlen)
+/* Sets up every worker. 0, or the exit status of the failure (message printed). */
+static int workers_init(bench_worker_t *ws, const bench_opts_t *o, const char *value)
 {
     for (int i = 0; i < o->threads; i++) {
         bench_worker_t *w = &ws[i];
         w->id = i;
         w->o = o;
         w->value = value;
-        w->trailer = trailer;
-        w->trailer_len = tlen;
         w->rng = (o->seed + 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1)) | 1;
-        w->slots = calloc((size_t)o->depth, sizeof *w->slots);
-        w->iov = calloc((size_t)o->depth * 3, sizeof *w->iov);
-        w->rbuf = malloc(BENCH_READ_CHUNK);
-        if (!w->slots || !w->iov || !w->rbuf) {
-            fprintf(stderr, "cte-bench: out of memory\n");
-            return -1;
+        if (o->proto == PROTO_MEMCPY) {
+            if (copy_buffers_init(w, value) < 0) return 1;
+            continue;
         }
-        if (!(w->c = connect_one(o))) return -1;
-        w->c->reader->privdata = w;
+        w->slots = calloc((size_t)o->depth, sizeof *w->slots);
+        if (!w->slots) {
+            fprintf(stderr, "cte-bench: out of memory\n");
+            return 1;
+        }
+        for (int d = 0; d < o->depth; d++) w->slots[d].w = w;
+        int rc = connect_one(o, &w->c);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -848,26 +864,26 @@ static int workers_init(bench_worker_t *ws, const bench_opts_t *o, const char *v
 static void workers_deinit(bench_worker_t *ws, int n)
 {
     for (int i = 0; i < n; i++) {
-        if (ws[i].c) redisFree(ws[i].c);
+        cte_conn_free(ws[i].c);
         free(ws[i].slots);
-        free(ws[i].iov);
-        free(ws[i].rbuf);
+        free(ws[i].src);
+        free(ws[i].dst);
     }
 }
 
-/* Loads (unless --no-load) and measures. 0 on success, 1 on any failure. */
+/* Loads (for gets, unless --no-load) and measures. 0 on success, 1 on any failure. */
 static int bench_run(bench_worker_t *ws, const bench_opts_t *o)
 {
-    if (o->op == OP_GET && !o->no_load) {
+    if (o->proto != PROTO_MEMCPY && o->op == OP_GET && !o->no_load) {
         if (!o->quiet)
             fprintf(stderr, "cte-bench: loading %" PRIu64 " keys of %zu bytes\n", o->keys, o->size);
-        if (run_phase(ws, o, OP_PUT, o->keys, false, false, "load") < 0) return 1;
+        if (run_phase(ws, o, OP_PUT, o->keys, 0, false, false, "load") < 0) return 1;
     }
-    if (run_phase(ws, o, o->op, o->count, o->random, true, o->op == OP_PUT ? "put" : "get") < 0)
-        return 1;
+    const char *label = o->proto == PROTO_MEMCPY ? "memcpy" : o->op == OP_PUT ? "put" : "get";
+    if (run_phase(ws, o, o->op, o->count, o->seconds, o->random, true, label) < 0) return 1;
     bool missing;
     report(ws, o, &missing);
-    return missing && !o->no_load ? 1 : 0;
+    return missing ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -876,21 +892,19 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc > 0 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
-    size_t tlen = 0;
-    char *value = make_value(o.size), *trailer = make_trailer(&o, &tlen);
+    char *value = make_value(o.size);
     bench_worker_t *ws = calloc((size_t)o.threads, sizeof *ws);
     rc = 1;
-    if (!value || !trailer || !ws) {
+    if (!value || !ws) {
         fprintf(stderr, "cte-bench: out of memory\n");
         goto out;
     }
-    if (workers_init(ws, &o, value, trailer, tlen) < 0) goto out;
+    if ((rc = workers_init(ws, &o, value)) != 0) goto out;
     rc = bench_run(ws, &o);
     if (first_err[0]) fprintf(stderr, "cte-bench: %s\n", first_err);
 out:
     if (ws) workers_deinit(ws, o.threads);
     free(ws);
     free(value);
-    free(trailer);
     return rc;
 }
