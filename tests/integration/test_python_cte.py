@@ -235,6 +235,13 @@ def test_command_turns_replies_into_python_values(cte_server, transport):
         c.command("ZADD", "z", 1.5, "m")
         assert c.command("ZSCORE", "z", "m") == 1.5
         assert c.command("GET", "missing") is None
+        t = c.tag("r3")  # the tag calls read RESP3's shapes too (doubles, maps)
+        assert t.put_blob("b", b"resp three words", score=0.5) == 16
+        assert t.get_blob_score("b") == 0.5 and t.get_blob_info("b")["score"] == 0.5
+        assert t.get_blob("b", 4, 5) == b"thre" and t.get_contained_blobs() == ["b"]
+        hits = c.search("three", tag_regex="r3")
+        assert [(tg, b) for tg, b, _ in hits] == [("r3", "b")] and hits[0][2] > 0
+        assert c.blob_query("r3", ".*") == [("r3", "b")] and c.tag_query("r3") == ["r3"]
 
 
 def test_command_rejects_what_it_cannot_send(client):
