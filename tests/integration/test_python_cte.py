@@ -11,9 +11,7 @@ import gc
 import glob
 import os
 import random
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import threading
