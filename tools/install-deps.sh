@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cte-server builds, tests and benchmarks with (only what is missing).
 set -euo pipefail
-# libclang-rt-dev: libFuzzer's runtime for the fuzz targets (clang only recommends it)
+# libclang-rt-dev: libFuzzer's runtime for the fuzz targets (clang only recommends it);
+# python3-dev: the headers python/cte (the Python module) is built against
 pkgs=(build-essential cmake pkg-config clang libclang-rt-dev libuv1-dev libhiredis-dev libyaml-dev
-      libjemalloc-dev libcriterion-dev libpcre2-dev redis-server redis-tools python3 python3-redis python3-pytest
+      libjemalloc-dev libcriterion-dev libpcre2-dev redis-server redis-tools python3 python3-dev python3-redis python3-pytest
       systemd procps)
 missing=()
 for p in "${pkgs[@]}"; do

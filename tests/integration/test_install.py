@@ -1,6 +1,7 @@
 """`cmake --install` of the build tree the tested binary comes from: every file under the
 prefix (GNUInstallDirs layout), nothing outside it, and a systemd unit whose paths are those
 of this installation. Skipped when CTE_SERVER is not in a CMake build tree."""
+import glob
 import os
 import shutil
 import subprocess
@@ -19,9 +20,27 @@ pytestmark = pytest.mark.skipif(
 LAYOUT = ["bin/cte-server", "bin/cte-bench", "etc/cte-server/cte-server.yaml",
           "lib/systemd/system/cte-server.service", "share/doc/cte-server/README.md",
           "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md",
-          "share/doc/cte-server/docs/libcte.md", "share/doc/cte-server/docs/shm.md",
+          "share/doc/cte-server/docs/libcte.md", "share/doc/cte-server/docs/python.md",
+          "share/doc/cte-server/docs/shm.md",
           "include/cte/cte.h", "lib/libcte.a", "lib/libcte.so", "lib/libcte.so.0",
           "lib/libcte.so.0.1.0", "lib/pkgconfig/cte.pc"]
+
+
+def _python_layout():
+    """python/cte's two files, when the build has the module (python/CMakeLists.txt)."""
+    try:
+        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+            dirs = [l.split("=", 1)[1].strip() for l in f
+                    if l.startswith("CTE_PYTHON_INSTALL_DIR:")]
+    except OSError:
+        return []
+    exts = glob.glob(os.path.join(BUILD, "python", "cte", "_cte.*so"))
+    if not dirs or not exts:
+        return []
+    return [dirs[0] + "/cte/__init__.py", dirs[0] + "/cte/" + os.path.basename(exts[0])]
+
+
+LAYOUT += _python_layout()
 
 
 def install(prefix, destdir=None):
