@@ -207,8 +207,7 @@ static char *shm_req_alloc(cte_transport_t *t, size_t n, uint64_t *off)
 {
     shm_seg_t *s = t->impl;
     if (!s || !s->data || n > s->data) return NULL;
-    uint64_t pos = s->rq_head & (s->data - 1), at = s->rq_head;
-    if (pos + n > s->data) at += s->data - pos; /* contiguous: skip the area's end */
+    uint64_t at = shm_area_at(s->rq_head, s->rq_tail, s->data, n); /* contiguous */
     if (at + n - s->rq_tail > s->data) return NULL;
     s->rq_head = at + n;
     *off = at & (s->data - 1);

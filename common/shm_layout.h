@@ -27,6 +27,22 @@ typedef struct shm_hdr {
 
 /* Values of at least this many bytes travel through the data areas (both directions). */
 #define SHM_AREA_MIN 2048
+/* Both sides allocate in their area in order, but go back to its start once an allocation
+ * would pass this many bytes and what is still in use fits before it: the bytes in flight
+ * then stay in the caches instead of sweeping the whole area through them. */
+#define SHM_AREA_HOT (1024 * 1024)
+
+/* Where the next allocation of len bytes in an area of size bytes (a power of two) starts,
+ * as an index: at head, or at the area's start (position 0) when head's position leaves too
+ * little before the end or passes SHM_AREA_HOT with room before it (used: head - tail bytes
+ * still in use). The caller checks that the result + len - tail <= size. */
+static inline uint64_t shm_area_at(uint64_t head, uint64_t tail, uint64_t size, uint64_t len)
+{
+    uint64_t pos = head & (size - 1);
+    if (pos + len > size || (pos + len > SHM_AREA_HOT && (head - tail) + len <= pos))
+        return head + (size - pos);
+    return head;
+}
 
 _Static_assert(offsetof(shm_hdr_t, ring_size) == 8, "layout");
 _Static_assert(offsetof(shm_hdr_t, total) == 48, "layout");

@@ -178,3 +178,37 @@ int str_eq_nocase(const char *s, size_t len, const char *lit)
     size_t n = strlen(lit);
     return n == len && strncasecmp(s, lit, len) == 0;
 }
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+
+void copy_stream(void *dst, const void *src, size_t n)
+{
+    if (n < COPY_STREAM_MIN) {
+        memcpy(dst, src, n);
+        return;
+    }
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15; /* stream stores need 16-byte alignment */
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16)),
+                c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(d + 48), e);
+    }
+    _mm_sfence(); /* the streamed bytes are visible before anything that follows */
+    memcpy(d, s, n);
+}
+#else
+void copy_stream(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif

@@ -25,6 +25,12 @@ size_t ld_to_str(char *dst, size_t cap, long double v);
 size_t d_to_str(char *dst, size_t cap, double v);
 
 /* Wall-clock Unix time in milliseconds and microseconds. */
+/* memcpy for large copies whose destination will not be read soon (a blob written into the RAM
+ * tier): at least COPY_STREAM_MIN bytes go with non-temporal stores where the CPU has them,
+ * which skip reading the destination into the cache and evicting what is there. */
+#define COPY_STREAM_MIN (256 * 1024)
+void copy_stream(void *dst, const void *src, size_t n);
+
 long long time_ms(void);
 long long time_us(void);
 /* Monotonic clock in microseconds. */

@@ -14,6 +14,7 @@
 #include "storage/t_tag.h"
 
 #include "common/alloc.h"
+#include "common/util.h"
 
 #include <assert.h>
 #include <math.h>
@@ -611,7 +612,7 @@ static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len,
         }
         uint64_t eoff = off - pos, n = e->len - eoff < len ? e->len - eoff : len;
         if (tier_kind(tag_store.tiers->t[e->tier]) == TIER_RAM) {
-            if (data) memcpy(e->at.mem + eoff, data, n);
+            if (data) copy_stream(e->at.mem + eoff, data, n);
             else memset(e->at.mem + eoff, 0, n);
         } else {
             if (!*p) *p = plan_new(PLAN_WRITE, b);

@@ -189,8 +189,7 @@ static char *shm_area_take(client_t *c, size_t len, char *hdr, size_t *hdrlen)
         return NULL;
     }
     sc->rd_tail_seen = tail;
-    uint64_t pos = sc->rd_head & (sc->data - 1), at = sc->rd_head;
-    if (pos + len + 1 > sc->data) at += sc->data - pos;
+    uint64_t at = shm_area_at(sc->rd_head, tail, sc->data, len + 1);
     if (at + len + 1 - tail > sc->data) return NULL;
     sc->rd_head = at + len + 1;
     srv.stat.shm_data_out_bytes += len;

@@ -3,6 +3,7 @@
 #include "common/util.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int ll(const char *s, long long *v)
@@ -81,4 +82,28 @@ Test(buf, append_insert_consume_keep_the_nul_invariant)
     buf_clear(&b);
     cr_assert_eq(b.len, 0);
     buf_deinit(&b);
+}
+
+Test(util, copy_stream_copies_every_size_and_alignment)
+{
+    size_t sizes[] = {0, 1, 63, 4096, COPY_STREAM_MIN - 1, COPY_STREAM_MIN, COPY_STREAM_MIN + 77,
+                      3 * COPY_STREAM_MIN + 5};
+    size_t max = 3 * COPY_STREAM_MIN + 5 + 64;
+    unsigned char *src = malloc(max), *dst = malloc(max);
+    for (size_t i = 0; i < max; i++) src[i] = (unsigned char)(i * 7 + (i >> 9));
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (size_t da = 0; da < 17; da += 3) {
+            for (size_t sa = 0; sa < 17; sa += 5) {
+                size_t n = sizes[k];
+                memset(dst, 0xEE, max);
+                copy_stream(dst + da, src + sa, n);
+                cr_assert(memcmp(dst + da, src + sa, n) == 0, "n %zu da %zu sa %zu", n, da, sa);
+                for (size_t i = 0; i < da; i++) cr_assert_eq(dst[i], 0xEE, "nothing before");
+                for (size_t i = da + n; i < da + n + 32 && i < max; i++)
+                    cr_assert_eq(dst[i], 0xEE, "nothing after");
+            }
+        }
+    }
+    free(src);
+    free(dst);
 }
