@@ -50,5 +50,6 @@ const db_binding_t *db_find(const char *name)
 {
     if (strcmp(name, "redis") == 0 || strcmp(name, "site.ycsb.db.RedisClient") == 0)
         return &db_redis_binding;
+    if (strcmp(name, "cte") == 0) return &db_cte_binding;
     return NULL;
 }

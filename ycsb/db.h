@@ -100,9 +100,11 @@ typedef struct db_binding {
     const char *(*broken)(void *db);
 } db_binding_t;
 
-/* The binding called name ("redis", or YCSB's class name site.ycsb.db.RedisClient), or NULL. */
+/* The binding called name ("redis", "cte", or YCSB's class name site.ycsb.db.RedisClient), or
+ * NULL. */
 const db_binding_t *db_find(const char *name);
 
 extern const db_binding_t db_redis_binding;
+extern const db_binding_t db_cte_binding;
 
 #endif
