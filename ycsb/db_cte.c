@@ -2,19 +2,24 @@
  * offset, so an update writes only the field's bytes and a read of chosen fields reads only
  * their ranges.
  *
- * Layout of the blob <key> in tag <table> (fieldcount slots, no other bytes):
+ * Layout of the blob <key> in tag <table>:
  *
- *   offset            size             what
- *   i * slot          header           field i's length, u32 little-endian (header 4), or
- *                                      nothing when every field has fieldlength bytes
- *                                      (fieldlengthdistribution=constant: header 0)
- *   i * slot + header fieldlength_max  field i's bytes (the first <length> of them count)
+ *   offset                size             what
+ *   0                     4                FF 59 43 01: a binary record ("\xffYC", version 1)
+ *   4 + i * slot          header           field i's length, u32 little-endian (header 4), or
+ *                                          nothing when every field has fieldlength bytes
+ *                                          (fieldlengthdistribution=constant: header 0)
+ *   4 + i * slot + header fieldlength_max  field i's bytes (the first <length> of them count)
  *
- * slot = header + fieldlength_max. The layout is written once into the blob _ycsb_layout of
- * the same tag, and every later open checks it, so a run cannot read records of another
- * shape. Scans go through an ordered index the binding keeps beside the tag: the sorted set
- * _ycsb:<table>:index whose members are the keys (score 0, lexicographic order), read with
- * ZRANGEBYLEX from the start key; YCSB's scan is "records from startkey on, in key order".
+ * slot = header + fieldlength_max; fieldcount slots follow the head. The head's first byte is
+ * not UTF-8, so cte-server's search index (search-skip-binary, on by default) leaves the
+ * records out, as it does any binary blob: YCSB's values are random bytes, not text anyone
+ * searches, and indexing them would cost memory and a re-index of the record on every update.
+ * The layout is written once into the blob _ycsb_layout of the same tag, and every later open
+ * checks it, so a run cannot read records of another shape. Scans go through an ordered index
+ * the binding keeps beside the tag: the sorted set _ycsb:<table>:index whose members are the
+ * keys (score 0, lexicographic order), read with ZRANGEBYLEX from the start key; YCSB's scan
+ * is "records from startkey on, in key order".
  *
  *   insert  TPUT table key 0 <whole record>, ZADD index 0 key (both in flight together)
  *   update  TPUT table key <offset of the field> <header + value> per run of adjacent fields
@@ -38,6 +43,8 @@
 #include <string.h>
 
 #define LAYOUT_BLOB "_ycsb_layout"
+#define REC_HEAD 4
+static const char rec_magic[REC_HEAD] = {'\xff', 'Y', 'C', 1};
 #define DEPTH_MAX 1024
 #define URI_MAX 4096
 
@@ -113,8 +120,8 @@ static int check_layout(ctedb_t *d, util_err_t *e)
     char want[160], have[160];
     size_t len;
     int n = snprintf(want, sizeof want,
-                     "cte-ycsb record layout 1: fieldcount %zu, slot %zu, header %zu\n",
-                     d->s->fieldcount, d->slot, d->hdr);
+                     "cte-ycsb record layout 1: head %d, fieldcount %zu, slot %zu, header %zu\n",
+                     REC_HEAD, d->s->fieldcount, d->slot, d->hdr);
     int rc = cte_get(d->c, d->tag, LAYOUT_BLOB, 0, -1, have, sizeof have, &len);
     if (rc == CTE_E_NOTFOUND)
         rc = cte_put(d->c, d->tag, LAYOUT_BLOB, 0, want, (size_t)n, -1, NULL);
@@ -150,7 +157,7 @@ static int ctedb_open(void **out, const props_t *p, const db_schema_t *s, util_e
     sprintf(d->index, "_ycsb:%s:index", s->table);
     d->hdr = strcmp(lendist, "constant") == 0 ? 0 : 4;
     d->slot = d->hdr + s->fieldlength_max;
-    d->reclen = d->slot * s->fieldcount;
+    d->reclen = REC_HEAD + d->slot * s->fieldcount;
     d->rec = util_xmalloc(d->reclen);
     d->got = util_xcalloc(s->fieldcount, sizeof *d->got);
     d->req = util_xcalloc(s->fieldcount, sizeof *d->req);
@@ -172,6 +179,12 @@ static int ctedb_open(void **out, const props_t *p, const db_schema_t *s, util_e
     }
     *out = d;
     return 0;
+}
+
+/* Where field f starts, in the blob and in d->rec. */
+static size_t field_off(const ctedb_t *d, size_t f)
+{
+    return REC_HEAD + f * d->slot;
 }
 
 /* ---- asynchronous completions ---- */
@@ -200,7 +213,7 @@ static void on_field(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
         return;
     }
     if (len > d->slot) len = d->slot;
-    memcpy(d->rec + q->field * d->slot, data, len);
+    memcpy(d->rec + field_off(d, q->field), data, len);
     d->got[q->field] = len;
     d->found++;
 }
@@ -236,7 +249,7 @@ static void put_u32(char *p, uint32_t v)
 /* Writes value v into its slot of d->rec; returns the bytes of the slot that count. */
 static size_t place(ctedb_t *d, const db_value_t *v)
 {
-    char *at = d->rec + v->field * d->slot;
+    char *at = d->rec + field_off(d, v->field);
     if (d->hdr) put_u32(at, (uint32_t)v->len);
     memcpy(at + d->hdr, v->data, v->len);
     if (d->hdr + v->len < d->slot) memset(at + d->hdr + v->len, 0, d->slot - d->hdr - v->len);
@@ -257,6 +270,7 @@ static db_status_t ctedb_insert(void *db, const char *key, size_t klen, const db
 {
     ctedb_t *d = db;
     memset(d->rec, 0, d->reclen);
+    memcpy(d->rec, rec_magic, REC_HEAD);
     for (size_t i = 0; i < n; i++) place(d, &v[i]);
     const char *argv[] = {"ZADD", d->index, "0", key};
     const size_t lens[] = {4, strlen(d->index), 1, klen};
@@ -290,7 +304,7 @@ static db_status_t ctedb_update(void *db, const char *key, size_t klen, const db
         size_t j = i, tail = place(d, &sorted[i]); /* a run of adjacent fields: one TPUT */
         while (j + 1 < n && sorted[j + 1].field == sorted[j].field + 1)
             tail = place(d, &sorted[++j]);
-        size_t off = sorted[i].field * d->slot,
+        size_t off = field_off(d, sorted[i].field),
                len = (sorted[j].field - sorted[i].field) * d->slot + tail;
         rc = cte_put_async(d->c, d->tag, key, off, d->rec + off, len, -1, on_reply, d);
         i = j + 1;
@@ -309,7 +323,7 @@ static db_status_t read_span(ctedb_t *d, const char *key, size_t lo, size_t hi,
 {
     const void *data;
     size_t len;
-    int rc = cte_get_view(d->c, d->tag, key, lo * d->slot, (int64_t)((hi - lo + 1) * d->slot),
+    int rc = cte_get_view(d->c, d->tag, key, field_off(d, lo), (int64_t)((hi - lo + 1) * d->slot),
                           &data, &len);
     if (rc == CTE_E_NOTFOUND) return DB_NOT_FOUND;
     if (rc < 0) return fail(d, rc);
@@ -329,7 +343,7 @@ static db_status_t read_each(ctedb_t *d, const char *key, const size_t *fields, 
     int rc = 0;
     for (size_t i = 0; i < nf && rc == 0; i++) {
         d->got[fields[i]] = SIZE_MAX;
-        rc = cte_get_async(d->c, d->tag, key, fields[i] * d->slot, (int64_t)d->slot, on_field,
+        rc = cte_get_async(d->c, d->tag, key, field_off(d, fields[i]), (int64_t)d->slot, on_field,
                            &d->req[fields[i]]);
     }
     db_status_t s = rc < 0 ? (cte_wait_all(d->c), fail(d, rc)) : batch_end(d);
@@ -337,7 +351,7 @@ static db_status_t read_each(ctedb_t *d, const char *key, const size_t *fields, 
     if (d->found == 0) return DB_NOT_FOUND;
     for (size_t i = 0; i < nf; i++)
         if (d->got[fields[i]] != SIZE_MAX)
-            add_cell(d, fields[i], d->rec + fields[i] * d->slot, d->got[fields[i]], out);
+            add_cell(d, fields[i], d->rec + field_off(d, fields[i]), d->got[fields[i]], out);
     return out->n ? DB_OK : DB_ERROR;
 }
 
@@ -374,7 +388,7 @@ static db_status_t ctedb_scan(void *db, const char *startkey, size_t klen, int c
     *nrec = 0;
     if (rc < 0) return fail(d, rc);
     /* One field (or all): its range of each record; the reads overlap up to cte.depth. */
-    size_t off = fields && nf == 1 ? fields[0] * d->slot : 0;
+    size_t off = fields && nf == 1 ? field_off(d, fields[0]) : 0;
     int64_t len = fields && nf == 1 ? (int64_t)d->slot : -1;
     batch_begin(d);
     for (size_t i = 0; i < cte_reply_len(d->reply) && rc == 0; i++) {
