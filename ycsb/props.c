@@ -281,7 +281,7 @@ static int trimmed(const char *s, char *out, size_t cap)
 {
     while (*s == ' ' || *s == '\t') s++;
     size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) n--;
+    while (n && strchr(" \t\r\n", s[n - 1])) n--;
     if (n >= cap) return -1;
     memcpy(out, s, n);
     out[n] = '\0';

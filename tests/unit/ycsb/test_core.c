@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CAP 8192
 
@@ -425,4 +426,41 @@ LTest(core, init_refuses_settings_ycsb_would_crash_on)
         cr_assert_neq(e.msg[0], '\0', "case %zu says why", i);
         props_free(p);
     }
+}
+
+LTest(core, field_lengths_follow_a_histogram_file)
+{
+    mem_reset();
+    char path[] = "/tmp/test_ycsb_hist_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *text = "BlockSize\t10\n0\t1\n1\t3\n2\t0\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    const char *kv[] = {
+        "recordcount", "400", "fieldlengthdistribution", "histogram", "fieldlengthhistogram",
+        path,          NULL};
+    load(kv, 400);
+    size_t tens = 0;
+    for (size_t i = 0; i < mem.nrec; i++)
+        for (int fld = 0; fld < 10; fld++) {
+            size_t n = mem.rec[i].len[fld];
+            cr_assert(n == 10 || n == 20, "%zu", n);
+            tens += n == 10;
+        }
+    /* HistogramGenerator draws number in [0, 4): 10 while number - 1 <= 0 (two of the four
+     * draws: YCSB counts one more than the bucket's weight), else 20 */
+    cr_assert_float_eq((double)tens / 4000, 0.5, 0.03, "%zu of 4000", tens);
+    FILE *f = fopen(path, "w");
+    fputs("BlockSize\t10\n0\t1\n2\t3\n", f); /* indexes must count 0, 1, 2 ... */
+    fclose(f);
+    props_t *p = props_new();
+    for (const char *const *k = kv; *k; k += 2) props_set(p, k[0], k[1]);
+    core_t *w;
+    util_err_t e;
+    cr_assert_eq(core_new(p, false, &w, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "line 3"), "%s", e.msg);
+    props_free(p);
+    unlink(path);
+    mem_reset();
 }
