@@ -311,3 +311,25 @@ def test_every_workload_with_every_binding(workload, binding, request):
         else:
             assert c.py("ZCARD", "_ycsb:usertable:index") == inserted
             assert c.py("TLEN", "usertable") == inserted + 1
+
+
+def test_compare_prints_the_table_and_draws_the_chart(tmp_path):
+    """ycsb/compare at a tiny scale: its own servers, every configuration, a table row per
+    phase with a ratio per configuration, and the SVG chart."""
+    build = os.path.dirname(os.path.abspath(CTE_SERVER))
+    svg = tmp_path / "chart.svg"
+    p = subprocess.run([str(ROOT / "ycsb" / "compare"), "--build", build, "--ycsb", YCSB,
+                        "--records", "200", "--ops", "200", "--scan-ops", "20", "--rounds", "1",
+                        "--threads", "2", "--workloads", "a,e", "--skip-aof", "--svg", str(svg)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 0, out + err
+    assert re.search(r"^\| load \| [\d,]+ \| [\d,]+ \([\d.]+\) \| [\d,]+ \([\d.]+\) \| [\d,]+ "
+                     r"\([\d.]+\) \|$", out, re.M), out
+    for row in ("A 50/50 read/update", "E short scans", "used_memory after the load"):
+        assert "| %s |" % row in out, out
+    assert re.search(r"^\| E short scans \| SCAN \| [\d,]+ \| [\d,]+ \| [\d,]+ \| [\d,]+ \|$",
+                     out, re.M), out
+    assert len(re.findall(r"round 1/1: \S+ +(load|a|e) ", err)) == 12, err
+    chart = svg.read_text()
+    assert chart.startswith("<svg") and chart.count("<title>") == 3 * 3, chart
