@@ -37,6 +37,8 @@ typedef struct pending {
     char *sink; /* a bulk reply's bytes go here (cte_get), or NULL */
     size_t sink_cap;
     uint64_t area_mark; /* shm: the request data area up to here is free once this is answered */
+    int pinned;         /* it sends a cte_put_buffer buffer, which starts at pin */
+    uint64_t pin;
 } pending_t;
 
 /* shm: at most this many arguments of one request go through the request data area */
@@ -76,6 +78,10 @@ struct cte_conn {
     char *resv; /* shm: the buffer cte_put_buffer gave out, not yet sent */
     size_t resv_len;
     uint64_t resv_off, resv_at; /* its offset in the area, its allocation index */
+    unsigned npins;             /* pending requests that send such a buffer */
+    uint64_t area_done;         /* reply data area: the end of the replies done with */
+    int holding;                /* a synchronous reply (sync_reply, last) still borrows from */
+    uint64_t hold_first;        /* index hold_first on: nothing from there may be released */
     char errmsg[512];
 };
 
@@ -127,17 +133,35 @@ cte_conn_t *cte_conn_new(void)
 
 /* ---- completing requests ---- */
 
+/* shm: gives the server back the reply data area of every reply done with, but never past
+ * the first byte of a synchronous reply the caller still reads (later replies may be done
+ * first: a callback's, a push). */
+static void area_publish(cte_conn_t *c)
+{
+    uint64_t v = c->area_done;
+    if (c->holding && c->hold_first < v) v = c->hold_first;
+    if (c->t.ops && c->t.ops->rep_release) c->t.ops->rep_release(&c->t, v);
+}
+
+/* r is done with: its area bytes count as released. */
+static void area_done(cte_conn_t *c, const cte_reply_t *r)
+{
+    if (!r || !r->area_refs) return;
+    if (r->area_end > c->area_done) c->area_done = r->area_end;
+    area_publish(c);
+}
+
 /* Frees a reply; on shm, the reply data area it borrowed from goes back to the server. */
 static void reply_done(cte_conn_t *c, cte_reply_t *r)
 {
-    if (r && r->area_end && c->t.ops && c->t.ops->rep_release)
-        c->t.ops->rep_release(&c->t, r->area_end);
+    area_done(c, r);
     cte_reply_free(r);
 }
 
 /* The reply c kept for the last synchronous call (and any view into it) is done. */
 static void drop_last(cte_conn_t *c)
 {
+    c->holding = 0;
     reply_done(c, c->last);
     c->last = NULL;
 }
@@ -147,23 +171,57 @@ static pending_t pend_pop(cte_conn_t *c)
     pending_t p = c->pend[c->phead];
     c->phead = (c->phead + 1) % c->pcap;
     c->pcount--;
-    if (p.area_mark && c->t.ops && c->t.ops->req_free) /* the server is done with its bytes */
-        c->t.ops->req_free(&c->t, c->resv && c->resv_at < p.area_mark ? c->resv_at : p.area_mark);
+    if (p.pinned) c->npins--;
+    if (p.area_mark && c->t.ops && c->t.ops->req_free) { /* the server is done with its bytes */
+        uint64_t upto = p.area_mark; /* but not with a put buffer given out or still sent */
+        if (c->resv && c->resv_at < upto) upto = c->resv_at;
+        for (size_t i = 0, n = c->npins; n && i < c->pcount; i++) {
+            const pending_t *q = &c->pend[(c->phead + i) % c->pcap];
+            if (!q->pinned) continue;
+            if (q->pin < upto) upto = q->pin;
+            n--;
+        }
+        c->t.ops->req_free(&c->t, upto);
+    }
     return p;
+}
+
+/* Gives the replies c keeps borrowed strings of their own, before the area goes away; one
+ * that cannot get them is dropped (a synchronous call then fails with CTE_E_NOMEM). */
+static int unborrow(cte_reply_t *r);
+static void own_held(cte_conn_t *c)
+{
+    if (c->last && c->last->area_refs && unborrow(c->last) != 0) {
+        cte_reply_free(c->last);
+        c->last = NULL;
+    }
+    if (c->sync_reply && c->sync_reply->area_refs && unborrow(c->sync_reply) != 0) {
+        cte_reply_free(c->sync_reply);
+        c->sync_reply = NULL;
+        c->sync_status = CTE_E_NOMEM;
+    }
+    c->holding = 0;
 }
 
 /* The transport goes once no callback runs (one may still read a reply borrowed from it). */
 static void close_transport(cte_conn_t *c)
 {
     if (c->in_cb || !c->t.ops) return;
+    own_held(c);
     c->t.ops->close(&c->t);
     c->t.ops = NULL;
     c->resv = NULL;
+    c->npins = 0;
+    c->area_done = 0;
 }
 
 static void complete(cte_conn_t *c, pending_t p, int status, cte_reply_t *r)
 {
     if (p.sync) {
+        if (r && r->area_refs) { /* the caller reads it after this: hold its area bytes */
+            c->holding = 1;
+            c->hold_first = r->area_first;
+        }
         c->sync_reply = r;
         c->sync_status = status;
         c->sync_done = 1;
@@ -350,7 +408,10 @@ static int read_some(cte_conn_t *c, int block)
             int rc = cte__parser_feed(&c->parser, c->ibuf + off, (size_t)n - off, &used, &r);
             if (rc < 0) return conn_fail(c, rc, NULL);
             if (rc == 0) break;
-            r->area_end = c->parser.area_end; /* released when r is done (in order) */
+            r->area_refs = c->parser.reply_refs; /* its area bytes: released once done */
+            r->area_first = c->parser.reply_first;
+            r->area_end = c->parser.area_end;
+            c->parser.reply_refs = 0;
             off += used;
             if ((rc = deliver(c, r)) < 0) return rc;
             done += rc;
@@ -419,14 +480,19 @@ static int frame(cte_conn_t *c, int argc, const char *const *argv, const size_t 
 }
 
 /* shm: moves the request's large arguments into the request data area (one copy, or none for
- * the cte_put_buffer buffer), first driving I/O while earlier requests hold the room they
- * need. Arguments that do not fit go inline. Returns how many refs, or a failure. */
+ * the cte_put_buffer buffer). A synchronous request first drives I/O while earlier requests
+ * hold the room it needs (it waits for them anyway); an asynchronous one never waits (a
+ * blocked command ahead of it could hold the room for ever). Arguments that do not fit go
+ * inline. *mark gets the allocation point before this request's allocations (to undo them),
+ * *pinned and *pin whether it sends the put buffer and where that starts. Returns how many
+ * refs, or a failure. */
 static int area_place(cte_conn_t *c, int argc, const char *const *argv, const size_t *lens,
-                      area_ref_t *refs)
+                      int may_wait, area_ref_t *refs, uint64_t *mark, int *pinned, uint64_t *pin)
 {
     const cte_transport_ops_t *ops = c->t.ops;
     size_t need = 0, most = 0;
     int nref = 0;
+    *pinned = 0;
     if (!ops || !ops->req_alloc) return 0;
     for (int i = 1; i < argc; i++) {
         size_t n = lens ? lens[i] : strlen(argv[i]);
@@ -436,21 +502,25 @@ static int area_place(cte_conn_t *c, int argc, const char *const *argv, const si
     }
     /* wait for room for all of them, even if one has to skip the area's end (a probe) */
     size_t probe = need + most < c->t.req_area_size ? need + most : c->t.req_area_size;
-    while (need && c->pcount && !c->in_cb) {
-        uint64_t mark = ops->req_mark(&c->t), off;
+    while (need && may_wait && c->pcount && !c->in_cb) {
+        uint64_t m = ops->req_mark(&c->t), off;
         if (ops->req_alloc(&c->t, probe, &off)) {
-            ops->req_rewind(&c->t, mark);
+            ops->req_rewind(&c->t, m);
             break;
         }
         int idle, rc = step(c, c->timeout_ms > 0 ? c->timeout_ms : -1, &idle);
         if (rc < 0) return rc;
         if (idle) return conn_fail(c, CTE_E_TIMEOUT, NULL);
+        if (!c->t.ops) return c->broken ? c->broken : CTE_E_CLOSED;
     }
+    *mark = ops->req_mark(&c->t);
     for (int i = 1; i < argc && nref < AREA_ARGS; i++) {
         size_t n = lens ? lens[i] : strlen(argv[i]);
         if (n < SHM_AREA_MIN) continue;
         if (argv[i] == c->resv && n <= c->resv_len) { /* written there by the caller */
             refs[nref++] = (area_ref_t){i, c->resv_off};
+            *pinned = 1;
+            *pin = c->resv_at;
             c->resv = NULL;
             continue;
         }
@@ -478,8 +548,9 @@ static int enqueue(cte_conn_t *c, int argc, const char *const *argv, const size_
         if (idle) return conn_fail(c, CTE_E_TIMEOUT, NULL);
     }
     area_ref_t refs[AREA_ARGS];
-    uint64_t mark = c->t.ops && c->t.ops->req_mark ? c->t.ops->req_mark(&c->t) : 0;
-    int nref = area_place(c, argc, argv, lens, refs);
+    uint64_t mark = 0;
+    char *resv = c->resv; /* to give back on a rollback */
+    int nref = area_place(c, argc, argv, lens, p.sync, refs, &mark, &p.pinned, &p.pin);
     if (nref < 0) return nref;
     size_t olen = c->olen, nseg = c->nseg, unsent = c->unsent;
     seg_t last = nseg ? c->segs[nseg - 1] : (seg_t){0};
@@ -490,8 +561,10 @@ static int enqueue(cte_conn_t *c, int argc, const char *const *argv, const size_
         c->unsent = unsent;
         if (nseg) c->segs[nseg - 1] = last;
         if (nref) c->t.ops->req_rewind(&c->t, mark);
+        c->resv = resv;
         return cte__set_error(c, CTE_E_NOMEM, NULL);
     }
+    if (p.pinned) c->npins++;
     if (c->unsent >= READ_CHUNK) send_some(c); /* a failure completes the request with it */
     return 0;
 }
@@ -578,13 +651,14 @@ static int unborrow(cte_reply_t *r)
 cte_reply_t *cte__take_last(cte_conn_t *c)
 {
     cte_reply_t *r = c->last;
-    if (r && r->area_end && unborrow(r) != 0) {
+    if (r && r->area_refs && unborrow(r) != 0) {
         cte__set_error(c, CTE_E_NOMEM, NULL);
         return NULL; /* c keeps it until the next call */
     }
     c->last = NULL;
-    if (r && r->area_end && c->t.ops && c->t.ops->rep_release)
-        c->t.ops->rep_release(&c->t, r->area_end);
+    c->holding = 0;
+    area_done(c, r); /* its own copies now: the area bytes go back */
+    if (r) r->area_refs = 0;
     return r;
 }
 

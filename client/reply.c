@@ -289,6 +289,7 @@ static int area_bulk(cte_parser_t *p, const char *s, size_t n, cte_reply_t **don
     }
     uint64_t end = (uint64_t)idx + (uint64_t)len + 1;
     if (end > p->area_end) p->area_end = end;
+    if (!p->reply_refs++) p->reply_first = (uint64_t)idx;
     *done = r;
     return 2;
 }

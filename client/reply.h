@@ -21,7 +21,8 @@ struct cte_reply {
     double dval;    /* DOUBLE */
     char fmt[4];    /* VERBATIM */
     int borrowed;   /* str points into a shm reply data area, not owned (not freed) */
-    uint64_t area_end; /* root: the reply data area index released once it is done */
+    unsigned area_refs; /* root: how many of its bulks came through the reply data area */
+    uint64_t area_first, area_end; /* root: the first one's index, the end of the last */
     struct cte_reply **elem;
 };
 
@@ -53,6 +54,8 @@ typedef struct cte_parser {
     char *area;         /* shm: the reply data area ("&<len>,<index>" bulks), or NULL */
     uint64_t area_size; /* its bytes, a power of two */
     uint64_t area_end;  /* the end (index) of the last of its bulks parsed */
+    unsigned reply_refs; /* area bulks in the reply being parsed (the caller resets it) */
+    uint64_t reply_first; /* the index of its first one */
     char *line;        /* a line split across feeds */
     size_t line_len, line_cap;
     int err; /* sticky: once failed, always failed */

@@ -11,7 +11,13 @@
  * from SPIN_MIN_NS to SPIN_MAX_NS: doubled when the spin caught the reply, halved when it had
  * to sleep), then the sleeping flag, a fence, one more look, and poll() on the reply eventfd
  * and the socket. After publishing an index the client kicks the request eventfd only when the
- * server's sleeping flag is set. Runs on the connection's thread. */
+ * server's sleeping flag is set.
+ *
+ * Data areas (protocol 2): the request area is allocated in order (req_alloc; conn.c frees
+ * up to a request's mark when its reply arrives, in order) and the reply area is released by
+ * publishing rd_tail (rep_release, monotonic; conn.c calls it as replies are done). Both go
+ * back to the area's start while what is in flight fits (shm_area_at). Runs on the
+ * connection's thread. */
 #define _GNU_SOURCE
 #include "transport.h"
 

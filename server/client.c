@@ -115,28 +115,33 @@ static void protocol_error(client_t *c, const char *msg)
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
-/* A shared-memory client's request referenced bytes of its data area (resp_parser_t.area),
- * which it can change at any time: every such argument but the command's value_arg is copied
- * into c->refcopy (NUL-terminated, as the query buffer's arguments are) so the command sees
- * one stable, terminated view. The copies together are bounded by client-query-buffer-limit
- * (refs can name the same bytes many times). 0, or -1 after a protocol error reply. */
-static int settle_refs(client_t *c)
+int client_settle_refs(client_t *c)
 {
     const char *lo = c->parser.area, *hi = lo + c->parser.area_size;
-    const command_t *cmd = c->argv[0].ptr >= lo && c->argv[0].ptr < hi
+    /* the command name itself may be a reference: then nothing is kept */
+    const command_t *cmd = c->argv[0].ptr >= lo && c->argv[0].ptr <= hi
                                ? NULL
                                : command_lookup(&c->argv[0]);
-    int keep = cmd && !cmd->subcommands ? cmd->value_arg : 0;
-    unsigned long long bytes = 0;
+    int keep = -1;
+    if (cmd && !cmd->subcommands && cmd->value_arg > 0 && !srv.cfg.appendonly &&
+        !(c->flags & CLIENT_MULTI))
+        keep = cmd->value_arg; /* the AOF would read it a second time: then copied too */
+    unsigned long long bytes = 0, cap = (unsigned long long)c->parser.area_size;
+    if (cap > (unsigned long long)srv.cfg.client_query_buffer_limit)
+        cap = (unsigned long long)srv.cfg.client_query_buffer_limit;
+    if (!(c->flags & CLIENT_MULTI)) c->multi_ref_bytes = 0;
     for (int i = 0; i < c->argc; i++) {
-        if (c->argv[i].ptr < lo || c->argv[i].ptr >= hi) continue;
+        if (c->argv[i].ptr < lo || c->argv[i].ptr > hi) continue;
         srv.stat.shm_data_in_bytes += c->argv[i].len;
         if (i != keep) bytes += c->argv[i].len + 1;
     }
-    if (bytes > (unsigned long long)srv.cfg.client_query_buffer_limit) {
-        protocol_error(c, "Protocol error: data area references exceed client-query-buffer-limit");
+    if (bytes > cap || c->multi_ref_bytes + bytes > cap) {
+        if (c->flags & CLIENT_MULTI) multi_flag_error(c); /* EXEC aborts */
+        protocol_error(c, "Protocol error: data area references exceed the data area's size or "
+                          "client-query-buffer-limit");
         return -1;
     }
+    if (c->flags & CLIENT_MULTI) c->multi_ref_bytes += bytes; /* queued copies stay */
     buf_clear(&c->refcopy);
     if (bytes && buf_try_reserve(&c->refcopy, (size_t)bytes) < 0) {
         reply_error(c, "OOM not enough memory to copy the request's data area arguments");
@@ -144,7 +149,7 @@ static int settle_refs(client_t *c)
     }
     for (int i = 0; i < c->argc; i++) {
         resp_arg_t *a = &c->argv[i];
-        if (i == keep || a->ptr < lo || a->ptr >= hi) continue;
+        if (i == keep || a->ptr < lo || a->ptr > hi) continue;
         char *dst = c->refcopy.data + c->refcopy.len;
         memcpy(dst, a->ptr, a->len);
         dst[a->len] = '\0';
@@ -177,7 +182,7 @@ int client_process_input(client_t *c)
         if (r == RESP_EMPTY) continue;
         c->argc = c->parser.argc;
         c->argv = c->parser.argv;
-        if (c->parser.nrefs && settle_refs(c) < 0) {
+        if (c->parser.nrefs && client_settle_refs(c) < 0) {
             c->argc = 0;
             c->argv = NULL;
             if (c->flags & CLIENT_CLOSE_AFTER_REPLY) {

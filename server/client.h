@@ -73,6 +73,7 @@ typedef struct client {
     int argc;
     resp_arg_t *argv; /* views into qbuf (or the parser), valid during one command */
     buf_t refcopy;    /* shm: copies of the current command's data-area arguments */
+    unsigned long long multi_ref_bytes; /* shm: of them, copied for commands queued in MULTI */
     const struct command *cmd, *lastcmd;
 
     /* output */
@@ -111,6 +112,15 @@ void client_free(client_t *c);
 void client_close(client_t *c);
 /* Parses and runs every complete command in c->qbuf and drops the consumed bytes. Returns -1
  * if the client must be closed (protocol error, limits), else 0. */
+/* A shared-memory client's request referenced bytes of its data area (resp_parser_t.area),
+ * which it can change at any time: every such argument is copied into c->refcopy
+ * (NUL-terminated, as the query buffer's arguments are) so the command sees one stable view,
+ * but the command's value_arg, which the command reads once by its length (not when the
+ * append-only file or a queued transaction would read it again later). The copies of one
+ * request, and of all requests queued in one MULTI, are bounded by the data area's size (and
+ * client-query-buffer-limit): refs can name the same bytes many times. 0, or -1 after an error
+ * reply (a protocol error closes the client). */
+int client_settle_refs(client_t *c);
 int client_process_input(client_t *c);
 /* Appends bytes to qbuf and processes them: the socketless path used by unit tests. */
 int client_feed(client_t *c, const void *p, size_t len);

@@ -15,12 +15,12 @@
  *
  *   offset  size  field          written by
  *   0       4     magic          server   0x4d485343 ("CSHM")
- *   4       4     version        server   1
- *   8       8     ring_size      server   bytes of each ring
+ *   4       4     version        server   2
+ *   8       8     ring_size      server   bytes of each ring (R)
  *   16      8     req_off        server   offset of the request ring (4096)
- *   24      8     rep_off        server   offset of the reply ring (4096 + ring_size)
- *   32      8     data_off       server   the data area (0: none in version 1)
- *   40      8     data_size      server   0 in version 1
+ *   24      8     rep_off        server   offset of the reply ring (4096 + R)
+ *   32      8     data_off       server   the request data area (4096 + 2R; 0: no areas)
+ *   40      8     data_size      server   bytes of each data area (D, 0: none)
  *   48      8     total          server   bytes of the segment
  *   64      8     req_head       client   request bytes written so far
  *   128     8     req_tail       server   request bytes consumed so far
@@ -28,8 +28,11 @@
  *   256     8     rep_head       server   reply bytes written so far
  *   320     8     rep_tail       client   reply bytes consumed so far
  *   384     4     cli_sleeping   client   1: the client sleeps; kick the reply eventfd
+ *   448     8     rd_tail        client   reply data area bytes released so far
  *   4096    R     request ring
  *   4096+R  R     reply ring
+ *   +2R     D     request data area (the client's: "&<len>,<offset>" arguments)
+ *   +2R+D   D     reply data area (the server's: "&<len>,<index>" bulks, shm_area_take)
  *
  * Each index sits on its own 64-byte line. A writer publishes its index with a release store
  * after the bytes, a reader loads it with acquire. Wake-ups: after publishing, a side issues a
@@ -38,11 +41,14 @@
  * The server spins (polls its hot segments every loop turn, yielding the core when nothing
  * happened) for SPIN_NS after a segment's last activity, then sleeps on the eventfd.
  *
- * Hostile memory: the server keeps its own req_tail and rep_head and never reads them back; it
- * reads only req_head and rep_tail, and drops the client when either is impossible (more
- * bytes than the ring holds, or a tail going backwards). Request bytes are copied into the
- * client's query buffer before they are parsed, so a client changing them under the server
- * only changes its own request. Loop thread only. */
+ * Hostile memory: the server keeps its own req_tail, rep_head and rd_head and never reads them
+ * back; it reads only req_head, rep_tail and rd_tail, and drops the client when one is
+ * impossible (more bytes than the ring holds, a tail going backwards or past its head).
+ * Request bytes are copied into the client's query buffer before they are parsed, and
+ * data-area arguments into c->refcopy before the command runs (server/client.c settle_refs),
+ * but for the one value a command stores, which it copies once by length; the parser checks
+ * every reference against the area's fixed size. So a client changing its segment under the
+ * server only changes its own requests and values. Loop thread only. */
 #define _GNU_SOURCE
 #include "server/net/shm.h"
 
@@ -72,6 +78,7 @@
 #define SPIN_NS (50 * 1000)   /* a hot segment is polled this long after its last activity */
 #define FEED_MAX (256 * 1024) /* request bytes taken from one ring per service */
 #define RING_MAX (1ULL << 30)
+#define SEGMENT_MAX (2ULL << 30) /* rings and data areas of one client together */
 
 
 typedef struct shm_conn {
@@ -458,9 +465,15 @@ static int sizes_or_reply(client_t *c, uint64_t *ring, uint64_t *data)
     if (size_arg_or_reply(c, 1, srv.cfg.shm_ring_size, 0,
                           "ERR ring size must be an integer from 4096 to 1073741824", ring) < 0)
         return -1;
-    return size_arg_or_reply(c, 2, srv.cfg.shm_data_size, 1,
-                             "ERR data area size must be 0 or an integer from 4096 to 1073741824",
-                             data);
+    if (size_arg_or_reply(c, 2, srv.cfg.shm_data_size, 1,
+                          "ERR data area size must be 0 or an integer from 4096 to 1073741824",
+                          data) < 0)
+        return -1;
+    if (2 * *ring + 2 * *data > SEGMENT_MAX) {
+        reply_error(c, "ERR the rings and data areas together would exceed 2147483648 bytes");
+        return -1;
+    }
+    return 0;
 }
 
 /* Sends the greeting with the three descriptors on the socket: 0 or -errno. */

@@ -68,7 +68,7 @@ def test_rss_falls_back_after_deleting_most_keys(server_factory):
     s, r, base = loaded(server_factory)
     for start in range(0, KEYS, 1000):
         assert r.delete(*["key:%d" % i for i in range(start, start + 1000)]) == 1000
-    wait_rss_below(s, base + 30 * MB, 3)
+    wait_rss_below(s, base + 30 * MB, 10)  # the cron's purge: slower on a loaded machine
     assert r.dbsize() == 0
 
 

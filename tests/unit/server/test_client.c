@@ -198,3 +198,80 @@ Test(client, small_replies_wait_for_the_end_of_the_turn)
     cr_assert_eq(writes, 0);
     cr_assert_eq(pc->out.len, 64 * (100 + 6 + 2));
 }
+
+/* ---- shm data-area arguments (client_settle_refs) ---- */
+
+static char area[4096];
+
+/* argv[i] = bytes at area+off (ref) or the literal s. */
+static void set_args(resp_arg_t *argv, int argc)
+{
+    c->argc = argc;
+    c->argv = argv;
+    c->parser.area = area;
+    c->parser.area_size = sizeof area;
+}
+
+static int in_area(const resp_arg_t *a)
+{
+    return a->ptr >= area && a->ptr <= area + sizeof area;
+}
+
+Test(client_reply, data_area_arguments_are_copied_but_the_value_a_command_stores)
+{
+    memcpy(area, "SETkey", 6);
+    memcpy(area + 100, "value", 5);
+    resp_arg_t argv[5] = {{area, 3}, {area + 3, 3}, {area + 100, 5}, {"PX", 2}, {area + 4096, 0}};
+    /* the command name a ref: nothing is kept, everything is copied and terminated */
+    set_args(argv, 3);
+    cr_assert_eq(client_settle_refs(c), 0);
+    for (int i = 0; i < 3; i++) {
+        cr_assert(!in_area(&argv[i]), "arg %d copied", i);
+        cr_assert_eq(argv[i].ptr[argv[i].len], '\0');
+    }
+    cr_assert_str_eq(argv[0].ptr, "SET");
+    cr_assert_str_eq(argv[2].ptr, "value");
+    /* a plain name: SET's value (argv[2]) stays a view, the key and a zero-length ref at the
+     * area's very end are copied */
+    resp_arg_t b[5] = {{"SET", 3}, {area + 3, 3}, {area + 100, 5}, {"PX", 2}, {area + 4096, 0}};
+    set_args(b, 5);
+    cr_assert_eq(client_settle_refs(c), 0);
+    cr_assert_eq(b[2].ptr, area + 100, "the value is read once, in place");
+    cr_assert(!in_area(&b[1]) && !strcmp(b[1].ptr, "key"));
+    cr_assert(!in_area(&b[4]) && b[4].ptr[0] == '\0');
+    cr_assert_str_eq(b[3].ptr, "PX", "ordinary arguments untouched");
+    /* with the append-only file on, the log reads the value again: copied too */
+    srv.cfg.appendonly = 1;
+    resp_arg_t d[3] = {{"SET", 3}, {area + 3, 3}, {area + 100, 5}};
+    set_args(d, 3);
+    cr_assert_eq(client_settle_refs(c), 0);
+    cr_assert(!in_area(&d[2]) && !strcmp(d[2].ptr, "value"));
+    srv.cfg.appendonly = 0;
+    c->argc = 0;
+    c->argv = NULL;
+}
+
+Test(client_reply, data_area_copies_are_bounded_by_the_area_per_request_and_transaction)
+{
+    resp_arg_t argv[3] = {{"MGET", 4}, {area, 4096}, {area, 4096}};
+    set_args(argv, 3); /* 8 KiB of copies from a 4 KiB area */
+    cr_assert_eq(client_settle_refs(c), -1);
+    cr_assert(c->flags & CLIENT_CLOSE_AFTER_REPLY);
+    cr_assert(strstr(c->out.data, "data area references exceed"), "%s", c->out.data);
+    c->flags &= ~(uint32_t)CLIENT_CLOSE_AFTER_REPLY;
+    buf_clear(&c->out);
+    /* inside MULTI the copies of every queued command add up */
+    c->flags |= CLIENT_MULTI;
+    c->multi_ref_bytes = 0;
+    resp_arg_t one[2] = {{"GET", 3}, {area, 1500}};
+    set_args(one, 2);
+    cr_assert_eq(client_settle_refs(c), 0);
+    set_args(one, 2);
+    one[1].ptr = area;
+    cr_assert_eq(client_settle_refs(c), 0);
+    one[1].ptr = area;
+    cr_assert_eq(client_settle_refs(c), -1, "a third 1500-byte copy passes the 4 KiB area");
+    c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_CLOSE_AFTER_REPLY);
+    c->argc = 0;
+    c->argv = NULL;
+}
