@@ -329,9 +329,16 @@ static int out_fmt(cte_conn_t *c, char type, size_t n)
 /* An argument the request data area holds: "&<n>,<offset>\r\n" (docs/shm.md). */
 static int out_ref(cte_conn_t *c, size_t n, uint64_t off)
 {
-    char tmp[64];
-    int k = snprintf(tmp, sizeof tmp, "&%zu,%llu\r\n", n, (unsigned long long)off);
-    return out_copy(c, tmp, (size_t)k);
+    char tmp[64], *e = tmp + sizeof tmp, *p = e;
+    *--p = '\n';
+    *--p = '\r';
+    do *--p = (char)('0' + off % 10);
+    while (off /= 10);
+    *--p = ',';
+    do *--p = (char)('0' + n % 10);
+    while (n /= 10);
+    *--p = '&';
+    return out_copy(c, p, (size_t)(e - p));
 }
 
 static int out_arg(cte_conn_t *c, const char *a, size_t n)

@@ -55,6 +55,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/shm_layout.h"
+#include "common/util.h"
 #include "server/client.h"
 #include "server/hooks.h"
 #include "server/net/net.h"
@@ -200,7 +201,14 @@ static char *shm_area_take(client_t *c, size_t len, char *hdr, size_t *hdrlen)
     if (at + len + 1 - tail > sc->data) return NULL;
     sc->rd_head = at + len + 1;
     srv.stat.shm_data_out_bytes += len;
-    *hdrlen = (size_t)snprintf(hdr, 64, "&%zu,%llu\r\n", len, (unsigned long long)at);
+    size_t n = 0; /* "&<len>,<index>\r\n" */
+    hdr[n++] = '&';
+    n += ull_to_str(hdr + n, len);
+    hdr[n++] = ',';
+    n += ull_to_str(hdr + n, at);
+    hdr[n++] = '\r';
+    hdr[n++] = '\n';
+    *hdrlen = n;
     return (char *)sc->repd + (at & (sc->data - 1));
 }
 
