@@ -161,6 +161,7 @@ static void reply_done(cte_conn_t *c, cte_reply_t *r)
 /* The reply c kept for the last synchronous call (and any view into it) is done. */
 static void drop_last(cte_conn_t *c)
 {
+    if (!c->last) return; /* (a sync_reply not yet handed out keeps its hold) */
     c->holding = 0;
     reply_done(c, c->last);
     c->last = NULL;

@@ -129,7 +129,6 @@ int client_settle_refs(client_t *c)
     unsigned long long bytes = 0, cap = (unsigned long long)c->parser.area_size;
     if (cap > (unsigned long long)srv.cfg.client_query_buffer_limit)
         cap = (unsigned long long)srv.cfg.client_query_buffer_limit;
-    if (!(c->flags & CLIENT_MULTI)) c->multi_ref_bytes = 0;
     for (int i = 0; i < c->argc; i++) {
         if (c->argv[i].ptr < lo || c->argv[i].ptr > hi) continue;
         srv.stat.shm_data_in_bytes += c->argv[i].len;

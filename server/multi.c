@@ -229,6 +229,7 @@ static void multi_cmd(client_t *c)
     }
     tx_of(c);
     c->flags |= CLIENT_MULTI;
+    c->multi_ref_bytes = 0; /* shm data-area copies of this transaction (client_settle_refs) */
     reply_ok(c);
 }
 

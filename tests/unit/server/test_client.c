@@ -261,8 +261,12 @@ Test(client_reply, data_area_copies_are_bounded_by_the_area_per_request_and_tran
     c->flags &= ~(uint32_t)CLIENT_CLOSE_AFTER_REPLY;
     buf_clear(&c->out);
     /* inside MULTI the copies of every queued command add up */
-    c->flags |= CLIENT_MULTI;
-    c->multi_ref_bytes = 0;
+    harness_send(c, "MULTI"); /* resets the transaction's count */
+    buf_clear(&c->out);
+    c->multi_ref_bytes = 9999; /* as a transaction before left it */
+    harness_send(c, "DISCARD");
+    harness_send(c, "MULTI");
+    cr_assert_eq(c->multi_ref_bytes, 0);
     resp_arg_t one[2] = {{"GET", 3}, {area, 1500}};
     set_args(one, 2);
     cr_assert_eq(client_settle_refs(c), 0);
@@ -271,7 +275,8 @@ Test(client_reply, data_area_copies_are_bounded_by_the_area_per_request_and_tran
     cr_assert_eq(client_settle_refs(c), 0);
     one[1].ptr = area;
     cr_assert_eq(client_settle_refs(c), -1, "a third 1500-byte copy passes the 4 KiB area");
-    c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_CLOSE_AFTER_REPLY);
+    c->flags &= ~(uint32_t)CLIENT_CLOSE_AFTER_REPLY;
     c->argc = 0;
     c->argv = NULL;
+    harness_send(c, "DISCARD");
 }
