@@ -32,25 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ASan builds: a leak fails the test that caused it. Criterion ignores LeakSanitizer's exit
- * status in its workers and failures in .fini, so each test body (LTest) ends with the check. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-static void leak_check(void)
-{
-    cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks (above)");
-}
-#else
-static void leak_check(void) {}
-#endif
-#define LTest(suite, name, ...)                                                                    \
-    static void suite##_##name##_body(void);                                                       \
-    Test(suite, name, ##__VA_ARGS__)                                                               \
-    {                                                                                              \
-        suite##_##name##_body();                                                                   \
-        leak_check();                                                                              \
-    }                                                                                              \
-    static void suite##_##name##_body(void)
+#include "tests/leak.h" /* LTest: a leak fails the test that caused it */
 
 /* ---- the server under test ---- */
 

@@ -4,7 +4,7 @@
  * the settings refused at init. */
 #include "core.h"
 
-#include "leak.h"
+#include "tests/leak.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include "core.h"
 #include "gen.h"
 
-#include "leak.h"
+#include "tests/leak.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * DecimalFormat("#.##"), HashSet and ConcurrentHashMap iteration). */
 #include "java.h"
 
-#include "leak.h"
+#include "tests/leak.h"
 
 #include <math.h>
 #include <stdio.h>

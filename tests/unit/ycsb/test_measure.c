@@ -4,7 +4,7 @@
 #include "hist.h"
 #include "measure.h"
 
-#include "leak.h"
+#include "tests/leak.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "props.h"
 
-#include "leak.h"
+#include "tests/leak.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* leak.h - LTest: a Criterion test that, in ASan builds, ends with a LeakSanitizer check, so a
  * leak fails the test that caused it (Criterion ignores LeakSanitizer at worker exit). */
-#ifndef TEST_YCSB_LEAK_H
-#define TEST_YCSB_LEAK_H
+#ifndef CTE_TESTS_LEAK_H
+#define CTE_TESTS_LEAK_H
 
 #include <criterion/criterion.h>
 
