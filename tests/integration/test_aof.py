@@ -378,12 +378,25 @@ class Load:
             th.join()
 
 
+def read_back(r, acked, batch=500):
+    """What the server holds now for each acknowledged write, read in pipelined batches."""
+    got = []
+    for i in range(0, len(acked), batch):
+        p = r.pipeline(transaction=False)
+        for kind, key, blob, _value, _t in acked[i:i + batch]:
+            if kind == "s":
+                p.get(key)
+            else:
+                p.execute_command("TGET", key, blob)
+        got += p.execute()
+    return got
+
+
 def check_acked(r, acked, kill_time, loss_window):
     """Every write acknowledged before kill_time - loss_window is there; nothing is torn.
     Returns the number of acknowledged writes missing (inside the window)."""
     missing = 0
-    for kind, key, blob, value, t in acked:
-        got = r.get(key) if kind == "s" else r.execute_command("TGET", key, blob)
+    for (kind, key, blob, value, t), got in zip(acked, read_back(r, acked)):
         if got is None:
             assert t > kill_time - loss_window, "write acknowledged %.2f s before the kill " \
                 "is lost: %s %s" % (kill_time - t, key, blob)
@@ -417,7 +430,6 @@ def test_sigkill_under_load_keeps_acknowledged_writes(policy, loss_window):
                 assert missing == 0
             # what was lost in the window is gone for good: forget it
             r = s.redis()
-            acked = [a for a in acked if (r.get(a[1]) if a[0] == "s"
-                                          else r.execute_command("TGET", a[1], a[2])) is not None]
+            acked = [a for a, got in zip(acked, read_back(r, acked)) if got is not None]
     finally:
         s.stop()
