@@ -498,7 +498,7 @@ def test_several_waiters_on_a_busy_blob_all_get_their_replies(server_factory):
     conns = [s.conn(timeout=10) for _ in range(6)]
     try:
         conns[0].send("TPUT", "t", "b", 0, b"X" * 10)
-        time.sleep(0.02)
+        wait_calls(r, "tput", 2)  # it runs first (a sleep is not enough on a loaded machine)
         for i, c in enumerate(conns[1:]):
             if i % 2:
                 c.send("TGET", "t", "b", 0, 10)
