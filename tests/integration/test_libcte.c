@@ -32,70 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/integration/itest_server.h"
 #include "tests/leak.h" /* LTest: a leak fails the test that caused it */
 
-/* ---- the server under test ---- */
-
-typedef struct itest_server {
-    pid_t pid;
-    int port;
-    char dir[64];
-    char sock[128];
-    char log[128];
-    const char *pass; /* --requirepass, or NULL */
-    int redis;        /* run Debian's redis-server instead (with DEBUG enabled) */
-} itest_server_t;
-
-static itest_server_t S;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static const char *server_path(void)
-{
-    const char *p = getenv("CTE_SERVER");
-    if (p && *p) return p;
-    if (access("./cte-server", X_OK) == 0) return "./cte-server";
-    return "build/cte-server";
-}
-
-static double start_timeout(void)
-{
-    const char *s = getenv("CTE_SANITIZE");
-    return s && (!strcmp(s, "ON") || !strcmp(s, "1")) ? 60.0 : 15.0;
-}
-
-static int free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0) return -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
-static void dump_log(void)
-{
-    char buf[4096];
-    size_t n;
-    FILE *f = fopen(S.log, "r");
-
-    if (!f) return;
-    fprintf(stderr, "---- %s ----\n", S.log);
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stderr);
-    fprintf(stderr, "---- end of server log ----\n");
-    fclose(f);
-}
+/* ---- the server under test (itest_server.h) ---- */
 
 static void exec_server(void)
 {
@@ -156,55 +96,9 @@ static int wait_ready(void)
     return -1;
 }
 
-static int stop_server(void)
-{
-    double deadline = now_s() + start_timeout();
-    int status = 0;
-
-    if (S.pid <= 0) return -1;
-    kill(S.pid, SIGTERM);
-    while (now_s() < deadline) {
-        if (waitpid(S.pid, &status, WNOHANG) == S.pid) {
-            S.pid = 0;
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-        usleep(10000);
-    }
-    kill(S.pid, SIGKILL);
-    waitpid(S.pid, &status, 0);
-    S.pid = 0;
-    return -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static void remove_dir(void)
-{
-    if (S.dir[0] && nftw(S.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        fprintf(stderr, "could not remove %s: %s\n", S.dir, strerror(errno));
-}
-
 static void setup(void)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        snprintf(S.dir, sizeof S.dir, "/tmp/cte-libcte-XXXXXX");
-        cr_assert_not_null(mkdtemp(S.dir), "mkdtemp: %s", strerror(errno));
-        snprintf(S.sock, sizeof S.sock, "%s/s.sock", S.dir);
-        snprintf(S.log, sizeof S.log, "%s/server.log", S.dir);
-        S.port = free_port();
-        cr_assert_gt(S.port, 0);
-        S.pid = fork();
-        cr_assert_geq(S.pid, 0, "fork: %s", strerror(errno));
-        if (S.pid == 0) exec_server();
-        if (wait_ready() == 0) return;
-        dump_log();
-        if (S.pid > 0) stop_server();
-        remove_dir();
-    }
-    cr_assert_fail("%s did not start (5 attempts)", server_path());
+    itest_start("cte-libcte-", exec_server, wait_ready);
 }
 
 static void setup_redis(void)
@@ -222,10 +116,7 @@ static void setup_auth(void)
 
 static void teardown(void)
 {
-    int rc = stop_server();
-    if (rc != 0) dump_log();
-    cr_expect_eq(rc, 0, "cte-server exited with %d after SIGTERM (log above)", rc);
-    remove_dir();
+    itest_stop();
     S.pass = NULL;
     S.redis = 0;
 }

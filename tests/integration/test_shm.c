@@ -34,39 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- the server under test ---- */
+#include "tests/integration/itest_server.h"
 
-static struct {
-    pid_t pid;
-    int port;
-    char dir[64], sock[128], log[128];
-} S;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static const char *server_path(void)
-{
-    const char *p = getenv("CTE_SERVER");
-    return p && *p ? p : "./cte-server";
-}
-
-static int free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
+/* ---- the server under test (itest_server.h) ---- */
 
 static void exec_server(void)
 {
@@ -96,11 +66,6 @@ static cte_conn_t *open_or_fail(const char *kind)
     return c;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static void setup(void)
 {
     snprintf(S.dir, sizeof S.dir, "/tmp/cte-shm-XXXXXX");
@@ -125,11 +90,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    int status = 0;
-    kill(S.pid, SIGTERM);
-    waitpid(S.pid, &status, 0);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the server exited with %d", status);
-    nftw(S.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    itest_stop();
 }
 
 /* ---- a raw client of docs/shm.md ---- */
