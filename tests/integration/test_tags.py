@@ -440,6 +440,7 @@ def test_waiters_on_a_busy_blob_are_answered_after_it_is_deleted(server_factory)
     r = client(s)
     data = os.urandom(50000)
     assert r.execute_command("TPUT", "t", "b", 0, data, 0) == len(data)
+    wait_idle(s)  # the search index's read of the new blob is done: the next TPUT writes at once
     r.execute_command("DEBUG", "TIER-DELAY", "disk", 200000)
     w, g, d = s.conn(), s.conn(timeout=5), s.conn()
     try:
@@ -468,6 +469,7 @@ def test_waiters_on_a_busy_blob_whose_tag_is_renamed(server_factory):
     r = client(s)
     data = os.urandom(30000)
     assert r.execute_command("TPUT", "t", "b", 0, data, 0) == len(data)
+    wait_idle(s)  # the search index's read of the new blob is done: the next TPUT writes at once
     r.execute_command("DEBUG", "TIER-DELAY", "disk", 150000)
     w, g = s.conn(), s.conn(timeout=5)
     try:
@@ -494,6 +496,7 @@ def test_several_waiters_on_a_busy_blob_all_get_their_replies(server_factory):
     r = client(s)
     data = os.urandom(40000)
     assert r.execute_command("TPUT", "t", "b", 0, data, 0) == len(data)
+    wait_idle(s)  # the search index's read of the new blob is done: the next TPUT writes at once
     r.execute_command("DEBUG", "TIER-DELAY", "disk", 100000)
     conns = [s.conn(timeout=10) for _ in range(6)]
     try:
