@@ -2,10 +2,12 @@
 # Installs the Debian packages cte-server builds, tests and benchmarks with (only what is missing).
 set -euo pipefail
 # libclang-rt-dev: libFuzzer's runtime for the fuzz targets (clang only recommends it);
-# python3-dev: the headers python/cte (the Python module) is built against
+# python3-dev: the headers python/cte (the Python module) is built against;
+# liblua5.1-0-dev, lua-cjson-dev, lua-bitop-dev: scripting (EVAL, FUNCTION) with Redis's Lua 5.1
+# and its cjson and bit libraries; libhdf5-dev, python3-numpy: the checkpoint benchmark
 pkgs=(build-essential cmake pkg-config clang libclang-rt-dev libuv1-dev libhiredis-dev libyaml-dev
       libjemalloc-dev libcriterion-dev libpcre2-dev redis-server redis-tools python3 python3-dev python3-redis python3-pytest
-      systemd procps)
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libhdf5-dev python3-numpy systemd procps)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
