@@ -137,6 +137,34 @@ static const struct {
     {"ttruncate", "w"}, {"tsize", "n"}, {"tlen", "n"}, {"tscore", "n"},
 };
 
+/* Commands whose key access depends on their arguments (Redis's VARIABLE_FLAGS key specs). */
+static char set_access(int argc, const resp_arg_t *argv)
+{
+    for (int i = 3; i < argc; i++)
+        if (argv[i].len == 3 && !strncasecmp(argv[i].ptr, "get", 3)) return 'b';
+    return 'w';
+}
+
+static char bitfield_access(int argc, const resp_arg_t *argv)
+{
+    for (int i = 2; i < argc; i++) {
+        int rem = argc - i - 1;
+        const resp_arg_t *a = &argv[i];
+        if (a->len == 3 && !strncasecmp(a->ptr, "get", 3) && rem >= 2) i += 2;
+        else if (a->len == 8 && !strncasecmp(a->ptr, "overflow", 8) && rem >= 1) i += 1;
+        else return 'b'; /* SET, INCRBY or a syntax error: may write */
+    }
+    return 'r';
+}
+
+static const struct {
+    const char *name;
+    char (*fn)(int argc, const resp_arg_t *argv);
+} variable_access[] = {
+    {"set", set_access},
+    {"bitfield", bitfield_access},
+};
+
 /* The channel arguments of the pub/sub commands (Redis's getChannelsFromCommand). */
 #define CH_PUBLISH 1
 #define CH_SUBSCRIBE 2
@@ -157,6 +185,7 @@ typedef struct cmd_info {
     command_t *cmd;
     uint64_t cats;      /* 1 << CAT_* */
     const char *access; /* key_access letters, or NULL */
+    char (*access_fn)(int argc, const resp_arg_t *argv); /* or the access of its one key */
     int chan;           /* index into channel_args + 1, or 0 */
     int nsubs;          /* the subcommands follow at id + 1 .. id + nsubs */
 } cmd_info_t;
@@ -211,6 +240,9 @@ static void describe_command(int id, command_t *cmd)
     ci->access = NULL;
     for (size_t i = 0; i < sizeof(key_access) / sizeof(key_access[0]); i++)
         if (!strcmp(cmd->fullname, key_access[i].name)) ci->access = key_access[i].access;
+    ci->access_fn = NULL;
+    for (size_t i = 0; i < sizeof(variable_access) / sizeof(variable_access[0]); i++)
+        if (!strcmp(cmd->fullname, variable_access[i].name)) ci->access_fn = variable_access[i].fn;
     ci->chan = 0;
     for (size_t i = 0; i < sizeof(channel_args) / sizeof(channel_args[0]); i++)
         if (!strcmp(cmd->fullname, channel_args[i].name)) ci->chan = (int)i + 1;
@@ -361,8 +393,12 @@ static int bit_get(const acl__selector_t *s, int id)
 
 static void bit_set(acl__selector_t *s, int id, int on)
 {
-    if (on) s->allowed[id / 64] |= 1ull << (id % 64);
-    else s->allowed[id / 64] &= ~(1ull << (id % 64));
+    if (on) {
+        s->allowed[id / 64] |= 1ull << (id % 64);
+    } else {
+        s->allowed[id / 64] &= ~(1ull << (id % 64));
+        s->flags &= ~ACL__SEL_ALLCOMMANDS; /* no longer everything */
+    }
 }
 
 static void firstargs_reset_for(acl__selector_t *s, int id)
@@ -1013,8 +1049,9 @@ int acl__channel_ok(const acl__pattern_t *pats, int n, const char *ch, size_t le
     return 0;
 }
 
-static char access_of(const cmd_info_t *ci, int nth)
+static char access_of(const cmd_info_t *ci, int nth, int argc, const resp_arg_t *argv)
 {
+    if (ci->access_fn) return ci->access_fn(argc, argv);
     if (ci->access) {
         size_t n = strlen(ci->access);
         return ci->access[(size_t)nth < n ? (size_t)nth : n - 1];
@@ -1046,7 +1083,7 @@ static int check_selector(const acl__selector_t *s, const command_t *cmd, int ar
         return ACL_DENIED_CMD;
     if (!(s->flags & ACL__SEL_ALLKEYS)) {
         for (int j = 0; j < nkeys; j++) {
-            if (!key_ok(s, &argv[keys[j]], access_of(ci, j))) {
+            if (!key_ok(s, &argv[keys[j]], access_of(ci, j, argc, argv))) {
                 *pos = keys[j];
                 return ACL_DENIED_KEY;
             }
@@ -1092,4 +1129,24 @@ int acl_check_user(const acl_user_t *u, const command_t *cmd, int argc, const re
     if (result == ACL_OK) return ACL_OK;
     *pos = last;
     return relevant;
+}
+
+int acl_check_all_keys(const client_t *c, int access)
+{
+    const acl_user_t *u = c->user;
+    if (!u || (c->flags & CLIENT_FAKE)) return 1;
+    int stack[64], *keys = c->argc > 64 ? xmalloc(sizeof(int) * (size_t)c->argc) : stack;
+    int nkeys = command_get_keys(c->cmd, c->argc, c->argv, keys, c->argc > 64 ? c->argc : 64);
+    int ok = 0;
+    for (int i = 0; i < u->nsel && !ok; i++) {
+        const acl__selector_t *s = u->sel[i];
+        int pos;
+        if (check_selector(s, c->cmd, c->argc, c->argv, keys, nkeys, &pos) != ACL_OK) continue;
+        ok = (s->flags & ACL__SEL_ALLKEYS) != 0;
+        for (int k = 0; k < s->nkeys && !ok; k++)
+            ok = (s->keys[k].flags & access) == access && s->keys[k].len == 1 &&
+                 s->keys[k].s[0] == '*';
+    }
+    if (keys != stack) xfree(keys);
+    return ok;
 }

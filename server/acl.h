@@ -104,6 +104,12 @@ int acl_check_command(const client_t *c, const command_t *cmd, int argc,
 /* Checks c->cmd with c->argv; when denied, adds an ACL LOG entry (context as given) and
  * replies with Redis's -NOPERM error, returning -1. 0 when allowed. */
 int acl_reject_or_reply(client_t *c, int context);
+/* Whether one selector of c's user that allows c->cmd with c->argv may also touch every key
+ * (allkeys, or a "*" pattern with the access asked: ACL_KEYS_READ and/or ACL_KEYS_WRITE).
+ * SORT's BY and GET patterns need it. */
+#define ACL_KEYS_READ 1
+#define ACL_KEYS_WRITE 2
+int acl_check_all_keys(const client_t *c, int access);
 /* The -NOPERM line (without the '-') Redis replies for a denial at the top level. */
 void acl_denial_message(int result, const command_t *cmd, buf_t *out);
 /* Adds (or counts again) an ACL LOG entry: reason is an acl_result, object the command's
