@@ -520,7 +520,7 @@ static int add_key_pattern(acl__selector_t *s, const char *op, size_t len, const
     } else {
         flags = ACL__KEY_READ | ACL__KEY_WRITE;
     }
-    if (!flags || off == len || op[off - 1] != '~' || has_space(op + off, len - off)) {
+    if (!flags || has_space(op + off, len - off)) { /* "%R" and "~" mean an empty pattern */
         *why = ERR_SYNTAX;
         return -1;
     }
@@ -807,7 +807,8 @@ static int merge_selector_args(int argc, const resp_arg_t *argv, buf_t *words, i
     for (int j = 0; j < argc; j++) {
         const char *op = argv[j].ptr;
         size_t len = argv[j].len;
-        if (open < 0 && len && op[0] == '(' && op[len - 1] != ')') {
+        if (len && op[0] == '(' && op[len - 1] != ')') { /* (re)opens, as Redis */
+            if (open >= 0) buf_deinit(&words[n]);
             buf_init(&words[n]);
             buf_append(&words[n], op, len);
             open = j;
