@@ -8,8 +8,8 @@
  * writes; COPY reads its source and writes its destination) - Redis 7.0's key-spec flags.
  *
  * GETUSER describes a selector's command bits as Redis 7.0 does: "+@all" or "-@all" (by the
- * future-commands bit), then every category that covers more of what is left to explain than
- * it gets wrong, then single commands (a parent before its subcommands) and first-arg rules
+ * future-commands bit), then, round by round, the category that gets the fewest of what is
+ * left to explain wrong (while it gets more right than wrong), then single commands (a parent before its subcommands) and first-arg rules
  * until a fake selector built from those rules has exactly the same bits (asserted).
  * Loop thread only. */
 #include "server/acl_int.h"
@@ -914,6 +914,26 @@ static void describe_singles(const acl__selector_t *s, acl__selector_t *fake, bu
     }
 }
 
+/* Our own categories (tag, search) are small: the rounds take them first, and when a Redis
+ * category picked later covers them they would only clutter the description (and differ from
+ * what Redis shows for the same rules). Drops those the result does not need. */
+static void drop_redundant_own_categories(const acl__selector_t *fake, int additive, int *cats,
+                                          int *n)
+{
+    for (int i = 0; i < *n; i++) {
+        if (cats[i] != CAT_TAG && cats[i] != CAT_SEARCH) continue;
+        acl__selector_t alt;
+        memset(&alt, 0, sizeof(alt));
+        if (!additive) memset(alt.allowed, 0xff, sizeof(alt.allowed));
+        for (int j = 0; j < *n; j++)
+            if (j != i) set_category(&alt, cats[j], additive);
+        if (memcmp(alt.allowed, fake->allowed, sizeof(alt.allowed))) continue;
+        memmove(cats + i, cats + i + 1, sizeof(int) * (size_t)(*n - i - 1));
+        (*n)--;
+        i--;
+    }
+}
+
 /* The command rules of s, as GETUSER's "commands" field. */
 static void describe_commands(const acl__selector_t *s, buf_t *out)
 {
@@ -925,15 +945,33 @@ static void describe_commands(const acl__selector_t *s, buf_t *out)
     buf_append_str(out, additive ? "-@all " : "+@all ");
     if (!additive) memset(fake.allowed, 0xff, sizeof(fake.allowed));
     memcpy(temp.allowed, s->allowed, sizeof(temp.allowed));
-    for (int cat = 0; cat < CAT_COUNT; cat++) {
-        unsigned on, off;
-        count_category(&temp, cat, &on, &off);
-        if ((additive && on > off) || (!additive && off > on)) {
-            buf_printf(out, "%c@%s ", additive ? '+' : '-', cat_names[cat]);
-            set_category(&fake, cat, additive);
-            set_category(&temp, cat, !additive);
+    /* each round takes the category that gets the fewest commands wrong (of those that get
+     * more right than wrong), the one that gets more right on a tie */
+    uint64_t applied = 0;
+    int emitted[CAT_COUNT], nemitted = 0;
+    for (;;) {
+        int best = -1;
+        unsigned mindiff = ~0u, maxsame = 0;
+        for (int cat = 0; cat < CAT_COUNT; cat++) {
+            if (applied & (1ull << cat)) continue;
+            unsigned on, off;
+            count_category(&temp, cat, &on, &off);
+            unsigned diff = additive ? off : on, same = additive ? on : off;
+            if (same > diff && (diff < mindiff || (diff == mindiff && same > maxsame))) {
+                best = cat;
+                mindiff = diff;
+                maxsame = same;
+            }
         }
+        if (best < 0) break;
+        emitted[nemitted++] = best;
+        set_category(&fake, best, additive);
+        set_category(&temp, best, !additive);
+        applied |= 1ull << best;
     }
+    drop_redundant_own_categories(&fake, additive, emitted, &nemitted);
+    for (int i = 0; i < nemitted; i++)
+        buf_printf(out, "%c@%s ", additive ? '+' : '-', cat_names[emitted[i]]);
     describe_singles(s, &fake, out);
     firstargs_reset(&fake);
     firstargs_reset(&temp);
