@@ -701,6 +701,11 @@ void acl__user_copy(acl_user_t *dst, const acl_user_t *src)
     for (int i = 0; i < src->nsel; i++) dst->sel[i] = sel_dup(src->sel[i]);
 }
 
+const char *acl__unknown_reason(void)
+{
+    return ERR_UNKNOWN;
+}
+
 const char *acl_user_name(const acl_user_t *u)
 {
     return u->name;
@@ -799,9 +804,8 @@ int acl_user_apply(acl_user_t *u, const char *op, size_t len, const char **why)
     return 0;
 }
 
-/* Merges "(a", "b", "c)" into "(a b c)". Returns the merged words (owned by the caller,
- * each a buf_t's data), or -1 with the index of an unclosed '(' in *bad. */
-static int merge_selector_args(int argc, const resp_arg_t *argv, buf_t *words, int *bad)
+/* see acl_int.h */
+int acl__merge_args(int argc, const resp_arg_t *argv, buf_t *words, int *bad)
 {
     int n = 0, open = -1;
     for (int j = 0; j < argc; j++) {
@@ -839,7 +843,7 @@ static int merge_selector_args(int argc, const resp_arg_t *argv, buf_t *words, i
 int acl_user_setrules(acl_user_t *u, int argc, const resp_arg_t *argv, buf_t *err)
 {
     buf_t *words = xmalloc(sizeof(buf_t) * (size_t)(argc ? argc : 1));
-    int bad = 0, n = merge_selector_args(argc, argv, words, &bad), rc = 0;
+    int bad = 0, n = acl__merge_args(argc, argv, words, &bad), rc = 0;
     if (n < 0) {
         buf_printf(err, "Unmatched parenthesis in acl selector starting at '%.*s'.",
                    (int)argv[bad].len, argv[bad].ptr);

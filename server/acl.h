@@ -49,6 +49,9 @@ enum acl_context { ACL_CTX_TOPLEVEL, ACL_CTX_MULTI, ACL_CTX_LUA };
 int acl_init(char *err, size_t errlen);
 /* Frees every user and the log. */
 void acl_deinit(void);
+/* Before CONFIG REWRITE: srv.cfg.users becomes every user's rules ("name rules..."), as Redis
+ * writes its `user` lines; left alone when an aclfile holds the users. */
+void acl_config_sync_users(void);
 /* A setting changed: requirepass updates the default user's password (as Redis does). */
 int acl_config_changed(const char *name, char *err, size_t errlen);
 

@@ -75,6 +75,12 @@ void acl__user_clear(acl_user_t *u);
 /* Whether channel[0..len) (a pattern itself when is_pattern) is allowed by the patterns. */
 int acl__channel_ok(const acl__pattern_t *pats, int n, const char *ch, size_t len,
                     int is_pattern);
+/* Merges "(a", "b", "c)" into "(a b c)": words[0..returned) get the merged words (each a
+ * buf_t the caller deinitializes; words has room for argc), or -1 with the index of an
+ * unclosed '(' in *bad (nothing to free). */
+int acl__merge_args(int argc, const resp_arg_t *argv, buf_t *words, int *bad);
+/* "Unknown command or category name in ACL" (the one reason an aclfile reports per rule). */
+const char *acl__unknown_reason(void);
 /* Whether acl-pubsub-default is allchannels. */
 int acl__pubsub_default_all(void);
 

@@ -462,6 +462,33 @@ static int split_words(char *line, resp_arg_t *w, int max)
     return n;
 }
 
+/* Applies one aclfile line's rules to the new user u, reporting as Redis does: every unknown
+ * command or category, and the first other error. 0, or -1 after appending to err. */
+static int apply_line_rules(acl_user_t *u, int argc, const resp_arg_t *argv, const char *fname,
+                            int lineno, buf_t *err)
+{
+    buf_t *words = xmalloc(sizeof(buf_t) * (size_t)(argc ? argc : 1));
+    int bad = 0, n = acl__merge_args(argc, argv, words, &bad), rc = 0, other = 0;
+    if (n < 0) {
+        buf_printf(err, "%s:%d: Unmatched parenthesis in selector definition.", fname, lineno);
+        xfree(words);
+        return -1;
+    }
+    for (int j = 0; j < n; j++) {
+        const char *why = "Wrong format", *op = words[j].data ? words[j].data : "";
+        if (acl_user_apply(u, op, words[j].len, &why) == 0) continue;
+        rc = -1;
+        if (why == acl__unknown_reason())
+            buf_printf(err, "%s:%d: Error in applying operation '%s': %s. ", fname, lineno, op,
+                       why);
+        else if (!other++)
+            buf_printf(err, "%s:%d: %s. ", fname, lineno, why);
+    }
+    for (int j = 0; j < n; j++) buf_deinit(&words[j]);
+    xfree(words);
+    return rc;
+}
+
 /* Parses "user <name> <rules...>" lines into a new set of users. 0, or -1 with every
  * problem found in err ("<file>:<line>: <reason>. ") and nothing created. */
 static int parse_users(const char *text, size_t len, const char *fname, acl_user_t ***out,
@@ -480,14 +507,15 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
         while (b < e && strchr(" \t\r", line[b])) b++;
         while (e > b && strchr(" \t\r", line[e - 1])) e--;
         line[e] = '\0';
-        if (b == e || line[b] == '#') {
+        if (b == e) { /* blank lines are skipped, comments are not allowed (as Redis) */
             xfree(line);
             continue;
         }
         resp_arg_t words[1024];
         int nw = split_words(line + b, words, 1024);
         if (nw < 2 || words[0].len != 4 || memcmp(words[0].ptr, "user", 4)) {
-            buf_printf(err, "%s:%d should start with user keyword. ", fname, lineno);
+            buf_printf(err, "%s:%d should start with user keyword followed by the username. ",
+                       fname, lineno);
         } else if (!username_ok(words[1].ptr, words[1].len)) {
             buf_printf(err, "%s:%d: username '%.*s' contains invalid characters. ", fname,
                        lineno, (int)words[1].len, words[1].ptr);
@@ -496,15 +524,10 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
                        (int)words[1].len, words[1].ptr, lineno);
         } else {
             acl_user_t *u = acl_user_new(words[1].ptr, words[1].len);
-            buf_t why;
-            buf_init(&why);
-            if (acl_user_setrules(u, nw - 2, words + 2, &why) < 0) {
-                buf_printf(err, "%s:%d: %s. ", fname, lineno, why.data);
+            if (apply_line_rules(u, nw - 2, words + 2, fname, lineno, err) < 0)
                 acl_user_free(u);
-            } else {
+            else
                 insert_user(&set, &n, u);
-            }
-            buf_deinit(&why);
         }
         xfree(line);
     }
@@ -700,6 +723,23 @@ void acl_deinit(void)
     nusers = 0;
     default_user = NULL;
     acl_log_reset();
+}
+
+void acl_config_sync_users(void)
+{
+    if (srv.cfg.aclfile && *srv.cfg.aclfile) return;
+    config_strlist_t *l = &srv.cfg.users;
+    for (int i = 0; i < l->count; i++) xfree(l->items[i]);
+    xfree(l->items);
+    l->items = xmalloc(sizeof(char *) * (size_t)nusers);
+    l->count = nusers;
+    for (int i = 0; i < nusers; i++) {
+        buf_t b;
+        buf_init(&b);
+        buf_printf(&b, "%s ", users[i]->name);
+        acl_user_describe(users[i], &b);
+        l->items[i] = (char *)b.data;
+    }
 }
 
 int acl_config_changed(const char *name, char *err, size_t errlen)

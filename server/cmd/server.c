@@ -188,6 +188,7 @@ static void config_rewrite_cmd(client_t *c)
         reply_error(c, "ERR The server is running without a config file");
         return;
     }
+    acl_config_sync_users(); /* users: the live ACL users, as Redis rewrites its user lines */
     if (config_rewrite(&srv.cfg, srv.cfg.config_file, err, sizeof(err)) < 0) {
         reply_errorf(c, "ERR Rewriting config file: %s", err);
         return;
