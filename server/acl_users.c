@@ -194,7 +194,7 @@ static void kill_pubsub_clients_if_needed(const acl_user_t *next, const acl_user
     for (int i = 0; i < next->nsel; i++) {
         const acl__selector_t *s = next->sel[i];
         all = xrealloc(all, sizeof(*all) * (size_t)(sc.n + s->nchans + 1));
-        memcpy(all + sc.n, s->chans, sizeof(*all) * (size_t)s->nchans);
+        if (s->nchans) memcpy(all + sc.n, s->chans, sizeof(*all) * (size_t)s->nchans);
         sc.n += s->nchans;
     }
     sc.pats = all;
