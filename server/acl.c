@@ -9,9 +9,9 @@
  *
  * GETUSER describes a selector's command bits as Redis 7.0 does: "+@all" or "-@all" (by the
  * future-commands bit), then, round by round, the category that gets the fewest of what is
- * left to explain wrong (while it gets more right than wrong), then single commands (a parent before its subcommands) and first-arg rules
- * until a fake selector built from those rules has exactly the same bits (asserted).
- * Loop thread only. */
+ * left to explain wrong (while it gets more right than wrong), then single commands (a parent
+ * before its subcommands) and first-arg rules until a fake selector built from those rules has
+ * exactly the same bits (asserted). Loop thread only. */
 #include "server/acl_int.h"
 
 #include "common/alloc.h"
@@ -28,17 +28,37 @@
 /* ---- categories ------------------------------------------------------------------------ */
 
 enum {
-    CAT_KEYSPACE, CAT_READ, CAT_WRITE, CAT_SET, CAT_SORTEDSET, CAT_LIST, CAT_HASH, CAT_STRING,
-    CAT_BITMAP, CAT_HYPERLOGLOG, CAT_GEO, CAT_STREAM, CAT_PUBSUB, CAT_ADMIN, CAT_FAST, CAT_SLOW,
-    CAT_BLOCKING, CAT_DANGEROUS, CAT_CONNECTION, CAT_TRANSACTION, CAT_SCRIPTING, CAT_TAG,
-    CAT_SEARCH, CAT_COUNT,
+    CAT_KEYSPACE,
+    CAT_READ,
+    CAT_WRITE,
+    CAT_SET,
+    CAT_SORTEDSET,
+    CAT_LIST,
+    CAT_HASH,
+    CAT_STRING,
+    CAT_BITMAP,
+    CAT_HYPERLOGLOG,
+    CAT_GEO,
+    CAT_STREAM,
+    CAT_PUBSUB,
+    CAT_ADMIN,
+    CAT_FAST,
+    CAT_SLOW,
+    CAT_BLOCKING,
+    CAT_DANGEROUS,
+    CAT_CONNECTION,
+    CAT_TRANSACTION,
+    CAT_SCRIPTING,
+    CAT_TAG,
+    CAT_SEARCH,
+    CAT_COUNT,
 };
 
 static const char *const cat_names[CAT_COUNT] = {
-    "keyspace", "read",      "write",      "set",     "sortedset", "list",   "hash",
-    "string",   "bitmap",    "hyperloglog", "geo",    "stream",    "pubsub", "admin",
-    "fast",     "slow",      "blocking",   "dangerous", "connection", "transaction",
-    "scripting", "tag",      "search",
+    "keyspace",   "read",        "write",     "set",         "sortedset", "list",
+    "hash",       "string",      "bitmap",    "hyperloglog", "geo",       "stream",
+    "pubsub",     "admin",       "fast",      "slow",        "blocking",  "dangerous",
+    "connection", "transaction", "scripting", "tag",         "search",
 };
 
 /* data-type (or other) category of a command group */
@@ -46,11 +66,21 @@ static const struct {
     const char *group;
     int cat;
 } group_cats[] = {
-    {"generic", CAT_KEYSPACE},  {"string", CAT_STRING},       {"hash", CAT_HASH},
-    {"sorted-set", CAT_SORTEDSET}, {"list", CAT_LIST},        {"set", CAT_SET},
-    {"bitmap", CAT_BITMAP},     {"hyperloglog", CAT_HYPERLOGLOG}, {"geo", CAT_GEO},
-    {"stream", CAT_STREAM},     {"pubsub", CAT_PUBSUB},       {"connection", CAT_CONNECTION},
-    {"transactions", CAT_TRANSACTION}, {"scripting", CAT_SCRIPTING}, {"tag", CAT_TAG},
+    {"generic", CAT_KEYSPACE},
+    {"string", CAT_STRING},
+    {"hash", CAT_HASH},
+    {"sorted-set", CAT_SORTEDSET},
+    {"list", CAT_LIST},
+    {"set", CAT_SET},
+    {"bitmap", CAT_BITMAP},
+    {"hyperloglog", CAT_HYPERLOGLOG},
+    {"geo", CAT_GEO},
+    {"stream", CAT_STREAM},
+    {"pubsub", CAT_PUBSUB},
+    {"connection", CAT_CONNECTION},
+    {"transactions", CAT_TRANSACTION},
+    {"scripting", CAT_SCRIPTING},
+    {"tag", CAT_TAG},
     {"search", CAT_SEARCH},
 };
 
@@ -114,27 +144,95 @@ static const struct {
 static const struct {
     const char *name, *access;
 } key_access[] = {
-    {"append", "w"}, {"bitop", "wr"}, {"blmove", "bw"}, {"brpoplpush", "bw"},
-    {"copy", "rw"}, {"del", "w"}, {"unlink", "w"}, {"exists", "n"}, {"expire", "w"},
-    {"expireat", "w"}, {"pexpire", "w"}, {"pexpireat", "w"}, {"persist", "w"},
-    {"geoadd", "w"}, {"georadius", "rw"}, {"georadiusbymember", "rw"},
-    {"geosearchstore", "wr"}, {"hdel", "w"}, {"hexists", "n"}, {"hlen", "n"},
-    {"hmset", "w"}, {"hset", "w"}, {"hsetnx", "w"}, {"hstrlen", "n"}, {"linsert", "w"},
-    {"llen", "n"}, {"lmove", "bw"}, {"lpush", "w"}, {"lpushx", "w"}, {"lrem", "w"},
-    {"lset", "w"}, {"ltrim", "w"}, {"memory|usage", "n"}, {"mset", "w"}, {"msetnx", "w"},
-    {"object|encoding", "n"}, {"object|freq", "n"}, {"object|idletime", "n"},
-    {"object|refcount", "n"}, {"pfadd", "w"}, {"pfdebug", "r"}, {"pfmerge", "br"},
-    {"psetex", "w"}, {"rename", "bw"}, {"renamenx", "bw"}, {"restore", "w"},
-    {"rpoplpush", "bw"}, {"rpush", "w"}, {"rpushx", "w"}, {"sadd", "w"}, {"scard", "n"},
-    {"sdiffstore", "wr"}, {"setex", "w"}, {"setnx", "w"}, {"setrange", "w"},
-    {"sinterstore", "wr"}, {"sismember", "n"}, {"smove", "bw"}, {"sort", "rw"},
-    {"srem", "w"}, {"strlen", "n"}, {"sunionstore", "wr"}, {"touch", "n"}, {"type", "n"},
-    {"xack", "w"}, {"xadd", "w"}, {"xautoclaim", "w"}, {"xclaim", "w"}, {"xdel", "w"},
-    {"xlen", "n"}, {"xreadgroup", "r"}, {"xsetid", "w"}, {"xtrim", "w"}, {"zadd", "w"},
-    {"zcard", "n"}, {"zdiffstore", "wr"}, {"zinterstore", "wr"}, {"zrangestore", "wr"},
-    {"zrem", "w"}, {"zremrangebylex", "w"}, {"zremrangebyrank", "w"},
-    {"zremrangebyscore", "w"}, {"zunionstore", "wr"}, {"tput", "w"}, {"tdel", "w"},
-    {"ttruncate", "w"}, {"tsize", "n"}, {"tlen", "n"}, {"tscore", "n"},
+    {"append", "w"},
+    {"bitop", "wr"},
+    {"blmove", "bw"},
+    {"brpoplpush", "bw"},
+    {"copy", "rw"},
+    {"del", "w"},
+    {"unlink", "w"},
+    {"exists", "n"},
+    {"expire", "w"},
+    {"expireat", "w"},
+    {"pexpire", "w"},
+    {"pexpireat", "w"},
+    {"persist", "w"},
+    {"geoadd", "w"},
+    {"georadius", "rw"},
+    {"georadiusbymember", "rw"},
+    {"geosearchstore", "wr"},
+    {"hdel", "w"},
+    {"hexists", "n"},
+    {"hlen", "n"},
+    {"hmset", "w"},
+    {"hset", "w"},
+    {"hsetnx", "w"},
+    {"hstrlen", "n"},
+    {"linsert", "w"},
+    {"llen", "n"},
+    {"lmove", "bw"},
+    {"lpush", "w"},
+    {"lpushx", "w"},
+    {"lrem", "w"},
+    {"lset", "w"},
+    {"ltrim", "w"},
+    {"memory|usage", "n"},
+    {"mset", "w"},
+    {"msetnx", "w"},
+    {"object|encoding", "n"},
+    {"object|freq", "n"},
+    {"object|idletime", "n"},
+    {"object|refcount", "n"},
+    {"pfadd", "w"},
+    {"pfdebug", "r"},
+    {"pfmerge", "br"},
+    {"psetex", "w"},
+    {"rename", "bw"},
+    {"renamenx", "bw"},
+    {"restore", "w"},
+    {"rpoplpush", "bw"},
+    {"rpush", "w"},
+    {"rpushx", "w"},
+    {"sadd", "w"},
+    {"scard", "n"},
+    {"sdiffstore", "wr"},
+    {"setex", "w"},
+    {"setnx", "w"},
+    {"setrange", "w"},
+    {"sinterstore", "wr"},
+    {"sismember", "n"},
+    {"smove", "bw"},
+    {"sort", "rw"},
+    {"srem", "w"},
+    {"strlen", "n"},
+    {"sunionstore", "wr"},
+    {"touch", "n"},
+    {"type", "n"},
+    {"xack", "w"},
+    {"xadd", "w"},
+    {"xautoclaim", "w"},
+    {"xclaim", "w"},
+    {"xdel", "w"},
+    {"xlen", "n"},
+    {"xreadgroup", "r"},
+    {"xsetid", "w"},
+    {"xtrim", "w"},
+    {"zadd", "w"},
+    {"zcard", "n"},
+    {"zdiffstore", "wr"},
+    {"zinterstore", "wr"},
+    {"zrangestore", "wr"},
+    {"zrem", "w"},
+    {"zremrangebylex", "w"},
+    {"zremrangebyrank", "w"},
+    {"zremrangebyscore", "w"},
+    {"zunionstore", "wr"},
+    {"tput", "w"},
+    {"tdel", "w"},
+    {"ttruncate", "w"},
+    {"tsize", "n"},
+    {"tlen", "n"},
+    {"tscore", "n"},
 };
 
 /* Commands whose key access depends on their arguments (Redis's VARIABLE_FLAGS key specs). */
@@ -150,9 +248,12 @@ static char bitfield_access(int argc, const resp_arg_t *argv)
     for (int i = 2; i < argc; i++) {
         int rem = argc - i - 1;
         const resp_arg_t *a = &argv[i];
-        if (a->len == 3 && !strncasecmp(a->ptr, "get", 3) && rem >= 2) i += 2;
-        else if (a->len == 8 && !strncasecmp(a->ptr, "overflow", 8) && rem >= 1) i += 1;
-        else return 'b'; /* SET, INCRBY or a syntax error: may write */
+        if (a->len == 3 && !strncasecmp(a->ptr, "get", 3) && rem >= 2)
+            i += 2;
+        else if (a->len == 8 && !strncasecmp(a->ptr, "overflow", 8) && rem >= 1)
+            i += 1;
+        else
+            return 'b'; /* SET, INCRBY or a syntax error: may write */
     }
     return 'r';
 }
@@ -183,11 +284,11 @@ static const struct {
 
 typedef struct cmd_info {
     command_t *cmd;
-    uint64_t cats;      /* 1 << CAT_* */
-    const char *access; /* key_access letters, or NULL */
+    uint64_t cats;                                       /* 1 << CAT_* */
+    const char *access;                                  /* key_access letters, or NULL */
     char (*access_fn)(int argc, const resp_arg_t *argv); /* or the access of its one key */
-    int chan;           /* index into channel_args + 1, or 0 */
-    int nsubs;          /* the subcommands follow at id + 1 .. id + nsubs */
+    int chan;                                            /* index into channel_args + 1, or 0 */
+    int nsubs; /* the subcommands follow at id + 1 .. id + nsubs */
 } cmd_info_t;
 
 static cmd_info_t cmds[ACL__MAX_CMDS];
@@ -221,8 +322,7 @@ static uint64_t derive_categories(const command_t *cmd)
         if (!strcmp(cmd->fullname, extra_categories[i].name))
             add_category_words(&cats, extra_categories[i].cats);
     if (cmd->flags & CMD_WRITE) cats |= 1ull << CAT_WRITE;
-    if ((cmd->flags & CMD_READONLY) && !(cats & (1ull << CAT_SCRIPTING)))
-        cats |= 1ull << CAT_READ;
+    if ((cmd->flags & CMD_READONLY) && !(cats & (1ull << CAT_SCRIPTING))) cats |= 1ull << CAT_READ;
     if (cmd->flags & CMD_ADMIN) cats |= 1ull << CAT_ADMIN | 1ull << CAT_DANGEROUS;
     if (cmd->flags & CMD_PUBSUB) cats |= 1ull << CAT_PUBSUB;
     if (cmd->flags & CMD_FAST) cats |= 1ull << CAT_FAST;
@@ -298,8 +398,7 @@ int acl_category_find(const char *name, size_t len)
     return -1;
 }
 
-void acl_command_categories(const command_t *cmd, void (*fn)(void *ud, const char *cat),
-                            void *ud)
+void acl_command_categories(const command_t *cmd, void (*fn)(void *ud, const char *cat), void *ud)
 {
     acl__index();
     uint64_t cats = cmds[cmd->acl_id].cmd == cmd ? cmds[cmd->acl_id].cats : derive_categories(cmd);
@@ -507,8 +606,10 @@ static int add_key_pattern(acl__selector_t *s, const char *op, size_t len, const
     if (op[0] == '%') {
         for (; off < len; off++) {
             char ch = (char)toupper((unsigned char)op[off]);
-            if (ch == 'R' && !(flags & ACL__KEY_READ)) flags |= ACL__KEY_READ;
-            else if (ch == 'W' && !(flags & ACL__KEY_WRITE)) flags |= ACL__KEY_WRITE;
+            if (ch == 'R' && !(flags & ACL__KEY_READ))
+                flags |= ACL__KEY_READ;
+            else if (ch == 'W' && !(flags & ACL__KEY_WRITE))
+                flags |= ACL__KEY_WRITE;
             else if (op[off] == '~') {
                 off++;
                 break;
@@ -695,7 +796,9 @@ void acl__user_copy(acl_user_t *dst, const acl_user_t *src)
     dst->len = src->len;
     dst->flags = src->flags;
     dst->npass = src->npass;
-    dst->pass = src->npass ? (char(*)[SHA256_HEX_LEN + 1])xmemdup(src->pass, sizeof(*src->pass) * (size_t)src->npass) : NULL;
+    dst->pass = src->npass ? (char(*)[SHA256_HEX_LEN + 1])
+                                 xmemdup(src->pass, sizeof(*src->pass) * (size_t)src->npass)
+                           : NULL;
     dst->nsel = src->nsel;
     dst->sel = xmalloc(sizeof(*dst->sel) * (size_t)src->nsel);
     for (int i = 0; i < src->nsel; i++) dst->sel[i] = sel_dup(src->sel[i]);
@@ -765,8 +868,9 @@ static void clear_selectors(acl_user_t *u)
 
 int acl_user_apply(acl_user_t *u, const char *op, size_t len, const char **why)
 {
-    static const char *const reset_rules[] = {"resetpass", "resetkeys", "resetchannels", "off",
-                                              "sanitize-payload", "clearselectors", "-@all"};
+    static const char *const reset_rules[] = {"resetpass", "resetkeys",        "resetchannels",
+                                              "off",       "sanitize-payload", "clearselectors",
+                                              "-@all"};
     if (len == 0) return 0;
     if (is_word(op, len, "on")) {
         u->flags = (u->flags | ACL__USER_ON) & ~ACL__USER_OFF;
@@ -795,8 +899,7 @@ int acl_user_apply(acl_user_t *u, const char *op, size_t len, const char **why)
         for (size_t i = 0; i < sizeof(reset_rules) / sizeof(reset_rules[0]); i++) {
             int rc = acl_user_apply(u, reset_rules[i], strlen(reset_rules[i]), why);
             assert(rc == 0);
-            if (i == 2 && acl__pubsub_default_all())
-                acl_user_apply(u, "allchannels", 11, why);
+            if (i == 2 && acl__pubsub_default_all()) acl_user_apply(u, "allchannels", 11, why);
         }
     } else {
         return sel_apply(u->sel[0], op, len, why);
@@ -898,8 +1001,10 @@ static void count_category(const acl__selector_t *s, int cat, unsigned *on, unsi
     *on = *off = 0;
     for (int id = 0; id < ncmds; id++) {
         if (!(cmds[id].cats & (1ull << cat))) continue;
-        if (bit_get(s, id)) (*on)++;
-        else (*off)++;
+        if (bit_get(s, id))
+            (*on)++;
+        else
+            (*off)++;
     }
 }
 
@@ -995,8 +1100,10 @@ static void describe_keys(const acl__selector_t *s, buf_t *out)
     for (int i = 0; i < s->nkeys; i++) {
         const acl__pattern_t *p = &s->keys[i];
         if (i) buf_push(out, ' ');
-        if (p->flags == ACL__KEY_READ) buf_append_str(out, "%R");
-        else if (p->flags == ACL__KEY_WRITE) buf_append_str(out, "%W");
+        if (p->flags == ACL__KEY_READ)
+            buf_append_str(out, "%R");
+        else if (p->flags == ACL__KEY_WRITE)
+            buf_append_str(out, "%W");
         buf_push(out, '~');
         buf_append(out, p->s, p->len);
     }
@@ -1030,19 +1137,18 @@ static void describe_selector(const acl__selector_t *s, buf_t *out)
     describe_commands(s, out);
 }
 
+const acl__flag_name_t acl__user_flags[] = {{ACL__USER_ON, "on"},
+                                            {ACL__USER_OFF, "off"},
+                                            {ACL__USER_NOPASS, "nopass"},
+                                            {ACL__USER_SKIP_SANITIZE, "skip-sanitize-payload"},
+                                            {ACL__USER_SANITIZE, "sanitize-payload"},
+                                            {0, NULL}};
+
 void acl_user_describe(const acl_user_t *u, buf_t *out)
 {
-    static const struct {
-        uint32_t flag;
-        const char *name;
-    } names[] = {{ACL__USER_ON, "on"},
-                 {ACL__USER_OFF, "off"},
-                 {ACL__USER_NOPASS, "nopass"},
-                 {ACL__USER_SKIP_SANITIZE, "skip-sanitize-payload"},
-                 {ACL__USER_SANITIZE, "sanitize-payload"}};
     buf_reserve(out, 1);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (u->flags & names[i].flag) buf_printf(out, "%s ", names[i].name);
+    for (const acl__flag_name_t *f = acl__user_flags; f->name; f++)
+        if (u->flags & f->flag) buf_printf(out, "%s ", f->name);
     for (int i = 0; i < u->npass; i++) buf_printf(out, "#%s ", u->pass[i]);
     describe_selector(u->sel[0], out);
     for (int i = 1; i < u->nsel; i++) {
@@ -1052,8 +1158,6 @@ void acl_user_describe(const acl_user_t *u, buf_t *out)
     }
 }
 
-/* GETUSER's fields of one selector */
-void acl__describe_fields(const acl__selector_t *s, buf_t *commands, buf_t *keys, buf_t *chans);
 void acl__describe_fields(const acl__selector_t *s, buf_t *commands, buf_t *keys, buf_t *chans)
 {
     buf_reserve(commands, 1);
@@ -1068,7 +1172,7 @@ void acl__describe_fields(const acl__selector_t *s, buf_t *commands, buf_t *keys
 
 static int key_ok(const acl__selector_t *s, const resp_arg_t *key, char access)
 {
-    int need = access == 'r' ? ACL__KEY_READ
+    int need = access == 'r'   ? ACL__KEY_READ
                : access == 'w' ? ACL__KEY_WRITE
                : access == 'b' ? ACL__KEY_READ | ACL__KEY_WRITE
                                : 0;
@@ -1079,8 +1183,7 @@ static int key_ok(const acl__selector_t *s, const resp_arg_t *key, char access)
     return 0;
 }
 
-int acl__channel_ok(const acl__pattern_t *pats, int n, const char *ch, size_t len,
-                    int is_pattern)
+int acl__channel_ok(const acl__pattern_t *pats, int n, const char *ch, size_t len, int is_pattern)
 {
     for (int i = 0; i < n; i++) {
         if (is_pattern) {
@@ -1162,7 +1265,8 @@ int acl_check_user(const acl_user_t *u, const command_t *cmd, int argc, const re
             keys_done = 1;
         }
         int p = 0, r = check_selector(s, cmd, argc, argv, keys, nkeys, &p);
-        if (r == ACL_OK) result = ACL_OK;
+        if (r == ACL_OK)
+            result = ACL_OK;
         else if (r > relevant || (r == relevant && p > last)) {
             relevant = r;
             last = p;

@@ -102,8 +102,8 @@ int acl_check_user(const acl_user_t *u, const command_t *cmd, int argc, const re
                    int *pos);
 /* The same for client c's user (clients replaying the append-only file may do anything).
  * The one check every caller uses: the dispatcher, EXEC and scripts' redis.call. */
-int acl_check_command(const client_t *c, const command_t *cmd, int argc,
-                      const resp_arg_t *argv, int *pos);
+int acl_check_command(const client_t *c, const command_t *cmd, int argc, const resp_arg_t *argv,
+                      int *pos);
 /* Checks c->cmd with c->argv; when denied, adds an ACL LOG entry (context as given) and
  * replies with Redis's -NOPERM error, returning -1. 0 when allowed. */
 int acl_reject_or_reply(client_t *c, int context);
@@ -138,8 +138,7 @@ const char *acl_client_user_name(const client_t *c);
 /* ---- categories ------------------------------------------------------------------------ */
 
 /* Calls fn with each of cmd's categories ("write", "fast", ... without '@'). */
-void acl_command_categories(const command_t *cmd, void (*fn)(void *ud, const char *cat),
-                            void *ud);
+void acl_command_categories(const command_t *cmd, void (*fn)(void *ud, const char *cat), void *ud);
 /* The number of categories. */
 int acl_category_count(void);
 /* The name of category i (0 <= i < acl_category_count()), as ACL CAT lists them. */

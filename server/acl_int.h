@@ -29,6 +29,13 @@
 #define ACL__USER_SKIP_SANITIZE 8u
 #define ACL__USER_SANITIZE 16u
 
+/* the user flags' names, in that order, ending with {0, NULL} */
+typedef struct acl__flag_name {
+    uint32_t flag;
+    const char *name;
+} acl__flag_name_t;
+extern const acl__flag_name_t acl__user_flags[];
+
 /* key pattern permissions */
 #define ACL__KEY_READ 1
 #define ACL__KEY_WRITE 2
@@ -73,14 +80,15 @@ void acl__user_copy(acl_user_t *dst, const acl_user_t *src);
 /* Frees what u owns, leaving the struct. */
 void acl__user_clear(acl_user_t *u);
 /* Whether channel[0..len) (a pattern itself when is_pattern) is allowed by the patterns. */
-int acl__channel_ok(const acl__pattern_t *pats, int n, const char *ch, size_t len,
-                    int is_pattern);
+int acl__channel_ok(const acl__pattern_t *pats, int n, const char *ch, size_t len, int is_pattern);
 /* Merges "(a", "b", "c)" into "(a b c)": words[0..returned) get the merged words (each a
  * buf_t the caller deinitializes; words has room for argc), or -1 with the index of an
  * unclosed '(' in *bad (nothing to free). */
 int acl__merge_args(int argc, const resp_arg_t *argv, buf_t *words, int *bad);
 /* "Unknown command or category name in ACL" (the one reason an aclfile reports per rule). */
 const char *acl__unknown_reason(void);
+/* GETUSER's commands, keys and channels strings of one selector, appended to the buffers. */
+void acl__describe_fields(const acl__selector_t *s, buf_t *commands, buf_t *keys, buf_t *chans);
 /* Whether acl-pubsub-default is allchannels. */
 int acl__pubsub_default_all(void);
 

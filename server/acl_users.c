@@ -45,8 +45,10 @@ static int find_index(acl_user_t **set, int n, const char *name, size_t len)
     while (lo <= hi) {
         int mid = (lo + hi) / 2, d = name_cmp(set[mid]->name, set[mid]->len, name, len);
         if (d == 0) return mid;
-        if (d < 0) lo = mid + 1;
-        else hi = mid - 1;
+        if (d < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return -lo - 1;
 }
@@ -123,9 +125,12 @@ static int user_is_open(const acl_user_t *u)
 void acl_client_reset(client_t *c)
 {
     c->user = default_user;
-    if (default_user && user_is_open(default_user)) c->flags |= CLIENT_AUTHENTICATED;
-    else if (default_user) c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
-    else c->flags |= CLIENT_AUTHENTICATED;
+    if (default_user && user_is_open(default_user))
+        c->flags |= CLIENT_AUTHENTICATED;
+    else if (default_user)
+        c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
+    else
+        c->flags |= CLIENT_AUTHENTICATED;
 }
 
 int acl_auth_required(const client_t *c)
@@ -159,8 +164,10 @@ static void kill_client(client_t *current, client_t *c)
 {
     c->user = default_user;
     c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
-    if (c == current) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
-    else client_close(c);
+    if (c == current)
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    else
+        client_close(c);
 }
 
 static void kill_clients_of(client_t *current, const acl_user_t *u)
@@ -205,8 +212,8 @@ static void kill_pubsub_clients_if_needed(const acl_user_t *next, const acl_user
         for (int j = 0; j < s->nchans && superset; j++) {
             int found = 0;
             for (int k = 0; k < sc.n && !found; k++)
-                found = all[k].len == s->chans[j].len &&
-                        !memcmp(all[k].s, s->chans[j].s, all[k].len);
+                found =
+                    all[k].len == s->chans[j].len && !memcmp(all[k].s, s->chans[j].s, all[k].len);
             superset = found;
         }
     }
@@ -267,8 +274,8 @@ int acl_deluser(client_t *current, const char *name, size_t len)
 
 /* ---- checks with clients --------------------------------------------------------------- */
 
-int acl_check_command(const client_t *c, const command_t *cmd, int argc,
-                      const resp_arg_t *argv, int *pos)
+int acl_check_command(const client_t *c, const command_t *cmd, int argc, const resp_arg_t *argv,
+                      int *pos)
 {
     *pos = 0;
     if (c->flags & CLIENT_FAKE) return ACL_OK;
@@ -346,8 +353,8 @@ static void log_trim(void)
     }
 }
 
-static int same_entry(const log_entry_t *e, int reason, int context, const char *obj,
-                      size_t objlen, const char *user, size_t ulen, long long now)
+static int same_entry(const log_entry_t *e, int reason, int context, const char *obj, size_t objlen,
+                      const char *user, size_t ulen, long long now)
 {
     return e->reason == reason && e->context == context && e->objlen == objlen &&
            !memcmp(e->object, obj, objlen) && e->ulen == ulen && !memcmp(e->username, user, ulen) &&
@@ -517,11 +524,11 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
             buf_printf(err, "%s:%d should start with user keyword followed by the username. ",
                        fname, lineno);
         } else if (!username_ok(words[1].ptr, words[1].len)) {
-            buf_printf(err, "%s:%d: username '%.*s' contains invalid characters. ", fname,
-                       lineno, (int)words[1].len, words[1].ptr);
+            buf_printf(err, "%s:%d: username '%.*s' contains invalid characters. ", fname, lineno,
+                       (int)words[1].len, words[1].ptr);
         } else if (find_index(set, n, words[1].ptr, words[1].len) >= 0) {
-            buf_printf(err, "WARNING: Duplicate user '%.*s' found on line %d. ",
-                       (int)words[1].len, words[1].ptr, lineno);
+            buf_printf(err, "WARNING: Duplicate user '%.*s' found on line %d. ", (int)words[1].len,
+                       words[1].ptr, lineno);
         } else {
             acl_user_t *u = acl_user_new(words[1].ptr, words[1].len);
             if (apply_line_rules(u, nw - 2, words + 2, fname, lineno, err) < 0)
@@ -585,7 +592,8 @@ static int load_file(client_t *current, buf_t *err)
     int rc = read_file(path, &text, err);
     acl_user_t **set = NULL;
     int n = 0;
-    if (rc == 0) rc = parse_users(text.data ? text.data : "", text.len, srv.cfg.aclfile, &set, &n, err);
+    if (rc == 0)
+        rc = parse_users(text.data ? text.data : "", text.len, srv.cfg.aclfile, &set, &n, err);
     if (rc == 0) replace_users(current, set, n);
     buf_deinit(&text);
     xfree(path);
@@ -611,10 +619,11 @@ int acl_save(char *err, size_t errlen)
 {
     char *path = aclfile_path();
     if (!path) {
-        snprintf(err, errlen, "This Redis instance is not configured to use an ACL file. You "
-                              "may want to specify users via the ACL SETUSER command and then "
-                              "issue a CONFIG REWRITE (assuming you have a Redis configuration "
-                              "file set) in order to store users in the Redis configuration.");
+        snprintf(err, errlen,
+                 "This Redis instance is not configured to use an ACL file. You "
+                 "may want to specify users via the ACL SETUSER command and then "
+                 "issue a CONFIG REWRITE (assuming you have a Redis configuration "
+                 "file set) in order to store users in the Redis configuration.");
         return -1;
     }
     buf_t text;
@@ -643,8 +652,9 @@ int acl_save(char *err, size_t errlen)
         if (!strcmp(what, "rename") && rename((char *)tmp.data, path) == 0) rc = 0;
     }
     if (rc < 0) {
-        snprintf(err, errlen, "There was an error trying to save the ACLs. Please check the "
-                              "server logs for more information");
+        snprintf(err, errlen,
+                 "There was an error trying to save the ACLs. Please check the "
+                 "server logs for more information");
         log_warning("ACL SAVE: cannot %s '%s': %s", what, (char *)tmp.data, strerror(errno));
         unlink((char *)tmp.data);
     }
@@ -695,9 +705,10 @@ int acl_init(char *err, size_t errlen)
     apply_requirepass();
     int has_file = srv.cfg.aclfile && *srv.cfg.aclfile;
     if (has_file && srv.cfg.users.count) {
-        snprintf(err, errlen, "Configuring the server with users in the configuration (users) "
-                              "and an ACL file (aclfile) at the same time is invalid: define "
-                              "either an ACL file or users in the configuration, not both.");
+        snprintf(err, errlen,
+                 "Configuring the server with users in the configuration (users) "
+                 "and an ACL file (aclfile) at the same time is invalid: define "
+                 "either an ACL file or users in the configuration, not both.");
         return -1;
     }
     if (srv.cfg.users.count && load_config_users(err, errlen) < 0) return -1;
@@ -751,8 +762,6 @@ int acl_config_changed(const char *name, char *err, size_t errlen)
 
 /* ---- GETUSER --------------------------------------------------------------------------- */
 
-void acl__describe_fields(const acl__selector_t *s, buf_t *commands, buf_t *keys, buf_t *chans);
-
 static void reply_selector_fields(client_t *c, const acl__selector_t *s)
 {
     buf_t cmds, keys, chans;
@@ -773,22 +782,14 @@ static void reply_selector_fields(client_t *c, const acl__selector_t *s)
 
 void acl_getuser_reply(client_t *c, const acl_user_t *u)
 {
-    static const struct {
-        uint32_t flag;
-        const char *name;
-    } names[] = {{ACL__USER_ON, "on"},
-                 {ACL__USER_OFF, "off"},
-                 {ACL__USER_NOPASS, "nopass"},
-                 {ACL__USER_SKIP_SANITIZE, "skip-sanitize-payload"},
-                 {ACL__USER_SANITIZE, "sanitize-payload"}};
     int nflags = 0;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        nflags += (u->flags & names[i].flag) != 0;
+    for (const acl__flag_name_t *f = acl__user_flags; f->name; f++)
+        nflags += (u->flags & f->flag) != 0;
     reply_map(c, 6);
     reply_bulk_cstr(c, "flags");
     reply_set(c, nflags);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (u->flags & names[i].flag) reply_bulk_cstr(c, names[i].name);
+    for (const acl__flag_name_t *f = acl__user_flags; f->name; f++)
+        if (u->flags & f->flag) reply_bulk_cstr(c, f->name);
     reply_bulk_cstr(c, "passwords");
     reply_array(c, u->npass);
     for (int i = 0; i < u->npass; i++) reply_bulk(c, u->pass[i], SHA256_HEX_LEN);

@@ -14,8 +14,9 @@
 static void reply_usage_error_n(client_t *c)
 {
     int n = (int)(c->argv[1].len > 128 ? 128 : c->argv[1].len);
-    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try ACL "
-                    "HELP.",
+    reply_errorf(c,
+                 "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try ACL "
+                 "HELP.",
                  n, c->argv[1].ptr);
 }
 
@@ -33,8 +34,10 @@ static void setuser_cmd(client_t *c)
 static void getuser_cmd(client_t *c)
 {
     acl_user_t *u = acl_user_find(c->argv[2].ptr, c->argv[2].len);
-    if (!u) reply_null(c);
-    else acl_getuser_reply(c, u);
+    if (!u)
+        reply_null(c);
+    else
+        acl_getuser_reply(c, u);
 }
 
 static void deluser_cmd(client_t *c)
@@ -179,8 +182,7 @@ static void dryrun_cmd(client_t *c)
     const resp_arg_t *argv = c->argv + 3;
     int argc = c->argc - 3;
     const command_t *cmd = command_lookup(&argv[0]);
-    if (cmd && cmd->subcommands)
-        cmd = argc >= 2 ? command_lookup_sub(cmd, &argv[1]) : NULL;
+    if (cmd && cmd->subcommands) cmd = argc >= 2 ? command_lookup_sub(cmd, &argv[1]) : NULL;
     if (!cmd) {
         reply_errorf(c, "ERR Command '%.*s' not found", (int)argv[0].len, argv[0].ptr);
         return;
@@ -199,8 +201,8 @@ static void dryrun_cmd(client_t *c)
     if (r == ACL_DENIED_CMD)
         buf_printf(&msg, "This user has no permissions to run the '%s' command", cmd->fullname);
     else
-        buf_printf(&msg, "This user has no permissions to access the '%.*s' %s",
-                   (int)argv[pos].len, argv[pos].ptr, r == ACL_DENIED_KEY ? "key" : "channel");
+        buf_printf(&msg, "This user has no permissions to access the '%.*s' %s", (int)argv[pos].len,
+                   argv[pos].ptr, r == ACL_DENIED_KEY ? "key" : "channel");
     reply_bulk(c, msg.data, msg.len);
     buf_deinit(&msg);
 }
@@ -208,16 +210,20 @@ static void dryrun_cmd(client_t *c)
 static void save_cmd(client_t *c)
 {
     char err[512];
-    if (acl_save(err, sizeof(err)) == 0) reply_ok(c);
-    else reply_errorf(c, "ERR %s", err);
+    if (acl_save(err, sizeof(err)) == 0)
+        reply_ok(c);
+    else
+        reply_errorf(c, "ERR %s", err);
 }
 
 static void load_cmd(client_t *c)
 {
     buf_t err;
     buf_init(&err);
-    if (acl_load(c, &err) == 0) reply_ok(c);
-    else reply_errorf(c, "ERR %s", err.data);
+    if (acl_load(c, &err) == 0)
+        reply_ok(c);
+    else
+        reply_errorf(c, "ERR %s", err.data);
     buf_deinit(&err);
 }
 
@@ -268,25 +274,27 @@ static command_t acl_subcommands[] = {
      "Lists the ACL categories, or the commands inside a category.",
      "O(1) since the categories and commands are a fixed set."},
     {"deluser", deluser_cmd, -3, ACL_ADMIN, 0, 0, 0, "server", "6.0.0",
-     "Deletes ACL users, and terminates their connections.", "O(1) amortized time considering "
-                                                             "the typical user."},
+     "Deletes ACL users, and terminates their connections.",
+     "O(1) amortized time considering "
+     "the typical user."},
     {"dryrun", dryrun_cmd, -4, ACL_ADMIN, 0, 0, 0, "server", "7.0.0",
-     "Simulates the execution of a command by a user, without executing the command.",
-     "O(1)."},
+     "Simulates the execution of a command by a user, without executing the command.", "O(1)."},
     {"genpass", genpass_cmd, -2, ACL_PLAIN, 0, 0, 0, "server", "6.0.0",
-     "Generates a pseudorandom, secure password that can be used to identify ACL users.",
-     "O(1)"},
+     "Generates a pseudorandom, secure password that can be used to identify ACL users.", "O(1)"},
     {"getuser", getuser_cmd, 3, ACL_ADMIN, 0, 0, 0, "server", "6.0.0",
-     "Lists the ACL rules of a user.", "O(N). Where N is the number of password, command and "
-                                       "pattern rules that the user has."},
+     "Lists the ACL rules of a user.",
+     "O(N). Where N is the number of password, command and "
+     "pattern rules that the user has."},
     {"help", help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "6.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
     {"list", list_cmd, 2, ACL_ADMIN, 0, 0, 0, "server", "6.0.0",
-     "Dumps the effective rules in ACL file format.", "O(N). Where N is the number of "
-                                                      "configured users."},
+     "Dumps the effective rules in ACL file format.",
+     "O(N). Where N is the number of "
+     "configured users."},
     {"load", load_cmd, 2, ACL_ADMIN, 0, 0, 0, "server", "6.0.0",
-     "Reloads the rules from the configured ACL file.", "O(N). Where N is the number of "
-                                                        "configured users."},
+     "Reloads the rules from the configured ACL file.",
+     "O(N). Where N is the number of "
+     "configured users."},
     {"log", log_cmd, -2, ACL_ADMIN, 0, 0, 0, "server", "6.0.0",
      "Lists recent security events generated due to ACL rules.",
      "O(N) with N being the number of entries shown."},

@@ -28,7 +28,7 @@
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_acl.c:%d: CHECK(%s) failed\n", __LINE__, #cond);               \
+            fprintf(stderr, "fuzz_acl.c:%d: CHECK(%s) failed\n", __LINE__, #cond);                 \
             __builtin_trap();                                                                      \
         }                                                                                          \
     } while (0)

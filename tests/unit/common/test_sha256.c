@@ -27,9 +27,10 @@ Test(sha256, two_block_message)
 {
     cr_assert_str_eq(hex_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
                      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    cr_assert_str_eq(hex_of("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnop"
-                            "jklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"),
-                     "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+    cr_assert_str_eq(
+        hex_of("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnop"
+               "jklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"),
+        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
 Test(sha256, a_million_a_fed_in_odd_pieces)

@@ -116,7 +116,8 @@ Test(acl, bad_rules_get_redis_reasons)
     cr_assert_str_eq(apply(u, "bogus"), "Syntax error");
     cr_assert_str_eq(apply(u, "+nosuch"), "Unknown command or category name in ACL");
     cr_assert_str_eq(apply(u, "-@nosuch"), "Unknown command or category name in ACL");
-    cr_assert_str_eq(apply(u, "+config|get|x"), "Allowing first-arg of a subcommand is not supported");
+    cr_assert_str_eq(apply(u, "+config|get|x"),
+                     "Allowing first-arg of a subcommand is not supported");
     cr_assert_str_eq(apply(u, "+config|nosuch"), "Unknown command or category name in ACL");
     cr_assert_str_eq(apply(u, "+get|a|b"), "Unknown command or category name in ACL");
     cr_assert_str_eq(apply(u, "+select|"), "Syntax error");
@@ -179,14 +180,14 @@ Test(acl, key_patterns_follow_read_and_write_access)
     cr_assert_eq(check(u, "GET read1", NULL), ACL_OK);
     cr_assert_eq(check(u, "GET write1", &pos), ACL_DENIED_KEY);
     cr_assert_eq(pos, 1);
-    cr_assert_eq(check(u, "LPUSH write1 v", NULL), ACL_OK);   /* LPUSH only writes */
-    cr_assert_eq(check(u, "SET write1 v", NULL), ACL_OK);     /* SET without GET only writes */
+    cr_assert_eq(check(u, "LPUSH write1 v", NULL), ACL_OK); /* LPUSH only writes */
+    cr_assert_eq(check(u, "SET write1 v", NULL), ACL_OK);   /* SET without GET only writes */
     cr_assert_eq(check(u, "SET write1 v GET", NULL), ACL_DENIED_KEY);
     cr_assert_eq(check(u, "SET rw1 v GET", NULL), ACL_OK);
     cr_assert_eq(check(u, "COPY read1 write1", NULL), ACL_OK);
     cr_assert_eq(check(u, "COPY write1 read1", &pos), ACL_DENIED_KEY);
     cr_assert_eq(pos, 1);
-    cr_assert_eq(check(u, "EXISTS write1", NULL), ACL_OK);    /* only looks */
+    cr_assert_eq(check(u, "EXISTS write1", NULL), ACL_OK); /* only looks */
     cr_assert_eq(check(u, "EXISTS other", NULL), ACL_DENIED_KEY);
     cr_assert_eq(check(u, "MGET read1 rw2 other", &pos), ACL_DENIED_KEY);
     cr_assert_eq(pos, 3);
@@ -214,8 +215,8 @@ Test(acl, selectors_allow_when_any_one_allows_all_and_report_the_most_relevant_d
 {
     acl_user_t *u = acl_user_new("u", 1);
     int pos;
-    resp_arg_t rules[] = {{"resetkeys", 9}, {"(+@write ~write::*)", 19}, {"(+@read", 7},
-                          {"~read::*)", 9}};
+    resp_arg_t rules[] = {
+        {"resetkeys", 9}, {"(+@write ~write::*)", 19}, {"(+@read", 7}, {"~read::*)", 9}};
     buf_t err;
     buf_init(&err);
     cr_assert_eq(acl_user_setrules(u, 4, rules, &err), 0, "%s", err.data);
@@ -223,9 +224,8 @@ Test(acl, selectors_allow_when_any_one_allows_all_and_report_the_most_relevant_d
     cr_assert_eq(check(u, "GET read::a", NULL), ACL_OK);
     cr_assert_eq(check(u, "GET write::a", &pos), ACL_DENIED_KEY);
     cr_assert_eq(check(u, "PING", NULL), ACL_DENIED_CMD);
-    cr_assert_str_eq(describe(u),
-                     "off resetchannels -@all (~write::* resetchannels -@all +@write) "
-                     "(~read::* resetchannels -@all +@read)");
+    cr_assert_str_eq(describe(u), "off resetchannels -@all (~write::* resetchannels -@all +@write) "
+                                  "(~read::* resetchannels -@all +@read)");
     resp_arg_t bad[] = {{"(+get", 5}, {"~x", 2}};
     cr_assert_eq(acl_user_setrules(u, 2, bad, &err), -1);
     cr_assert_str_eq(err.data, "Unmatched parenthesis in acl selector starting at '(+get'.");
