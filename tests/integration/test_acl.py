@@ -32,7 +32,9 @@ def server(cte_server):
     for name in c.py("ACL", "USERS"):
         if name != b"default":
             c.call("ACL", "DELUSER", name)
-    c.call("ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all")
+    c.call("ACL", "SETUSER", "default", "on", "nopass", "clearselectors", "resetkeys", "~*",
+           "resetchannels", "&*", "+@all")
+    assert c.py("ACL", "LIST") == [b"user default on nopass ~* &* +@all"]
     c.call("ACL", "LOG", "RESET")
     c.close()
 
