@@ -115,6 +115,10 @@ int acl_reject_or_reply(client_t *c, int context);
 int acl_check_all_keys(const client_t *c, int access);
 /* The -NOPERM line (without the '-') Redis replies for a denial at the top level. */
 void acl_denial_message(int result, const command_t *cmd, buf_t *out);
+/* The error Redis 7.0 gives a script's redis.call for a denial (without "ERR "): "The user
+ * executing the script can't run this command or subcommand", ... The caller logs it with
+ * acl_log_add(..., ACL_CTX_LUA, ...). */
+const char *acl_script_denial_message(int result);
 /* Adds (or counts again) an ACL LOG entry: reason is an acl_result, object the command's
  * full name, the key, the channel or (for ACL_DENIED_AUTH) the command that tried;
  * username NULL means c's user. */

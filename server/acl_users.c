@@ -297,6 +297,22 @@ void acl_denial_message(int result, const command_t *cmd, buf_t *out)
         buf_append_str(out, "NOPERM no permission");
 }
 
+const char *acl_script_denial_message(int result)
+{
+    switch (result) {
+    case ACL_DENIED_CMD:
+        return "The user executing the script can't run this command or subcommand";
+    case ACL_DENIED_KEY:
+        return "The user executing the script can't access at least one of the keys mentioned "
+               "in the command";
+    case ACL_DENIED_CHANNEL:
+        return "The user executing the script can't publish to the channel mentioned in the "
+               "command";
+    default:
+        return "The user executing the script is lacking the permissions for the command";
+    }
+}
+
 int acl_reject_or_reply(client_t *c, int context)
 {
     int pos, r = acl_check_command(c, c->cmd, c->argc, c->argv, &pos);

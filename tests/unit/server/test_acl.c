@@ -331,3 +331,11 @@ Test(acl, categories_follow_flags_and_group)
     cr_assert_null(strstr(run("ACL CAT keyspace"), "$3\r\nset\r\n"));
     cr_assert_str_eq(run("ACL CAT nope"), "-ERR Unknown category 'nope'\r\n");
 }
+
+Test(acl, scripts_get_redis_wording_for_denials)
+{
+    cr_assert_str_eq(acl_script_denial_message(ACL_DENIED_CMD),
+                     "The user executing the script can't run this command or subcommand");
+    cr_assert(strstr(acl_script_denial_message(ACL_DENIED_KEY), "at least one of the keys"));
+    cr_assert(strstr(acl_script_denial_message(ACL_DENIED_CHANNEL), "publish to the channel"));
+}
