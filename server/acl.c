@@ -656,7 +656,7 @@ static int add_channel_pattern(acl__selector_t *s, const char *op, size_t len, c
 /* +cmd, +cmd|sub, +cmd|firstarg */
 static int allow_command(acl__selector_t *s, const char *name, size_t len, const char **why)
 {
-    const char *bar = memchr(name, '|', len);
+    const char *bar = len ? memchr(name, '|', len) : NULL;
     if (!bar) {
         int id = lookup_id(name, len);
         if (id < 0) goto unknown;
@@ -723,9 +723,9 @@ static int sel_apply(acl__selector_t *s, const char *op, size_t len, const char 
             return -1;
         }
         set_category(s, cat, op[0] == '+');
-    } else if (op[0] == '+' && len > 1) {
+    } else if (op[0] == '+') {
         return allow_command(s, op + 1, len - 1, why);
-    } else if (op[0] == '-' && len > 1) {
+    } else if (op[0] == '-') {
         int id = lookup_id(op + 1, len - 1);
         if (id < 0) {
             *why = ERR_UNKNOWN;

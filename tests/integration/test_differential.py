@@ -753,7 +753,8 @@ ACL_RULES = ["on", "off", "nopass", "resetpass", ">p1", ">p2", "<p1", "<nosuch",
              "-get", "+hset", "-hset", "+set", "-lpush", "+select|0", "+select|1", "-select",
              "+select|", "+get|x|y", "+nosuch", "-@nosuch", "+@HASH", "bogus", "(~x +get)",
              "(+set ~y &c)", "()", "( +@list ~l* )", "(", "(~a", "+get)", "clearselectors",
-             "sanitize-payload", "skip-sanitize-payload", ""]
+             "sanitize-payload", "skip-sanitize-payload", "", "+", "-", "+|", "-get|x", "ON",
+             "+GET", "+@ALL", "~*x", "&", ">", "<", "#", "%", ")", "%RW~*"]
 ACL_DRY = [["GET", "k1"], ["GET", "s1"], ["SET", "k1", "v"], ["SET", "k1", "v", "GET"],
            ["HSET", "h1", "f", "v"], ["HGET", "h1", "f"], ["LPUSH", "l1", "v"],
            ["LRANGE", "l1", "0", "-1"], ["SADD", "S1", "m"], ["ZADD", "z1", "1", "m"],
