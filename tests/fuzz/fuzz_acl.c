@@ -11,7 +11,8 @@
  *  - the description (what ACL LIST and ACL SAVE write) applied to a new user describes that
  *    user the same way (ACL LOAD relies on this), unless a pattern holds '(' or ')' (a
  *    selector then cannot be told apart, in Redis too) or a "*" pattern came after others
- *    (it loads back as allkeys: then the second description must load back as itself);
+ *    (it loads back as allkeys, or is refused when more patterns follow it: then the second
+ *    description must load back as itself);
  *  - checking commands never fails on any user.
  * ASan, UBSan and libFuzzer's leak check catch memory errors and leaks. */
 #include "common/buf.h"
@@ -69,7 +70,7 @@ static int odd_parens(const resp_arg_t *w, int n)
     return 0;
 }
 
-/* The user the words of description d make. */
+/* The user the words of description d make, or NULL when they are refused. */
 static acl_user_t *load(const char *d)
 {
     char *copy = strdup(d);
@@ -85,10 +86,12 @@ static acl_user_t *load(const char *d)
     acl_user_t *v = acl_user_new("v", 1);
     buf_t err;
     buf_init(&err);
-    CHECK(acl_user_setrules(v, n, w, &err) == 0);
+    int rc = acl_user_setrules(v, n, w, &err);
     buf_deinit(&err);
     free(copy);
-    return v;
+    if (rc == 0) return v;
+    acl_user_free(v);
+    return NULL;
 }
 
 /* A key pattern "*" next to others ("%RW~*" after "~a") is described as "~a ~*", which loads
@@ -99,10 +102,16 @@ static void check_round_trip(const acl_user_t *u)
     buf_t d1, d2, d3;
     describe(u, &d1);
     acl_user_t *v = load(d1.data);
+    if (!v) { /* "~* %W~x": a pattern after "~*" is refused on load, in Redis too */
+        CHECK(strstr(d1.data, "~* ") != NULL);
+        buf_deinit(&d1);
+        return;
+    }
     describe(v, &d2);
     if (d1.len != d2.len || memcmp(d1.data, d2.data, d1.len)) {
         CHECK(strstr(d1.data, "~* ") != NULL);
         acl_user_t *x = load(d2.data);
+        CHECK(x != NULL);
         describe(x, &d3);
         CHECK(d2.len == d3.len && !memcmp(d2.data, d3.data, d2.len));
         buf_deinit(&d3);
