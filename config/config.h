@@ -133,6 +133,10 @@ typedef struct config {
     int unixsocketperm;    /* unixsocketperm: mode bits, e.g. 0700 */
     int protected_mode;    /* protected-mode */
     char *requirepass;     /* requirepass: "" = none */
+    char *aclfile;             /* aclfile: "" = none */
+    int acl_pubsub_default;    /* acl-pubsub-default: 0 resetchannels, 1 allchannels */
+    long long acllog_max_len;  /* acllog-max-len */
+    config_strlist_t users;    /* users: ACL rules, one user per item */
     int maxclients;        /* maxclients */
     int timeout;           /* timeout: idle seconds, 0 = never */
     int tcp_keepalive;     /* tcp-keepalive: seconds, 0 = off */

@@ -381,6 +381,11 @@ static const config__enum_t loglevel_enum[] = {
     {"debug", CONFIG_LOG_DEBUG},     {"verbose", CONFIG_LOG_VERBOSE}, {"notice", CONFIG_LOG_NOTICE},
     {"warning", CONFIG_LOG_WARNING}, {"nothing", CONFIG_LOG_NOTHING}, {NULL, 0},
 };
+static const config__enum_t pubsub_default_enum[] = {
+    {"resetchannels", 0},
+    {"allchannels", 1},
+    {NULL, 0},
+};
 static const config__enum_t fsync_enum[] = {
     {"always", CONFIG_FSYNC_ALWAYS},
     {"everysec", CONFIG_FSYNC_EVERYSEC},
@@ -435,6 +440,18 @@ const config__row_t config__rows[] = {
             "refused)."},
     {"requirepass", T(string), F(requirepass), .def = "",
      .doc = "Password that clients give with AUTH (empty: no password)."},
+    {"aclfile", T(string), F(aclfile), .def = "", IMM,
+     .doc = "File of ACL users (`user <name> <rules>` lines) that ACL LOAD reads and ACL SAVE "
+            "writes; relative to dir (empty: none, users come from `users`)."},
+    {"acl-pubsub-default", T(enum), F(acl_pubsub_default), .def = "resetchannels",
+     .enums = pubsub_default_enum,
+     .doc = "Channel permissions a new ACL user (or a reset one) starts with."},
+    {"acllog-max-len", T(int), F(acllog_max_len), .def = "128", LL_MAX,
+     .doc = "Most entries the ACL LOG keeps."},
+    {"users", T(lines), F(users), .def = "", .max = 4096, .alias = "user",
+     .flags = CONFIG__MULTI | CONFIG__LINES | CONFIG__IMMUTABLE,
+     .doc = "ACL users, one per item, as ACL SETUSER rules after the name: "
+            "[\"alice on >pw ~* +@all\"]. Not with aclfile."},
     {"maxclients", T(int), F(maxclients), .def = "10000", .min = 1, I_MAX,
      .doc = "Most clients connected at once."},
     {"timeout", T(int), F(timeout), .def = "0", I_MAX,

@@ -8,6 +8,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/command.h"
 #include "server/introspect.h"
@@ -42,7 +43,7 @@ client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
     c->rbuf = &c->out;
     resp_parser_init(&c->parser);
     c->parser.max_bulk = (size_t)srv.cfg.proto_max_bulk_len;
-    if (!srv.cfg.requirepass || !srv.cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    acl_client_reset(c); /* the default user, authenticated if it needs no password */
     c->next = srv.clients;
     if (srv.clients) srv.clients->prev = c;
     srv.clients = c;
@@ -403,12 +404,12 @@ void client_info_line(client_t *c, buf_t *out)
     buf_printf(out,
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
-               "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
+               "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=%s "
                "redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s",
                (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
                c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
-               c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp, c->lib_name ? c->lib_name : "",
+               c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_user_name(c), c->resp, c->lib_name ? c->lib_name : "",
                c->lib_ver ? c->lib_ver : "", transport_name(c));
 }

@@ -1,7 +1,7 @@
 /* command.c - the command table, lookup and dispatch (see command.h).
  *
  * Lookup: a dict keyed by lower-case name over every row of every group table. Dispatch
- * checks arity and authentication, runs the command with time frozen (db_now_ms) and keeps
+ * checks arity, authentication and ACL permissions (server/acl.h), runs the command with time frozen (db_now_ms) and keeps
  * per-command statistics for INFO commandstats. Runs on the loop thread. */
 #include "server/command.h"
 
@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/dict.h"
 #include "common/util.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/evict.h"
 #include "server/hooks.h"
@@ -170,10 +171,12 @@ static const command_t *resolve(client_t *c)
         reply_arity_error(c);
         return NULL;
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NO_AUTH)) {
+    if (acl_auth_required(c) && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(c, "NOAUTH Authentication required.");
         return NULL;
     }
+    if (acl_reject_or_reply(c, (c->flags & CLIENT_MULTI) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL))
+        return NULL;
     if (evict_reject_or_reply(c, cmd)) return NULL;
     if (pubsub_reject_or_reply(c, cmd)) return NULL;
     if (srv.loading && !(cmd->flags & CMD_LOADING) && !(c->flags & CLIENT_FAKE)) {

@@ -64,6 +64,7 @@ typedef struct command {
     struct command *parent;
     char fullname[48];
     uint64_t calls, usec, rejected_calls, failed_calls;
+    int acl_id; /* the command's number in ACL bitmaps (server/acl.c) */
 } command_t;
 
 /* One row of a command table, with designated initializers so the fields filled at start-up

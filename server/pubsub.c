@@ -176,6 +176,25 @@ static void punsubscribe_cmd(client_t *c)
     unsub_generic(c, 1);
 }
 
+static void foreach_name(dict_t *d, int pattern,
+                         void (*fn)(void *ud, const char *name, size_t len, int pattern), void *ud)
+{
+    dict_iter_t it;
+    dict_iter_init(&it, d, 0);
+    for (dict_node_t *n; (n = dict_iter_next(&it));)
+        fn(ud, ((name_node_t *)n)->name, n->aux, pattern);
+    dict_iter_deinit(&it);
+}
+
+void pubsub_client_foreach(client_t *c, void (*fn)(void *ud, const char *name, size_t len,
+                                                   int pattern),
+                           void *ud)
+{
+    if (!c->sub) return;
+    foreach_name(&c->sub->patterns, 1, fn, ud);
+    foreach_name(&c->sub->channels, 0, fn, ud);
+}
+
 void pubsub_client_reset(client_t *c)
 {
     if (!c->sub) return;

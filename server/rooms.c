@@ -5,6 +5,7 @@
  * Call server_rooms_register() before server_init() (main and the unit-test harness do). */
 #include "server/rooms.h"
 
+#include "server/acl.h"
 #include "server/cmd/cmd.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
@@ -53,6 +54,15 @@ static void search_plan_done(void)
     searchcmd_on_writes_settled();
 }
 
+/* ACL users exist before any client runs a command (the AOF replays as a fake client) */
+static const server_room_t acl_room = {
+    .name = "acl",
+    .commands = cmds_acl,
+    .init = acl_init,
+    .deinit = acl_deinit,
+    .config_changed = acl_config_changed,
+};
+
 static void aof_cron_step(long long now_ms)
 {
     aof_cron();
@@ -81,6 +91,7 @@ static const server_room_t rooms[] = {
 
 void server_rooms_register(void)
 {
+    server_add_room(&acl_room);
     for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++) server_add_room(&rooms[i]);
     server_set_log(&aof_log);
 }

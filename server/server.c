@@ -107,6 +107,11 @@ static void on_config_change(const char *name, void *ud)
     server_apply_config();
     char err[256];
     if (server_log_config_changed(name, err, sizeof(err)) < 0) log_warning("%s", err);
+    const server_room_t *const *rooms;
+    size_t n = server_rooms(&rooms);
+    for (size_t i = 0; i < n; i++)
+        if (rooms[i]->config_changed && rooms[i]->config_changed(name, err, sizeof(err)) < 0)
+            log_warning("%s", err);
 }
 
 void server_init(void)

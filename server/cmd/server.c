@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "server/command.h"
 #include "server/persist/aof.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
@@ -187,6 +188,7 @@ static void config_rewrite_cmd(client_t *c)
         reply_error(c, "ERR The server is running without a config file");
         return;
     }
+    acl_config_sync_users(); /* users: the live ACL users, as Redis rewrites its user lines */
     if (config_rewrite(&srv.cfg, srv.cfg.config_file, err, sizeof(err)) < 0) {
         reply_errorf(c, "ERR Rewriting config file: %s", err);
         return;
@@ -232,62 +234,30 @@ static const struct {
     {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
 };
 
-static const char *group_category(const char *group)
+typedef struct cat_reply {
+    client_t *c;
+    int n;
+} cat_reply_t;
+
+static void count_category(void *ud, const char *cat)
 {
-    static const struct {
-        const char *group, *cat;
-    } map[] = {{"generic", "@keyspace"},     {"string", "@string"},   {"hash", "@hash"},
-               {"sorted-set", "@sortedset"}, {"list", "@list"},       {"set", "@set"},
-               {"connection", "@connection"}, {"pubsub", "@pubsub"},  {"transactions", "@transaction"},
-               {"bitmap", "@bitmap"},        {"tag", "@tag"},         {"scripting", "@scripting"}};
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (group && strcmp(group, map[i].group) == 0) return map[i].cat;
-    return NULL;
+    ((cat_reply_t *)ud)->n++;
 }
 
-/* 1 if the category cat[0..len) (with its '@') is among the first n of cats. */
-static int has_category(const char *const *cats, const size_t *lens, int n, const char *cat,
-                        size_t len)
+static void reply_category(void *ud, const char *cat)
 {
-    for (int i = 0; i < n; i++)
-        if (lens[i] == len && memcmp(cats[i], cat, len) == 0) return 1;
-    return 0;
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "@%s", cat);
+    reply_simple(((cat_reply_t *)ud)->c, tmp);
 }
 
-/* ACL categories: derived from the flags and the group, plus the row's own (.acl, words like
- * "@dangerous @set"). */
+/* ACL categories, as ACL CAT has them (server/acl.h). */
 static void reply_categories(client_t *c, const command_t *cmd)
 {
-    const char *cats[24];
-    size_t lens[24];
-    int n = 0;
-    if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
-    if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
-    if (cmd->flags & CMD_ADMIN) {
-        cats[n++] = "@admin";
-        cats[n++] = "@dangerous";
-    }
-    cats[n++] = (cmd->flags & CMD_FAST) ? "@fast" : "@slow";
-    const char *g = group_category(cmd->group);
-    if (g) cats[n++] = g;
-    for (int i = 0; i < n; i++) lens[i] = strlen(cats[i]);
-    for (const char *p = cmd->acl; p && *p && n < 24;) {
-        size_t len = strcspn(p, " ");
-        if (len && p[0] == '@' && !has_category(cats, lens, n, p, len)) {
-            cats[n] = p;
-            lens[n++] = len;
-        }
-        p += len;
-        p += strspn(p, " ");
-    }
-    reply_set(c, n);
-    for (int i = 0; i < n; i++) {
-        char tmp[64];
-        size_t len = lens[i] < sizeof(tmp) - 1 ? lens[i] : sizeof(tmp) - 1;
-        memcpy(tmp, cats[i], len);
-        tmp[len] = '\0';
-        reply_simple(c, tmp);
-    }
+    cat_reply_t r = {c, 0};
+    acl_command_categories(cmd, count_category, &r);
+    reply_set(c, r.n);
+    acl_command_categories(cmd, reply_category, &r);
 }
 
 static void reply_key_specs(client_t *c, const command_t *cmd)
@@ -441,6 +411,17 @@ struct list_ctx {
     long long n;
 };
 
+struct cat_match {
+    const resp_arg_t *want;
+    int hit;
+};
+
+static void match_category(void *ud, const char *cat)
+{
+    struct cat_match *m = ud;
+    m->hit |= arg_is(m->want, cat);
+}
+
 static void list_each(void *ud, const command_t *cmd)
 {
     struct list_ctx *x = ud;
@@ -448,13 +429,9 @@ static void list_each(void *ud, const command_t *cmd)
                                      strlen(cmd->name), 1))
         return;
     if (x->category) {
-        const char *g = group_category(cmd->group);
-        int hit = g && arg_is(x->category, g + 1);
-        hit |= (cmd->flags & CMD_WRITE) && arg_is(x->category, "write");
-        hit |= (cmd->flags & CMD_READONLY) && arg_is(x->category, "read");
-        hit |= (cmd->flags & CMD_FAST) && arg_is(x->category, "fast");
-        hit |= !(cmd->flags & CMD_FAST) && arg_is(x->category, "slow");
-        hit |= (cmd->flags & CMD_ADMIN) && arg_is(x->category, "admin");
+        struct cat_match m = {x->category, 0};
+        acl_command_categories(cmd, match_category, &m);
+        int hit = m.hit;
         if (!hit) return;
     }
     reply_bulk_cstr(x->c, cmd->name);

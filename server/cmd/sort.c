@@ -41,6 +41,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/acl.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_hash.h"
@@ -102,7 +103,17 @@ static int parse_opts(client_t *c, int readonly, sort_opts_t *o)
             /* Redis looks for the '*' with strchr: bytes after a NUL do not count. */
             size_t n = strnlen(o->by->ptr, o->by->len);
             if (!memchr(o->by->ptr, '*', n)) o->dontsort = 1;
+            else if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
+                reply_error(c, "ERR BY option of SORT denied due to insufficient ACL "
+                               "permissions.");
+                return -1;
+            }
         } else if (word_is(a, "get") && left >= 1) {
+            if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
+                reply_error(c, "ERR GET option of SORT denied due to insufficient ACL "
+                               "permissions.");
+                return -1;
+            }
             o->get[o->nget++] = &c->argv[++j];
         } else {
             reply_syntax_error(c);

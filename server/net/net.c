@@ -12,6 +12,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/hooks.h"
 #include "server/reply.h"
@@ -329,7 +330,9 @@ static int is_loopback(const struct sockaddr_storage *ss)
 
 int net_protected_refuses(int rc, const struct sockaddr_storage *ss)
 {
-    if (!srv.cfg.protected_mode || (srv.cfg.requirepass && *srv.cfg.requirepass)) return 0;
+    /* as Redis: protected mode holds while the default user needs no password */
+    if (!srv.cfg.protected_mode || !acl_default_user() || !acl_user_nopass(acl_default_user()))
+        return 0;
     return rc != 0 || !is_loopback(ss); /* fails closed, as Redis's connIsLocal */
 }
 

@@ -739,6 +739,54 @@ def _gen_bits(self):
 
 Gen.gen_bits = _gen_bits
 
+
+# ACL: users u0..u2 get random rules (only categories and commands both servers have in full,
+# since GETUSER describes a user by counting each category's commands), then GETUSER, LIST,
+# USERS, DRYRUN, CAT and DELUSER. The connections never AUTH as them.
+ACL_USERS = ["u0", "u1", "u2", "u 3"]
+ACL_RULES = ["on", "off", "nopass", "resetpass", ">p1", ">p2", "<p1", "<nosuch", "reset",
+             "#" + "a" * 64, "!" + "a" * 64, "#abc", "#" + "A" * 64,
+             "~k*", "~s*", "~*", "%R~h*", "%W~l*", "%RW~z*", "%X~a", "~", "%R", "allkeys",
+             "resetkeys", "&ch*", "&*", "&", "allchannels", "resetchannels", "+@string",
+             "-@string", "+@hash", "-@hash", "+@list", "-@list", "+@set", "+@sortedset",
+             "-@sortedset", "+@bitmap", "+@all", "-@all", "allcommands", "nocommands", "+get",
+             "-get", "+hset", "-hset", "+set", "-lpush", "+select|0", "+select|1", "-select",
+             "+select|", "+get|x|y", "+nosuch", "-@nosuch", "+@HASH", "bogus", "(~x +get)",
+             "(+set ~y &c)", "()", "( +@list ~l* )", "(", "(~a", "+get)", "clearselectors",
+             "sanitize-payload", "skip-sanitize-payload", "", "+", "-", "+|", "-get|x", "ON",
+             "+GET", "+@ALL", "~*x", "&", ">", "<", "#", "%", ")", "%RW~*"]
+ACL_DRY = [["GET", "k1"], ["GET", "s1"], ["SET", "k1", "v"], ["SET", "k1", "v", "GET"],
+           ["HSET", "h1", "f", "v"], ["HGET", "h1", "f"], ["LPUSH", "l1", "v"],
+           ["LRANGE", "l1", "0", "-1"], ["SADD", "S1", "m"], ["ZADD", "z1", "1", "m"],
+           ["COPY", "h1", "l1"], ["COPY", "l1", "h1"], ["SELECT", "0"], ["SELECT", "1"],
+           ["PUBLISH", "ch1", "m"], ["PUBLISH", "x", "m"], ["SUBSCRIBE", "ch1", "x"],
+           ["PSUBSCRIBE", "ch*"], ["PSUBSCRIBE", "c*"], ["MGET", "k1", "x", "s2"],
+           ["DEL", "k1", "l1"], ["BITFIELD", "k1", "GET", "u8", "0"],
+           ["BITFIELD", "k1", "SET", "u8", "0", "1"], ["EXISTS", "h1"], ["PING"],
+           ["SET", "k1"], ["NOSUCH"], ["CLIENT", "NOSUCH"], ["CLIENT", "ID"]]
+
+
+def _gen_acl(self):
+    u = lambda: self.pick(ACL_USERS)
+    c = self.pick(["SETUSER", "SETUSER", "SETUSER", "SETUSER", "GETUSER", "GETUSER", "LIST",
+                   "USERS", "DRYRUN", "DRYRUN", "DRYRUN", "CAT", "DELUSER", "WHOAMI"])
+    if c == "SETUSER":
+        return ["ACL", c, u()] + [self.pick(ACL_RULES) for _ in range(self.r.randint(0, 5))]
+    if c == "GETUSER":
+        return ["ACL", c, u()]
+    if c == "DRYRUN":
+        return ["ACL", c, self.pick(ACL_USERS + ["default"])] + self.pick(ACL_DRY)
+    if c == "CAT":
+        # (ACL CAT alone lists our own categories too: tag and search)
+        return ["ACL", c, self.pick(["string", "hash", "list", "set", "sortedset", "bitmap",
+                                     "nosuch", "HASH"])] + (["x"] if self.chance(0.05) else [])
+    if c == "DELUSER":
+        return ["ACL", c] + [u() for _ in range(self.r.randint(1, 2))]
+    return ["ACL", c]
+
+
+Gen.gen_acl = _gen_acl
+
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
     "strings": 22,
@@ -751,6 +799,7 @@ GROUPS = {
     "errors": 2,
     "sort": 6,
     "bits": 8,
+    "acl": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
@@ -783,10 +832,26 @@ def shape(r):
     return r
 
 
+def _acl_norm(r):
+    """ACL replies: GETUSER lists single commands in an order Redis leaves undefined (its
+    command table's hash order), and so does ACL CAT: words of strings and items of arrays are
+    compared sorted."""
+    k, v = r.kind, r.val
+    if k in "$+" and v is not None:
+        return R(k, b" ".join(sorted(v.split(b" "))))
+    if k in "*~" and v is not None:
+        return R(k, sorted((_acl_norm(x) for x in v), key=_sort_key))
+    if k == "%":
+        return R(k, [(a, _acl_norm(b)) for a, b in v])
+    return r
+
+
 def normalize(name, r):
     """The comparable form of reply r to command name (None: compare the bytes as they are)."""
     if r.kind == "-":
         return None
+    if name == "ACL":
+        return _acl_norm(r)
     if name in TTL_LIKE and r.kind == ":" and r.val > 0:
         return R(":", 1)
     if name in SHAPE_ONLY:

@@ -1092,3 +1092,26 @@ Test(config, the_markdown_reference_has_a_row_per_key)
     cr_assert(strstr(md.data, "- `tiers`: `ram:ram:1gb disk:file:8gb:tiers/disk`"));
     buf_deinit(&md);
 }
+
+Test(config, users_are_a_list_of_rule_strings_that_may_hold_spaces)
+{
+    cr_assert_eq(yaml("users:\n  - \"alice on >p w ~* +@all\"\n  - bob off\n"), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 2);
+    cr_assert_str_eq(cfg.users.items[0], "alice on >p w ~* +@all");
+    cr_assert_str_eq(cfg.users.items[1], "bob off");
+    cr_assert_eq(args("--user", "carol on nopass", NULL), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 1);
+    cr_assert_str_eq(cfg.users.items[0], "carol on nopass");
+    /* repeated, as redis-server's --user: every one counts */
+    cr_assert_eq(args("--user", "a on", "--port", "7000", "--users", "b off", NULL), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 2);
+    cr_assert_str_eq(cfg.users.items[1], "b off");
+    cr_assert_neq(set("users", "x"), 0); /* immutable, as Redis's user lines */
+    cr_assert_eq(yaml("aclfile: users.acl\nacl-pubsub-default: allchannels\n"
+                      "acllog-max-len: 5\n"),
+                 0, "%s", err);
+    cr_assert_str_eq(cfg.aclfile, "users.acl");
+    cr_assert_eq(cfg.acl_pubsub_default, 1);
+    cr_assert_eq(cfg.acllog_max_len, 5);
+    cr_assert_neq(set("acl-pubsub-default", "some"), 0);
+}
