@@ -100,6 +100,7 @@ typedef struct client {
     struct tx_state *tx;
     struct sub_state *sub;
     struct block_state *blk;
+    struct track_state *trk; /* client-side caching (server/tracking.c) */
 } client_t;
 
 /* A new client on a transport (ops may be NULL for a socketless client). Registered in the
