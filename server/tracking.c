@@ -569,7 +569,7 @@ static int on_ok_or_reply(client_t *c, uint32_t options, const resp_arg_t **pfx,
     else if ((options & TRK_BCAST) && (options & (TRK_OPTIN | TRK_OPTOUT)))
         err = "ERR OPTIN and OPTOUT are not compatible with BCAST";
     else if ((options & TRK_OPTIN) && (options & TRK_OPTOUT))
-        err = "ERR You can't use both OPTIN and OPTOUT";
+        err = "ERR You can't specify both OPTIN mode and OPTOUT mode";
     else if (((options & TRK_OPTIN) && (f & TRK_OPTOUT)) ||
              ((options & TRK_OPTOUT) && (f & TRK_OPTIN)))
         err = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this "

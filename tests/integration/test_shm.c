@@ -812,8 +812,8 @@ Test(shm, tracking_pushes_and_redirected_messages_arrive_through_the_rings, .ini
     cte_reply_free(b);
     cte_reply_free(call_ok(c, "GET", "rk", NULL));
     cte_reply_free(call_ok(m, "SET", "rk", "1"));
-    cr_assert_eq(raw_expect(&sub, "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n"
-                                  "$2\r\nrk\r\n", 5), 1);
+    const char *msg = "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$2\r\nrk\r\n";
+    cr_assert_eq(raw_expect(&sub, msg, 5), 1);
     raw_close(&sub);
     cte_conn_free(m);
     cte_conn_free(c);

@@ -215,7 +215,8 @@ Test(tracking, option_errors_change_nothing)
          "-ERR OPTIN and OPTOUT are not compatible with BCAST\r\n"},
         {"CLIENT TRACKING on BCAST OPTOUT",
          "-ERR OPTIN and OPTOUT are not compatible with BCAST\r\n"},
-        {"CLIENT TRACKING on OPTIN OPTOUT", "-ERR You can't use both OPTIN and OPTOUT\r\n"},
+        {"CLIENT TRACKING on OPTIN OPTOUT",
+         "-ERR You can't specify both OPTIN mode and OPTOUT mode\r\n"},
         {"CLIENT TRACKING on BCAST PREFIX FOOBAR PREFIX FOO",
          "-ERR Prefix 'FOOBAR' overlaps with another provided prefix 'FOO'. Prefixes for a single "
          "client must not overlap.\r\n"},
