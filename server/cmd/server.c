@@ -875,7 +875,9 @@ static void info_cmd(client_t *c)
 static void debug_reload(client_t *c)
 {
     char err[256];
-    if (aof_reload(err, sizeof(err)) < 0) reply_error(c, err);
+    int rc = aof_reload(err, sizeof(err));
+    tracking_invalidate_all(); /* emptied and loaded again (or maybe, on failure) */
+    if (rc < 0) reply_error(c, err);
     else reply_ok(c);
 }
 

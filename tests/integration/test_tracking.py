@@ -4,8 +4,9 @@ RESP3 invalidation pushes read with the raw client (exact frames) over TCP and t
 socket; the RESP2 redirect to a client subscribed to __redis__:invalidate with redis-py's
 pub/sub; BCAST prefixes, OPTIN/OPTOUT, NOLOOP, the key-table limit; and every way a key
 changes: commands of each type, tag writes, MULTI/EXEC, a served blocking command, active and
-lazy expiry, eviction, FLUSHDB/FLUSHALL (ASYNC too). The errors and the TRACKINGINFO replies
-are compared byte for byte with Debian's redis-server 7.0."""
+lazy expiry, eviction, FLUSHDB/FLUSHALL (ASYNC too), DEBUG RELOAD. The errors and the
+TRACKINGINFO replies are compared byte for byte with Debian's redis-server 7.0. (The
+shared-memory transport is tested in test_shm.c, with libcte's push callback.)"""
 import time
 
 import pytest
@@ -289,7 +290,7 @@ def test_flushes_send_the_null_and_empty_the_table(cte_server, w):
     t.call("GET", "key1")
     t.call("GET", "key2")
     assert b"tracking_total_keys:2\r\ntracking_total_items:2\r\n" in w.call("INFO").val
-    for cmd in (("FLUSHALL", "ASYNC"), ("FLUSHDB",), ("FLUSHALL",)):
+    for cmd in (("FLUSHALL", "ASYNC"), ("FLUSHDB",), ("FLUSHALL",), ("DEBUG", "RELOAD")):
         w.call(*cmd)
         assert r.read_reply()[1] == (b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
                                      b"$-1\r\n"), cmd
