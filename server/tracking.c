@@ -124,7 +124,10 @@ static const dict_type_t id_type = {state_id, NULL};
 static dict_t keys, prefixes, by_id;
 static int ready;
 static uint64_t nclients, nitems; /* clients with tracking on; (key, id) pairs in keys */
-static client_t *running;         /* the client whose command runs now, or NULL */
+/* The client whose command runs now, or NULL: the outermost one when calls nest (the client
+ * of a transaction, or of a script when its commands run as another client), as Redis's
+ * current_client. Its own changes are the ones NOLOOP leaves out. */
+static client_t *running;
 
 static void init_tables(void)
 {
@@ -723,7 +726,7 @@ void tracking_client_trackinginfo_cmd(client_t *c)
 client_t *tracking_call_begin(client_t *c)
 {
     client_t *prev = running;
-    running = c;
+    if (!prev) running = c;
     return prev;
 }
 

@@ -35,7 +35,8 @@ void tracking_client_getredir_cmd(client_t *c);
 void tracking_client_trackinginfo_cmd(client_t *c);
 
 /* command_call: around one run of c->cmd. begin returns what end needs back (the client that
- * was running a command before, for nested runs such as EXEC's). end remembers the keys of a
+ * was running a command already, for nested runs such as EXEC's: it stays the one whose
+ * changes NOLOOP leaves out). end remembers the keys of a
  * read-only command and, once c's outermost call is over (CLIENT_IN_CALL clear again), sends
  * the invalidations that waited for its reply. */
 client_t *tracking_call_begin(client_t *c);
