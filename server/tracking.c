@@ -403,6 +403,7 @@ static int prefix_cmp(const void *a, const void *b)
     return r ? r : (x->len > y->len) - (x->len < y->len);
 }
 
+/* c subscribes to prefix p (nothing when it already has); c's own list is sorted by the caller. */
 static void bcast_add(client_t *c, const char *p, size_t len)
 {
     uint32_t h = dict_hash(p, len);
@@ -427,7 +428,6 @@ static void bcast_add(client_t *c, const char *p, size_t len)
     st->prefixes[st->nprefixes].p = xmemdup(p, len);
     st->prefixes[st->nprefixes].len = len;
     st->nprefixes++;
-    qsort(st->prefixes, (size_t)st->nprefixes, sizeof(*st->prefixes), prefix_cmp);
 }
 
 static void bcast_remove(client_t *c, const prefix_t *p)
@@ -523,6 +523,7 @@ static void enable(client_t *c, uint64_t redirect, uint32_t options, const resp_
         st->flags |= TRK_BCAST;
         if (npfx == 0) bcast_add(c, "", 0);
         for (int i = 0; i < npfx; i++) bcast_add(c, pfx[i]->ptr, pfx[i]->len);
+        qsort(st->prefixes, (size_t)st->nprefixes, sizeof(*st->prefixes), prefix_cmp);
     }
     st->flags |= options & (TRK_OPTIN | TRK_OPTOUT | TRK_NOLOOP);
 }
