@@ -49,7 +49,7 @@ struct track_state {
     uint64_t redirect; /* 0: none */
     prefix_t *prefixes;
     int nprefixes;
-    buf_t pending; /* records: 1 byte null?, 4 bytes length, the key */
+    buf_t pending; /* push frames for after the reply of the command it runs */
 };
 
 typedef struct key_entry {
@@ -174,9 +174,15 @@ static client_t *client_by_id(uint64_t id, int walk)
 
 /* ---- messages ---- */
 
-/* Appends raw protocol to c even under CLIENT REPLY OFF/SKIP (a push, as Redis's). */
-static void push_raw(client_t *c, const char *p, size_t len)
+/* Appends the push frame p to c even under CLIENT REPLY OFF/SKIP (as Redis's pushes), or, while
+ * c runs a command (a transaction, a served blocking command), keeps it for after that
+ * command's reply: a push never lands inside a reply. */
+static void push(client_t *c, const char *p, size_t len)
 {
+    if (c->flags & CLIENT_IN_CALL) {
+        buf_append(&state_of(c)->pending, p, len);
+        return;
+    }
     uint32_t quiet = c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
     c->flags &= ~quiet;
     reply_proto(c, p, len);
@@ -199,7 +205,7 @@ static void send_message(client_t *t, const char *payload, size_t plen)
                 int n =
                     snprintf(head, sizeof(head), ">2\r\n$21\r\ntracking-redir-broken\r\n:%llu\r\n",
                              (unsigned long long)st->redirect);
-                push_raw(t, head, (size_t)n);
+                push(t, head, (size_t)n);
             }
             return;
         }
@@ -219,7 +225,7 @@ static void send_message(client_t *t, const char *payload, size_t plen)
         buf_append(&b, payload, plen);
     else
         resp_w_null(&b, dst->resp);
-    push_raw(dst, b.data, b.len);
+    push(dst, b.data, b.len);
     buf_deinit(&b);
 }
 
@@ -233,33 +239,14 @@ static void send_key(client_t *t, const char *key, size_t len)
     buf_deinit(&p);
 }
 
-/* Keeps an invalidation for t until its command replied (key NULL: a flush's null). */
-static void defer(client_t *t, const char *key, size_t len)
-{
-    struct track_state *st = state_of(t);
-    uint8_t isnull = key == NULL;
-    uint32_t n = (uint32_t)len;
-    buf_append(&st->pending, &isnull, 1);
-    buf_append(&st->pending, &n, 4);
-    if (len) buf_append(&st->pending, key, len);
-}
-
+/* Sends what waited for c's command to reply. */
 static void send_deferred(client_t *c)
 {
     struct track_state *st = c->trk;
     if (!st || !st->pending.len) return;
-    buf_t todo = st->pending; /* what sending defers anew goes to a fresh buffer */
+    buf_t todo = st->pending;
     buf_init(&st->pending);
-    for (size_t off = 0; off < todo.len;) {
-        uint8_t isnull = (uint8_t)todo.data[off];
-        uint32_t n;
-        memcpy(&n, todo.data + off + 1, 4);
-        if (isnull)
-            send_message(c, NULL, 0);
-        else
-            send_key(c, todo.data + off + 5, n);
-        off += 5 + n;
-    }
+    push(c, todo.data, todo.len);
     buf_deinit(&todo);
 }
 
@@ -339,10 +326,7 @@ static void invalidate_key(const char *key, size_t len, client_t *writer, int bc
         /* a client that switched to BCAST gets nothing about keys it read before */
         if (!(f & TRK_ON) || (f & TRK_BCAST)) continue;
         if ((f & TRK_NOLOOP) && t == running) continue;
-        if (t->flags & CLIENT_IN_CALL)
-            defer(t, e->key, len);
-        else
-            send_key(t, e->key, len);
+        send_key(t, e->key, len);
     }
     nitems -= e->n;
     key_entry_free(&e->node, NULL);
@@ -762,11 +746,7 @@ void tracking_invalidate_all(void)
 {
     if (!ready) return;
     for (client_t *x = srv.clients; nclients && x; x = x->next) {
-        if (!(flags_of(x) & TRK_ON)) continue;
-        if (x->flags & CLIENT_IN_CALL)
-            defer(x, NULL, 0);
-        else
-            send_message(x, NULL, 0);
+        if (flags_of(x) & TRK_ON) send_message(x, NULL, 0);
     }
     dict_clear(&keys, NULL);
     nitems = 0;

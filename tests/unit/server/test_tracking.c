@@ -446,3 +446,13 @@ Test(tracking, getredir_trackinginfo_list_and_reset)
     t = client_new(NULL, NULL, -1);
     cr_assert(strstr(run(w, "INFO clients"), "tracking_clients:0\r\n"));
 }
+
+Test(tracking, a_push_to_a_redirect_target_running_a_transaction_follows_its_reply)
+{
+    run(r, "HELLO 3");
+    ok(t, redirect_cmd("CLIENT TRACKING on REDIRECT %llu", r));
+    run(t, "GET k");
+    ok(r, "MULTI");
+    run(r, "SET k 1");
+    cr_assert_str_eq(run(r, "EXEC"), "*1\r\n+OK\r\n" PUSH("1\r\nk\r\n"));
+}
