@@ -412,6 +412,6 @@ void client_info_line(client_t *c, buf_t *out)
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
                c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
-               c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_redir_field(c), c->resp, c->lib_name ? c->lib_name : "",
-               c->lib_ver ? c->lib_ver : "", transport_name(c));
+               c->lastcmd ? c->lastcmd->fullname : "NULL", tracking_redir_field(c), c->resp,
+               c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", transport_name(c));
 }
