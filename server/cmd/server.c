@@ -666,7 +666,8 @@ static void info_clients(buf_t *b)
                "clients_in_timeout_table:0\r\nshm_clients:%llu\r\nshm_data_in_bytes:%llu\r\n"
                "shm_data_out_bytes:%llu\r\n\r\n",
                (unsigned long long)srv.nclients, srv.cfg.maxclients, (unsigned long long)blocked,
-               (unsigned long long)tr.clients, (unsigned long long)srv.nshm_clients, (unsigned long long)srv.stat.shm_data_in_bytes,
+               (unsigned long long)tr.clients, (unsigned long long)srv.nshm_clients,
+               (unsigned long long)srv.stat.shm_data_in_bytes,
                (unsigned long long)srv.stat.shm_data_out_bytes);
 }
 
@@ -716,7 +717,9 @@ static void info_memory(buf_t *b)
     info_memory_fragmentation(b, used, rss, &st);
     /* RAM tiers' blob bytes are not counted for maxmemory; nothing is freed lazily */
     size_t counted = evict_counted_memory();
-    buf_printf(b, "mem_not_counted_for_evict:%zu\r\nmem_allocator:%s\r\nlazyfree_pending_objects:0\r\n\r\n",
+    buf_printf(b,
+               "mem_not_counted_for_evict:%zu\r\nmem_allocator:%s\r\n"
+               "lazyfree_pending_objects:0\r\n\r\n",
                used > counted ? used - counted : 0, alloc_name());
 }
 
