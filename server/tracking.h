@@ -12,8 +12,9 @@
  * REDIRECT id they go to that client instead: a push in RESP3, or, to a RESP2 client
  * subscribed to anything, a message on __redis__:invalidate. A redirect target that went
  * away makes the next message a tracking-redir-broken push to the tracking client (RESP3).
- * NOLOOP leaves out what the client changed itself. An invalidation for a client running a
- * command waits until that command (or transaction) has replied. The key table holds at most
+ * NOLOOP leaves out what the client changed itself. A push for a client that is running a
+ * command (the tracking client, or the one it redirects to) waits until that command (or
+ * transaction) has replied: no push lands inside a reply. The key table holds at most
  * tracking-table-max-keys keys: past it, keys are invalidated at random, before each command
  * and from the cron, as Redis does. Pushes bypass CLIENT REPLY OFF, as Redis's do.
  *
