@@ -164,6 +164,7 @@ typedef struct config {
     int maxmemory_eviction_tenacity; /* maxmemory-eviction-tenacity: 0..100 */
     int lfu_log_factor;   /* lfu-log-factor */
     int lfu_decay_time;   /* lfu-decay-time: minutes */
+    int tracking_table_max_keys; /* tracking-table-max-keys: 0 = no limit */
     /* persistence */
     int appendonly;                      /* appendonly */
     char *appendfilename;                /* appendfilename: a name inside dir */

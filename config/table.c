@@ -505,6 +505,9 @@ const config__row_t config__rows[] = {
      .doc = "How slowly the LFU counter of a key grows with its accesses (Redis's setting)."},
     {"lfu-decay-time", T(int), F(lfu_decay_time), .def = "1", .min = 0, .max = 1000000,
      .doc = "Minutes of idleness per decrement of a key's LFU counter (Redis's setting)."},
+    {"tracking-table-max-keys", T(int), F(tracking_table_max_keys), .def = "1000000", .min = 0,
+     I_MAX, .doc = "Most keys client-side caching remembers for CLIENT TRACKING clients; past "
+                   "it, random ones are invalidated (0: no limit)."},
     {"maxmemory-policy", T(enum), F(maxmemory_policy), .def = "noeviction", .enums = policy_enum,
      .doc = "What to evict when maxmemory is reached (noeviction: refuse writes)."},
     {"maxmemory-samples", T(int), F(maxmemory_samples), .def = "5", .min = 1, .max = 64,

@@ -16,6 +16,7 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,7 @@ void client_free(client_t *c)
     pubsub_client_reset(c);
     block_client_reset(c);
     introspect_forget_monitor(c);
+    tracking_client_free(c);
     if (c->prev) c->prev->next = c->next;
     else srv.clients = c->next;
     if (c->next) c->next->prev = c->prev;
@@ -378,6 +380,7 @@ static const char *flag_letters(const client_t *c, char *buf)
     char *p = buf;
     if (c->flags & CLIENT_MULTI) *p++ = 'x';
     if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
+    p = tracking_flag_letters(c, p);
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
     if (c->flags & CLIENT_UNIX_SOCKET) *p++ = 'U';
     if (c->flags & CLIENT_PUBSUB) *p++ = 'P';
@@ -405,11 +408,12 @@ void client_info_line(client_t *c, buf_t *out)
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
                "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=%s "
-               "redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s",
+               "redir=%lld resp=%d lib-name=%s lib-ver=%s transport=%s",
                (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
                c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
-               c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_user_name(c), c->resp, c->lib_name ? c->lib_name : "",
+               c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_user_name(c),
+               tracking_redir_field(c), c->resp, c->lib_name ? c->lib_name : "",
                c->lib_ver ? c->lib_ver : "", transport_name(c));
 }

@@ -101,6 +101,7 @@ typedef struct client {
     struct sub_state *sub;
     struct block_state *blk;
     struct acl_user *user; /* server/acl.h: whose permissions apply; NULL: none checked */
+    struct track_state *trk; /* client-side caching (server/tracking.c) */
 } client_t;
 
 /* A new client on a transport (ops may be NULL for a socketless client). Registered in the

@@ -18,6 +18,7 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -195,6 +196,7 @@ void command_call(client_t *c)
     c->last_cmd_ms = t0 / 1000;
     uint32_t in_call = c->flags & CLIENT_IN_CALL;
     c->flags |= CLIENT_IN_CALL;
+    client_t *tracking_prev = tracking_call_begin(c);
     introspect_before_call(c);
     long long dirty = srv.dirty;
     cmd->proc(c);
@@ -203,6 +205,7 @@ void command_call(client_t *c)
         server_log_propagate(c, c->dbid, c->argc, c->argv);
     else server_log_replace_argv_drop();
     c->flags = (c->flags & ~(uint32_t)CLIENT_IN_CALL) | in_call;
+    tracking_call_end(c, tracking_prev);
     db_now_ms = saved_now;
     long long us = time_us() - t0;
     introspect_after_call(c, us);
@@ -218,10 +221,12 @@ int command_dispatch(client_t *c)
     const command_t *cmd = resolve(c);
     if (!cmd) {
         if (c->cmd) ((command_t *)c->cmd)->rejected_calls++;
+        tracking_after_command(c, c->cmd);
         c->cmd = NULL;
         multi_flag_error(c);
         return -1;
     }
+    tracking_before_command(c);
     if (multi_should_queue(c, cmd)) {
         multi_queue(c);
     } else if ((cmd->flags & CMD_WRITE) && server_log_write_error()) {
@@ -233,6 +238,7 @@ int command_dispatch(client_t *c)
         command_call(c);
         block_handle_ready();
     }
+    tracking_after_command(c, cmd);
     c->cmd = NULL;
     if (c->flags & CLIENT_REPLY_SKIP) c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP;
     if (c->flags & CLIENT_REPLY_SKIP_NEXT) {

@@ -12,6 +12,7 @@
 #include "server/hooks.h"
 #include "server/net/shm.h"
 #include "server/persist/aof.h"
+#include "server/tracking.h"
 
 #include <string.h>
 
@@ -87,6 +88,7 @@ static const server_room_t rooms[] = {
      search_plan_done},
     {"aof", cmds_aof, NULL, NULL, aof_cron_step},
     {"shm", cmds_shm},
+    {"tracking", NULL, NULL, tracking_deinit, tracking_cron, tracking_key_event},
 };
 
 void server_rooms_register(void)

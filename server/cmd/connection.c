@@ -14,6 +14,7 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -194,6 +195,7 @@ static void reset_cmd(client_t *c)
     multi_reset(c);
     introspect_forget_monitor(c);
     pubsub_client_reset(c);
+    tracking_client_reset(c);
     c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC | CLIENT_REPLY_OFF |
                             CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);
     c->resp = 2;
@@ -470,6 +472,15 @@ static void client_help_cmd(client_t *c)
         "    Stop the current client pause, resuming traffic.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "HELP",
         "    Print this help.",
     };
@@ -508,6 +519,21 @@ static command_t client_subcommands[] = {
      "O(N) Where N is the number of paused clients"},
     {"help", client_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
+    /* client-side caching: server/tracking.c */
+    {"tracking", tracking_client_tracking_cmd, -3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "connection", "6.0.0", "Controls server-assisted client-side caching for the connection.",
+     "O(1). Some options may introduce additional complexity."},
+    {"caching", tracking_client_caching_cmd, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "connection", "6.0.0", "Instructs the server whether to track the keys in the next request.",
+     "O(1)"},
+    {"getredir", tracking_client_getredir_cmd, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "connection", "6.0.0",
+     "Returns the client ID to which the connection's tracking notifications are redirected.",
+     "O(1)"},
+    {"trackinginfo", tracking_client_trackinginfo_cmd, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+     0, 0, 0, "connection", "6.2.0",
+     "Returns information about server-assisted client-side caching for the connection.",
+     "O(1)"},
     {NULL},
 };
 

@@ -15,12 +15,14 @@
 #include "server/block.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
+#include "server/evict.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
 #include "server/server.h"
 #include "server/store.h"
+#include "server/tracking.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -54,6 +56,7 @@ static void flushdb_cmd(client_t *c)
 {
     if (flush_mode_or_reply(c) < 0) return;
     multi_touch_db(c->db, NULL);
+    tracking_invalidate_all();
     srv.dirty += (long long)db_flush(c->db) + 1;
     alloc_purge();
     reply_ok(c);
@@ -63,6 +66,7 @@ static void flushall_cmd(client_t *c)
 {
     if (flush_mode_or_reply(c) < 0) return;
     long long n = 0;
+    tracking_invalidate_all();
     for (int i = 0; i < srv.ndb; i++) {
         multi_touch_db(&srv.db[i], NULL);
         n += (long long)db_flush(&srv.db[i]);
@@ -631,13 +635,16 @@ static void info_server(buf_t *b)
 static void info_clients(buf_t *b)
 {
     uint64_t blocked = block_count();
+    tracking_stats_t tr;
+    tracking_stats(&tr);
     buf_printf(b,
                "# Clients\r\nconnected_clients:%llu\r\ncluster_connections:0\r\n"
-               "maxclients:%d\r\nblocked_clients:%llu\r\ntracking_clients:0\r\n"
+               "maxclients:%d\r\nblocked_clients:%llu\r\ntracking_clients:%llu\r\n"
                "clients_in_timeout_table:0\r\nshm_clients:%llu\r\nshm_data_in_bytes:%llu\r\n"
                "shm_data_out_bytes:%llu\r\n\r\n",
                (unsigned long long)srv.nclients, srv.cfg.maxclients, (unsigned long long)blocked,
-               (unsigned long long)srv.nshm_clients, (unsigned long long)srv.stat.shm_data_in_bytes,
+               (unsigned long long)tr.clients, (unsigned long long)srv.nshm_clients,
+               (unsigned long long)srv.stat.shm_data_in_bytes,
                (unsigned long long)srv.stat.shm_data_out_bytes);
 }
 
@@ -685,7 +692,12 @@ static void info_memory(buf_t *b)
                used, h1, rss, h2, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
-    buf_printf(b, "mem_allocator:%s\r\n\r\n", alloc_name());
+    /* RAM tiers' blob bytes are not counted for maxmemory; nothing is freed lazily */
+    size_t counted = evict_counted_memory();
+    buf_printf(b,
+               "mem_not_counted_for_evict:%zu\r\nmem_allocator:%s\r\n"
+               "lazyfree_pending_objects:0\r\n\r\n",
+               used > counted ? used - counted : 0, alloc_name());
 }
 
 static void info_persistence(buf_t *b)
@@ -698,12 +710,16 @@ static void info_stats(buf_t *b)
     const server_stats_t *s = &srv.stat;
     uint64_t nch, npat;
     pubsub_counts(&nch, &npat);
+    tracking_stats_t tr;
+    tracking_stats(&tr);
     buf_printf(b,
                "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\n"
                "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
                "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
+               "tracking_total_keys:%llu\r\ntracking_total_items:%llu\r\n"
+               "tracking_total_prefixes:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"
                "client_output_buffer_limit_disconnections:%llu\r\n"
                "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\n\r\n",
@@ -712,7 +728,8 @@ static void info_stats(buf_t *b)
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
                (unsigned long long)s->expired_keys, (unsigned long long)s->evicted_keys,
                (unsigned long long)s->keyspace_hits, (unsigned long long)s->keyspace_misses,
-               (unsigned long long)nch, (unsigned long long)npat,
+               (unsigned long long)nch, (unsigned long long)npat, (unsigned long long)tr.keys,
+               (unsigned long long)tr.items, (unsigned long long)tr.prefixes,
                (unsigned long long)s->client_qbuf_limit_disconnections,
                (unsigned long long)s->client_outbuf_limit_disconnections,
                (unsigned long long)s->total_error_replies,
@@ -786,6 +803,11 @@ static void info_keyspace(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+static void info_cluster(buf_t *b)
+{
+    buf_append_str(b, "# Cluster\r\ncluster_enabled:0\r\n\r\n");
+}
+
 typedef struct info_section {
     const char *name;
     void (*fn)(buf_t *b);
@@ -797,7 +819,8 @@ static const info_section_t sections[] = {
     {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
-    {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
+    {"errorstats", info_errorstats, 1}, {"cluster", info_cluster, 1},
+    {"keyspace", info_keyspace, 1},
     {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
 
@@ -832,7 +855,9 @@ static void info_cmd(client_t *c)
 static void debug_reload(client_t *c)
 {
     char err[256];
-    if (aof_reload(err, sizeof(err)) < 0) reply_error(c, err);
+    int rc = aof_reload(err, sizeof(err));
+    tracking_invalidate_all(); /* emptied and loaded again (or maybe, on failure) */
+    if (rc < 0) reply_error(c, err);
     else reply_ok(c);
 }
 

@@ -17,6 +17,7 @@
 #include "server/hooks.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -252,6 +253,7 @@ static void conn_want_write(client_t *c)
 
 void net_flush_pending(void)
 {
+    tracking_before_sleep(); /* BCAST invalidations, as Redis's beforeSleep sends them */
     server_log_flush(); /* appendfsync always: replies leave only once their writes are on disk */
     while (srv.pending_write) {
         client_t *c = srv.pending_write;
