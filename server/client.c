@@ -408,7 +408,7 @@ void client_info_line(client_t *c, buf_t *out)
                (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
-               c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
+               c->qbuf.cap, c->out.len + c->seg_bytes, sizeof(*c) + c->qbuf.cap + c->out.cap,
                c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp, c->lib_name ? c->lib_name : "",
                c->lib_ver ? c->lib_ver : "", transport_name(c));
 }

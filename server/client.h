@@ -54,6 +54,8 @@ enum client_flag {
     CLIENT_IN_CALL = 1 << 16,
     CLIENT_IN_INPUT = 1 << 17, /* client_process_input is running for this client */
     CLIENT_SHM = 1 << 18,      /* on the shared-memory transport (server/net/shm.c) */
+    CLIENT_PUSHING = 1 << 19,  /* a pub/sub push is being written: CLIENT REPLY OFF/SKIP let it
+                                  through, as Redis does */
 };
 
 typedef struct client {

@@ -809,6 +809,12 @@ static void info_keyspace(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+/* No cluster mode: redis-py's suite and cluster-aware clients read cluster_enabled. */
+static void info_cluster(buf_t *b)
+{
+    buf_append_str(b, "# Cluster\r\ncluster_enabled:0\r\n\r\n");
+}
+
 typedef struct info_section {
     const char *name;
     void (*fn)(buf_t *b);
@@ -820,7 +826,8 @@ static const info_section_t sections[] = {
     {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
-    {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
+    {"errorstats", info_errorstats, 1}, {"cluster", info_cluster, 1},
+    {"keyspace", info_keyspace, 1},
     {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
 

@@ -225,6 +225,43 @@ Test(server_cmds, client_reply_off_mutes_until_on)
     cr_assert_str_eq(run("PING"), "+PONG\r\n");
 }
 
+Test(server_cmds, client_reply_on_after_skip_answers_ok)
+{
+    /* both in one read, as a pipelining client sends them */
+    cr_assert_str_eq(run("CLIENT REPLY SKIP\r\nCLIENT REPLY ON"), "+OK\r\n");
+    cr_assert_str_eq(run("PING"), "+PONG\r\n");
+}
+
+Test(server_cmds, client_reply_off_still_delivers_pubsub_pushes)
+{
+    client_t *pub = client_new(NULL, NULL, -1);
+    cr_assert_str_eq(run("CLIENT REPLY OFF"), "");
+    cr_assert_str_eq(run("SUBSCRIBE ch"), "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+    buf_clear(&c->out);
+    client_feed(pub, "PUBLISH ch hi\r\n", 15);
+    cr_assert_eq(c->out.len, strlen("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"));
+    cr_assert_str_eq(run("PING"), ""); /* a reply, not a push: still muted */
+    cr_assert_str_eq(run("UNSUBSCRIBE ch"),
+                     "*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n");
+    cr_assert_str_eq(run("CLIENT REPLY SKIP\r\nPSUBSCRIBE p*"),
+                     "*3\r\n$10\r\npsubscribe\r\n$2\r\np*\r\n:1\r\n");
+}
+
+Test(server_cmds, client_list_shows_no_output_memory_on_an_idle_client)
+{
+    run("PING");
+    const char *r = run("CLIENT INFO");
+    cr_assert(strstr(r, " obl=0 oll=0 omem=0 ") != NULL, "%s", r);
+}
+
+Test(server_cmds, info_has_a_cluster_section_that_says_disabled)
+{
+    const char *r = run("INFO");
+    cr_assert(strstr(r, "# Cluster\r\ncluster_enabled:0\r\n") != NULL, "%s", r);
+    r = run("INFO cluster");
+    cr_assert(strstr(r, "cluster_enabled:0") && !strstr(r, "# Server"), "%s", r);
+}
+
 /* An ASan build puts its own malloc ahead of jemalloc: the allocator tests do not apply. */
 #if defined(__SANITIZE_ADDRESS__)
 #define NEED_JEMALLOC() cr_skip_test("an ASan build allocates with ASan's malloc")
