@@ -109,6 +109,22 @@ size_t command_count(void)
     return dict_size(&table);
 }
 
+char *command_key_flags(const command_t *cmd, int i, char *out)
+{
+    const char *p = cmd->key_flags;
+    if (!p) {
+        snprintf(out, 64, "%s", (cmd->flags & CMD_READONLY) ? "RO access" : "RW update");
+        return out;
+    }
+    for (; i > 0; i--) {
+        const char *bar = strchr(p, '|');
+        if (!bar) break;
+        p = bar + 1;
+    }
+    snprintf(out, 64, "%.*s", (int)strcspn(p, "|"), p);
+    return out;
+}
+
 int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max)
 {
     if (cmd->getkeys) return cmd->getkeys(argc, argv, pos, max);

@@ -671,7 +671,7 @@ command_t cmds_keys[] = {
     {"copy", copy_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "6.2.0",
      "Copies the value of a key to a new key.",
      "O(N) worst case for collections, where N is the number of nested items. O(1) for string "
-     "values."},
+     "values.", .key_flags = "RO access|OW update"},
     EXPIRE_ROW("expire", expire_cmd, "1.0.0", "Sets the expiration time of a key in seconds."),
     EXPIRE_ROW("pexpire", pexpire_cmd, "2.6.0",
                "Sets the expiration time of a key in milliseconds."),

@@ -255,11 +255,9 @@ static int has_category(const char *const *cats, const size_t *lens, int n, cons
 }
 
 /* ACL categories: derived from the flags and the group, plus the row's own (.acl, words like
- * "@dangerous @set"). */
-static void reply_categories(client_t *c, const command_t *cmd)
+ * "@dangerous @set"). Fills cats/lens (at most 24, each with its '@'); returns the count. */
+static int command_categories(const command_t *cmd, const char **cats, size_t *lens)
 {
-    const char *cats[24];
-    size_t lens[24];
     int n = 0;
     if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
     if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
@@ -280,6 +278,14 @@ static void reply_categories(client_t *c, const command_t *cmd)
         p += len;
         p += strspn(p, " ");
     }
+    return n;
+}
+
+static void reply_categories(client_t *c, const command_t *cmd)
+{
+    const char *cats[24];
+    size_t lens[24];
+    int n = command_categories(cmd, cats, lens);
     reply_set(c, n);
     for (int i = 0; i < n; i++) {
         char tmp[64];
@@ -288,6 +294,18 @@ static void reply_categories(client_t *c, const command_t *cmd)
         tmp[len] = '\0';
         reply_simple(c, tmp);
     }
+}
+
+/* words ("RW access delete") as a set of simple strings */
+static void reply_flag_words(client_t *c, char *words)
+{
+    int n = 0;
+    for (char *p = words; *p; n++) {
+        p += strcspn(p, " ");
+        p += strspn(p, " ");
+    }
+    reply_set(c, n);
+    for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
 static void reply_key_specs(client_t *c, const command_t *cmd)
@@ -299,9 +317,8 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_array(c, 1);
     reply_map(c, 3);
     reply_bulk_cstr(c, "flags");
-    reply_set(c, 2);
-    reply_simple(c, (cmd->flags & CMD_WRITE) ? "RW" : "RO");
-    reply_simple(c, (cmd->flags & CMD_WRITE) ? "update" : "access");
+    char fl[64];
+    reply_flag_words(c, command_key_flags(cmd, 0, fl));
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -441,24 +458,39 @@ struct list_ctx {
     long long n;
 };
 
+/* Whether cmd passes COMMAND LIST's filter: its full name ("config|get") matches the pattern
+ * (glob, any case), or the category (without '@') is one of its ACL categories. */
+static int list_match(const struct list_ctx *x, const command_t *cmd)
+{
+    if (x->pattern)
+        return strglob_match(x->pattern->ptr, x->pattern->len, cmd->fullname,
+                             strlen(cmd->fullname), 1);
+    if (x->category) {
+        const char *cats[24];
+        size_t lens[24];
+        int n = command_categories(cmd, cats, lens);
+        for (int i = 0; i < n; i++)
+            if (lens[i] - 1 == x->category->len &&
+                strncasecmp(cats[i] + 1, x->category->ptr, x->category->len) == 0)
+                return 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* Every command and subcommand, as Redis 7.0 lists them: the parent, then its "parent|sub"s. */
 static void list_each(void *ud, const command_t *cmd)
 {
     struct list_ctx *x = ud;
-    if (x->pattern && !strglob_match(x->pattern->ptr, x->pattern->len, cmd->name,
-                                     strlen(cmd->name), 1))
-        return;
-    if (x->category) {
-        const char *g = group_category(cmd->group);
-        int hit = g && arg_is(x->category, g + 1);
-        hit |= (cmd->flags & CMD_WRITE) && arg_is(x->category, "write");
-        hit |= (cmd->flags & CMD_READONLY) && arg_is(x->category, "read");
-        hit |= (cmd->flags & CMD_FAST) && arg_is(x->category, "fast");
-        hit |= !(cmd->flags & CMD_FAST) && arg_is(x->category, "slow");
-        hit |= (cmd->flags & CMD_ADMIN) && arg_is(x->category, "admin");
-        if (!hit) return;
+    if (list_match(x, cmd)) {
+        reply_bulk_cstr(x->c, cmd->fullname);
+        x->n++;
     }
-    reply_bulk_cstr(x->c, cmd->name);
-    x->n++;
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) {
+        if (!list_match(x, s)) continue;
+        reply_bulk_cstr(x->c, s->fullname);
+        x->n++;
+    }
 }
 
 static void command_list_cmd(client_t *c)
@@ -468,7 +500,7 @@ static void command_list_cmd(client_t *c)
         if (arg_is(&c->argv[3], "PATTERN")) x.pattern = &c->argv[4];
         else if (arg_is(&c->argv[3], "ACLCAT")) x.category = &c->argv[4];
         else if (arg_is(&c->argv[3], "MODULE")) {
-            reply_array(c, 0);
+            reply_array(c, 0); /* no modules: no module's commands */
             return;
         } else {
             reply_syntax_error(c);
@@ -483,9 +515,9 @@ static void command_list_cmd(client_t *c)
     reply_defer_finish(c, h, '*', x.n);
 }
 
-static void command_getkeys_cmd(client_t *c)
+/* COMMAND GETKEYS, and GETKEYSANDFLAGS (with_flags): each key with its key spec's flags. */
+static void getkeys_generic(client_t *c, int with_flags)
 {
-    int pos[256];
     resp_arg_t *argv = c->argv + 2;
     int argc = c->argc - 2;
     const command_t *cmd = command_lookup(&argv[0]);
@@ -498,13 +530,31 @@ static void command_getkeys_cmd(client_t *c)
         reply_error(c, "ERR Invalid number of arguments specified for command");
         return;
     }
-    int n = command_get_keys(cmd, argc, argv, pos, 256);
+    /* at most one key per argument: sized by the request, which is already in memory */
+    int *pos = xmalloc(sizeof(int) * (size_t)argc);
+    int n = command_get_keys(cmd, argc, argv, pos, argc);
     if (n == 0) {
         reply_error(c, "ERR The command has no key arguments");
-        return;
+    } else {
+        reply_array(c, n);
+        for (int i = 0; i < n; i++) {
+            char fl[64];
+            if (with_flags) reply_array(c, 2);
+            reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+            if (with_flags) reply_flag_words(c, command_key_flags(cmd, i, fl));
+        }
     }
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+    xfree(pos);
+}
+
+static void command_getkeys_cmd(client_t *c)
+{
+    getkeys_generic(c, 0);
+}
+
+static void command_getkeysandflags_cmd(client_t *c)
+{
+    getkeys_generic(c, 1);
 }
 
 static void command_help_cmd(client_t *c)
@@ -523,6 +573,8 @@ static void command_help_cmd(client_t *c)
         "    Return documentation details about multiple Redis commands.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
         "    Print this help.",
     };
@@ -543,6 +595,9 @@ static command_t command_subcommands[] = {
      "Returns a list of command names.", "O(N) where N is the total number of Redis commands"},
     {"getkeys", command_getkeys_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
      "Extracts the key names from an arbitrary command.",
+     "O(N) where N is the number of arguments to the command"},
+    {"getkeysandflags", command_getkeysandflags_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "7.0.0", "Extracts the key names and access flags for an arbitrary command.",
      "O(N) where N is the number of arguments to the command"},
     {"help", command_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},

@@ -847,7 +847,7 @@ command_t cmds_set[] = {
             "Remove one or more members from a set",
             "O(N) where N is the number of members to be removed."),
     CMD_ROW("smove", smove_cmd, 4, RW | CMD_FAST, 1, 2, 1, GROUP, "1.0.0",
-            "Move a member from one set to another", "O(1)"),
+            "Move a member from one set to another", "O(1)", .key_flags = "RW access delete|RW insert"),
     CMD_ROW("sismember", sismember_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
             "Determine if a given value is a member of a set", "O(1)"),
     CMD_ROW("smismember", smismember_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",

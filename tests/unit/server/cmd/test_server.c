@@ -140,6 +140,47 @@ Test(server_cmds, command_count_info_and_getkeys)
     cr_assert_str_eq(run("COMMAND GETKEYS nosuch a"), "-ERR Invalid command specified\r\n");
 }
 
+Test(server_cmds, command_list_names_subcommands_and_filters)
+{
+    const char *r = run("COMMAND LIST");
+    cr_assert(strstr(r, "$3\r\nset\r\n") && strstr(r, "$10\r\nconfig|get\r\n"));
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY PATTERN set"), "*1\r\n$3\r\nset\r\n");
+    r = run("COMMAND LIST FILTERBY PATTERN config|*re*");
+    cr_assert(strstr(r, "config|resetstat") && !strstr(r, "config|get"), "%s", r);
+    r = run("COMMAND LIST FILTERBY PATTERN cl*help");
+    cr_assert(strstr(r, "client|help") != NULL, "%s", r);
+    r = run("COMMAND LIST FILTERBY ACLCAT sortedset");
+    cr_assert(strstr(r, "\r\nzadd\r\n") && !strstr(r, "\r\nset\r\n"), "%s", r);
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY ACLCAT nosuch"), "*0\r\n");
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY MODULE nosuch"), "*0\r\n");
+    cr_assert_str_eq(run("COMMAND LIST bad"), "-ERR syntax error\r\n");
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY bad x"), "-ERR syntax error\r\n");
+}
+
+Test(server_cmds, command_getkeys_past_256_keys)
+{
+    char line[4096] = "COMMAND GETKEYS ZUNIONSTORE target 260";
+    for (int i = 1; i <= 260; i++) snprintf(line + strlen(line), 16, " k%d", i);
+    const char *r = run(line);
+    const char *head = "*261\r\n$6\r\ntarget\r\n$2\r\nk1\r\n";
+    cr_assert(strncmp(r, head, strlen(head)) == 0, "%.40s", r);
+    cr_assert(strstr(r, "$4\r\nk260\r\n") != NULL);
+}
+
+Test(server_cmds, command_getkeysandflags_names_each_key_spec)
+{
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS set k1 v1"),
+                     "*1\r\n*2\r\n$2\r\nk1\r\n*2\r\n+OW\r\n+update\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS lmove k1 k2 left right"),
+                     "*2\r\n*2\r\n$2\r\nk1\r\n*3\r\n+RW\r\n+access\r\n+delete\r\n"
+                     "*2\r\n$2\r\nk2\r\n*2\r\n+RW\r\n+insert\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS sort k1 store k2"),
+                     "*2\r\n*2\r\n$2\r\nk1\r\n*2\r\n+RO\r\n+access\r\n"
+                     "*2\r\n$2\r\nk2\r\n*2\r\n+OW\r\n+update\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS get k"),
+                     "*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n");
+}
+
 Test(server_cmds, info_has_the_requested_sections)
 {
     const char *r = run("INFO server");
