@@ -208,7 +208,6 @@ void command_call(client_t *c)
     c->last_cmd_ms = t0 / 1000;
     uint32_t in_call = c->flags & CLIENT_IN_CALL;
     c->flags |= CLIENT_IN_CALL;
-    introspect_before_call(c);
     long long dirty = srv.dirty;
     cmd->proc(c);
     /* a write that changed something is logged (as argv, or what the command put instead) */

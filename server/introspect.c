@@ -348,9 +348,9 @@ static void append_quoted(buf_t *b, const char *p, size_t len)
     buf_push(b, '"');
 }
 
-void introspect_before_call(client_t *c)
+void introspect_feed_monitors(client_t *c)
 {
-    if (!nmonitors || srv.loading || (c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
+    if (!nmonitors || srv.loading) return;
     buf_t b;
     buf_init(&b);
     long long us = time_us();
@@ -377,6 +377,8 @@ void introspect_after_call(client_t *c, long long duration_us)
     long long lat = srv.cfg.latency_monitor_threshold;
     if (lat > 0 && duration_us / 1000 >= lat)
         latency_add(&latency_events[(c->cmd->flags & CMD_FAST) ? 1 : 0], duration_us / 1000);
+    if (!(c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) && !block_is_retry(c))
+        introspect_feed_monitors(c);
 }
 
 /* ---- CLIENT PAUSE / UNPAUSE ---- */
