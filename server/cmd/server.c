@@ -15,6 +15,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/multi.h"
+#include "server/net/net.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
@@ -142,6 +143,32 @@ static void config_get_cmd(client_t *c)
     buf_deinit(&e.names);
 }
 
+/* After CONFIG SET: when port or bind changed, listens on the new ones (as Redis, at once);
+ * when that fails, puts the old values back, listens on them again and replies Redis's
+ * error (-1). */
+static int listen_again_or_reply(client_t *c, const char *old_port, const char *old_bind)
+{
+    buf_t now;
+    buf_init(&now);
+    config_get_value(&srv.cfg, "port", &now);
+    int port_changed = strcmp(now.data, old_port) != 0;
+    buf_clear(&now);
+    config_get_value(&srv.cfg, "bind", &now);
+    int bind_changed = strcmp(now.data, old_bind) != 0;
+    buf_deinit(&now);
+    if ((!port_changed && !bind_changed) || net_listen_again() == 0) return 0;
+    const char *const names[] = {"port", "bind"}, *const values[] = {old_port, old_bind};
+    char err[256];
+    if (config_set_many(&srv.cfg, 2, names, values, err, sizeof(err)) < 0 ||
+        net_listen_again() < 0)
+        log_warning("Could not listen again on the previous port and addresses");
+    reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                 bind_changed ? "bind" : "port",
+                 bind_changed ? "Failed to bind to specified addresses."
+                              : "Unable to listen on this port");
+    return -1;
+}
+
 static void config_set_cmd(client_t *c)
 {
     char err[512];
@@ -155,11 +182,18 @@ static void config_set_cmd(client_t *c)
         names[i] = xmemdup(c->argv[2 + 2 * i].ptr, c->argv[2 + 2 * i].len);
         values[i] = xmemdup(c->argv[3 + 2 * i].ptr, c->argv[3 + 2 * i].len);
     }
+    buf_t old_port, old_bind;
+    buf_init(&old_port);
+    buf_init(&old_bind);
+    config_get_value(&srv.cfg, "port", &old_port);
+    config_get_value(&srv.cfg, "bind", &old_bind);
     if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)values,
                         err, sizeof(err)) < 0)
         reply_error(c, err);
-    else
+    else if (listen_again_or_reply(c, old_port.data, old_bind.data) == 0)
         reply_ok(c);
+    buf_deinit(&old_port);
+    buf_deinit(&old_bind);
     for (int i = 0; i < 2 * n; i++) xfree(names[i]);
     xfree(names);
 }
