@@ -143,29 +143,31 @@ static void config_get_cmd(client_t *c)
     buf_deinit(&e.names);
 }
 
-/* After CONFIG SET: when port or bind changed, listens on the new ones (as Redis, at once);
- * when that fails, puts the old values back, listens on them again and replies Redis's
- * error (-1). */
-static int listen_again_or_reply(client_t *c, const char *old_port, const char *old_bind)
+/* After CONFIG SET of names (whose values before were old[]): when port or bind changed,
+ * listens on the new ones at once, as Redis. When that fails, puts every value of the request
+ * back, listens on the old port and addresses again and replies Redis's error (-1). */
+static int listen_again_or_reply(client_t *c, int n, char *const *names, char *const *old)
 {
+    int changed = -1; /* index of the first of port, bind whose value changed */
     buf_t now;
     buf_init(&now);
-    config_get_value(&srv.cfg, "port", &now);
-    int port_changed = strcmp(now.data, old_port) != 0;
-    buf_clear(&now);
-    config_get_value(&srv.cfg, "bind", &now);
-    int bind_changed = strcmp(now.data, old_bind) != 0;
+    for (int i = 0; i < n && changed < 0; i++) {
+        if (strcasecmp(names[i], "port") && strcasecmp(names[i], "bind")) continue;
+        buf_clear(&now);
+        config_get_value(&srv.cfg, names[i], &now);
+        if (strcmp(now.data, old[i]) != 0) changed = i;
+    }
     buf_deinit(&now);
-    if ((!port_changed && !bind_changed) || net_listen_again() == 0) return 0;
-    const char *const names[] = {"port", "bind"}, *const values[] = {old_port, old_bind};
+    if (changed < 0 || net_listen_again() == 0) return 0;
     char err[256];
-    if (config_set_many(&srv.cfg, 2, names, values, err, sizeof(err)) < 0 ||
+    if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)old, err,
+                        sizeof(err)) < 0 ||
         net_listen_again() < 0)
         log_warning("Could not listen again on the previous port and addresses");
+    int bind = strcasecmp(names[changed], "bind") == 0;
     reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
-                 bind_changed ? "bind" : "port",
-                 bind_changed ? "Failed to bind to specified addresses."
-                              : "Unable to listen on this port");
+                 bind ? "bind" : "port",
+                 bind ? "Failed to bind to specified addresses." : "Unable to listen on this port");
     return -1;
 }
 
@@ -177,24 +179,24 @@ static void config_set_cmd(client_t *c)
         reply_arity_error(c);
         return;
     }
-    char **names = xmalloc(sizeof(char *) * (size_t)n * 2), **values = names + n;
+    char **names = xmalloc(sizeof(char *) * (size_t)n * 3), **values = names + n, **old = values + n;
     for (int i = 0; i < n; i++) {
         names[i] = xmemdup(c->argv[2 + 2 * i].ptr, c->argv[2 + 2 * i].len);
         values[i] = xmemdup(c->argv[3 + 2 * i].ptr, c->argv[3 + 2 * i].len);
+        buf_t v;
+        buf_init(&v);
+        config_get_value(&srv.cfg, names[i], &v); /* an unknown name: set fails below */
+        buf_reserve(&v, 1);
+        v.data[v.len] = '\0';
+        old[i] = xstrdup(v.data);
+        buf_deinit(&v);
     }
-    buf_t old_port, old_bind;
-    buf_init(&old_port);
-    buf_init(&old_bind);
-    config_get_value(&srv.cfg, "port", &old_port);
-    config_get_value(&srv.cfg, "bind", &old_bind);
     if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)values,
                         err, sizeof(err)) < 0)
         reply_error(c, err);
-    else if (listen_again_or_reply(c, old_port.data, old_bind.data) == 0)
+    else if (listen_again_or_reply(c, n, names, old) == 0)
         reply_ok(c);
-    buf_deinit(&old_port);
-    buf_deinit(&old_bind);
-    for (int i = 0; i < 2 * n; i++) xfree(names[i]);
+    for (int i = 0; i < 3 * n; i++) xfree(names[i]);
     xfree(names);
 }
 

@@ -39,3 +39,23 @@ def test_config_set_port_moves_the_listener_and_a_busy_port_keeps_the_old_one(se
     assert redis.Redis(host="127.0.0.1", port=new_port).ping() is True
     r3.config_set("port", s.port)  # back, so that the fixture stops it as it started it
     r3.close()
+
+
+def test_config_set_rolls_back_every_value_when_the_port_cannot_be_taken(server_factory):
+    s = server_factory()
+    r = s.redis(decode_responses=True)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        with pytest.raises(redis.ResponseError) as e:
+            r.execute_command("CONFIG", "SET", "maxmemory", "10000001", "port",
+                              busy.getsockname()[1], "client-query-buffer-limit", "10m")
+        assert str(e.value).startswith(
+            "CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port")
+    finally:
+        busy.close()
+    assert r.config_get("maxmemory") == {"maxmemory": "0"}
+    assert r.config_get("client-query-buffer-limit") == {"client-query-buffer-limit": "1073741824"}
+    assert r.config_get("port") == {"port": str(s.port)}
+    assert redis.Redis(host="127.0.0.1", port=s.port).ping() is True

@@ -542,12 +542,50 @@ Test(config, config_get_star_lists_every_name_and_alias_once)
     cr_assert(seen_has(&s, "hash-max-listpack-entries"));
 }
 
+Test(config, maxmemory_clients_takes_bytes_or_a_percentage_as_redis)
+{
+    char err[256];
+    buf_t v;
+    buf_init(&v);
+    cr_assert_eq(config_set(&cfg, "maxmemory-clients", "10%", err, sizeof(err)), 0);
+    config_get_value(&cfg, "maxmemory-clients", &v);
+    cr_assert_str_eq(v.data, "10%");
+    cr_assert_eq(config_set(&cfg, "maxmemory-clients", "1mb", err, sizeof(err)), 0);
+    buf_clear(&v);
+    config_get_value(&cfg, "maxmemory-clients", &v);
+    cr_assert_str_eq(v.data, "1048576");
+    const char *names[] = {"maxmemory", "maxmemory-clients", "client-query-buffer-limit"};
+    const char *values[] = {"10000001", "200%", "invalid"};
+    cr_assert_eq(config_set_many(&cfg, 3, names, values, err, sizeof(err)), -1);
+    cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument "
+                          "'maxmemory-clients') - percentage argument must be less or equal to 100");
+    cr_assert_eq(config_set(&cfg, "maxmemory-clients", "x%", err, sizeof(err)), -1);
+    buf_clear(&v);
+    config_get_value(&cfg, "maxmemory-clients", &v);
+    cr_assert_str_eq(v.data, "1048576");
+    buf_deinit(&v);
+}
+
+Test(config, shutdown_signal_flags_are_checked_as_redis)
+{
+    char err[256];
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigterm", "nosave now", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "save", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "save nosave", err, sizeof(err)), -1);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "default now", err, sizeof(err)), -1);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "", err, sizeof(err)), -1);
+    cr_assert_eq(config_set(&cfg, "repl-backlog-size", "10000002", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&cfg, "slave-read-only", "no", err, sizeof(err)), 0);
+    cr_assert_eq(cfg.inert.replica_read_only, 0);
+}
+
 Test(config, config_get_globs_are_case_insensitive)
 {
     seen_t s = {.n = 0};
     config_get(&cfg, "MAXMEMORY*", collect, &s);
-    cr_assert_eq(s.n, 4);
+    cr_assert_eq(s.n, 5);
     cr_assert(seen_has(&s, "maxmemory"));
+    cr_assert(seen_has(&s, "maxmemory-clients"));
     cr_assert(seen_has(&s, "maxmemory-policy"));
     cr_assert(seen_has(&s, "maxmemory-samples"));
     cr_assert(seen_has(&s, "maxmemory-eviction-tenacity"));
