@@ -172,8 +172,7 @@ static void smove_cmd(client_t *c)
         changed(c, dst, "sadd");
         srv.dirty = dirty + 2;
     } else {
-        multi_touch_key(c->db, dst->ptr, dst->len); /* Redis signals dst modified anyway */
-        srv.dirty = dirty + 1;
+        srv.dirty = dirty + 1; /* dst already had it: unchanged, WATCH on it holds (Redis 7.0) */
     }
     reply_int(c, 1);
 }
