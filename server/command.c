@@ -238,7 +238,7 @@ int command_dispatch(client_t *c)
         multi_queue(c);
     } else if ((cmd->flags & CMD_WRITE) && server_log_write_error()) {
         reply_error(c, server_log_write_error());
-    } else if (introspect_paused(cmd)) {
+    } else if (introspect_paused(c, cmd)) {
         block_postpone(c);
     } else {
         c->lastcmd = cmd;

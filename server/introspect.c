@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/block.h"
+#include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -383,17 +384,21 @@ void introspect_after_call(client_t *c, long long duration_us)
 
 /* ---- CLIENT PAUSE / UNPAUSE ---- */
 
-int introspect_paused(const command_t *cmd)
+int introspect_paused(const client_t *c, const command_t *cmd)
 {
     if (!paused) return 0;
     if (pause_all) return 1;
-    /* WRITE mode holds back writes and commands that may write (as Redis) */
-    return (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+    /* WRITE mode holds back writes and commands that may write (as Redis), and a transaction
+     * that holds one */
+    uint32_t flags = cmd->flags;
+    if (!cmd->parent && strcmp(cmd->name, "exec") == 0) flags |= multi_queued_flags(c);
+    return (flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
 }
 
 static void unpause(void)
 {
     paused = 0;
+    db_expire_paused = 0;
     pause_until_ms = 0;
     block_release_postponed();
 }
@@ -432,6 +437,7 @@ void client_pause_cmd(client_t *c)
     if (!paused || until > pause_until_ms) pause_until_ms = until;
     if (!paused || all) pause_all = all;
     paused = 1;
+    db_expire_paused = 1; /* keys whose time is up are hidden, deleted after the pause */
     reply_ok(c);
 }
 
@@ -449,6 +455,12 @@ void introspect_deinit(void)
     nmonitors = capmonitors = 0;
     for (int i = 0; i < NLATENCY; i++) latency_events[i].n = latency_events[i].idx = 0;
     paused = 0;
+    db_expire_paused = 0;
+}
+
+int introspect_pause_active(void)
+{
+    return paused;
 }
 
 static command_t slowlog_sub[] = {

@@ -22,8 +22,13 @@ void introspect_feed_monitors(client_t *c);
  * it to monitors unless its row is CMD_ADMIN or CMD_SKIP_MONITOR or it is a blocked command
  * being retried (monitors saw it when it first ran). */
 void introspect_after_call(client_t *c, long long duration_us);
-/* 1 if CLIENT PAUSE holds cmd back now: the dispatcher then postpones the client. */
-int introspect_paused(const command_t *cmd);
+/* 1 if CLIENT PAUSE holds c's cmd back now: the dispatcher then postpones the client. WRITE
+ * mode holds writes, commands that may replicate, and an EXEC whose queue has one of those.
+ * While any pause lasts, keys whose time is up are hidden but not deleted (db_expire_paused)
+ * and nothing is evicted, as in Redis 7.0. */
+int introspect_paused(const client_t *c, const command_t *cmd);
+/* 1 while a CLIENT PAUSE (either mode) lasts: eviction waits for its end. */
+int introspect_pause_active(void);
 /* Ends a pause whose time is up (cron); returns 1 when a pause ended. */
 int introspect_pause_check(long long now_ms);
 void introspect_deinit(void);
