@@ -165,6 +165,7 @@ int client_process_input(client_t *c)
     if (c->flags & CLIENT_IN_INPUT) return 0; /* woken from inside its own command: the outer
                                                  loop goes on by itself */
     c->flags |= CLIENT_IN_INPUT;
+    if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     while (pos < c->qbuf.len &&
            !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         size_t used = 0;

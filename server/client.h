@@ -71,6 +71,7 @@ typedef struct client {
 
     /* input */
     buf_t qbuf;
+    size_t qbuf_peak; /* most bytes qbuf held since the last cron look (server.c) */
     resp_parser_t parser;
     int argc;
     resp_arg_t *argv; /* views into qbuf (or the parser), valid during one command */

@@ -799,7 +799,9 @@ static void info_memory(buf_t *b)
                used, h1, rss, h2, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
-    buf_printf(b, "mem_allocator:%s\r\n\r\n", alloc_name());
+    /* values are freed by the command that drops them (UNLINK and FLUSH ASYNC too): nothing
+     * is ever waiting to be freed */
+    buf_printf(b, "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n\r\n", alloc_name());
 }
 
 static void info_persistence(buf_t *b)
@@ -820,7 +822,7 @@ static void info_stats(buf_t *b)
                "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"
                "client_output_buffer_limit_disconnections:%llu\r\n"
-               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\n\r\n",
+               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\nlazyfreed_objects:0\r\n\r\n",
                (unsigned long long)s->numconnections, (unsigned long long)s->numcommands,
                (unsigned long long)server_ops_per_sec(), (unsigned long long)s->net_input_bytes,
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,

@@ -59,3 +59,26 @@ def test_config_set_rolls_back_every_value_when_the_port_cannot_be_taken(server_
     assert r.config_get("client-query-buffer-limit") == {"client-query-buffer-limit": "1073741824"}
     assert r.config_get("port") == {"port": str(s.port)}
     assert redis.Redis(host="127.0.0.1", port=s.port).ping() is True
+
+
+def test_unlink_of_a_large_set_gives_its_memory_back(server_factory):
+    """Redis's TCL unit/lazyfree: after SADD of 100,000 members in one request and UNLINK,
+    used_memory falls below twice what it was before, while the client keeps polling INFO
+    (its 1 MB query buffer is given back too)."""
+    s = server_factory()
+    r = s.redis()
+    orig = r.info("memory")["used_memory"]
+    r.sadd("myset", *range(100000))
+    peak = r.info("memory")["used_memory"]
+    assert peak > orig + 1000000
+    assert r.unlink("myset") == 1
+    for _ in range(50):
+        now = r.info("memory")["used_memory"]
+        if now < peak and now < orig * 2:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("used_memory %d (before %d, peak %d)" % (now, orig, peak))
+    info = r.info()
+    assert info["lazyfree_pending_objects"] == 0
+    assert "lazyfreed_objects" in info
