@@ -140,6 +140,14 @@ void server_init(void)
         if (rooms[i]->init && rooms[i]->init(srv.init_error, sizeof(srv.init_error)) < 0 &&
             !srv.init_error[0])
             snprintf(srv.init_error, sizeof(srv.init_error), "%s: start-up failed", rooms[i]->name);
+    srv.startup_memory = alloc_used_memory();
+}
+
+size_t server_memory_peak(void)
+{
+    size_t now = alloc_used_memory();
+    if (now > srv.stat.peak_memory) srv.stat.peak_memory = now;
+    return (size_t)srv.stat.peak_memory;
 }
 
 void server_deinit(void)
@@ -230,6 +238,7 @@ void server_cron(void)
         if (rooms[i]->cron) rooms[i]->cron(now);
     evict_cron();
     alloc_purge_after_drop(SERVER_PURGE_DROP);
+    server_memory_peak();
     sample_ops(now);
 }
 

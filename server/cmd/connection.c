@@ -17,7 +17,6 @@
 #include <ctype.h>
 #include <string.h>
 
-#define COMPAT_REDIS_VERSION "7.0.15"
 
 static void ping_cmd(client_t *c)
 {

@@ -31,7 +31,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define COMPAT_REDIS_VERSION "7.0.15"
 #define CTE_VERSION "0.1.0"
 
 /* ---- DBSIZE FLUSHDB FLUSHALL TIME ---- */
@@ -682,6 +681,175 @@ static void memory_purge_cmd(client_t *c)
     else reply_ok(c);
 }
 
+static double ratio(size_t a, size_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* What MEMORY STATS and MEMORY DOCTOR look at, as Redis's getMemoryOverheadData: overhead is
+ * what the server holds besides the data (its start-up memory, the clients' buffers, the
+ * keyspace's bucket arrays); the dataset is the rest. */
+typedef struct mem_overview {
+    size_t peak, total, startup, clients, overhead, dataset, keys;
+    size_t clients_n, biggest_client;
+    double dataset_perc, peak_perc;
+    alloc_stats_t st;
+    size_t rss;
+} mem_overview_t;
+
+static size_t client_memory(const client_t *x)
+{
+    return sizeof(*x) + x->qbuf.cap + x->out.cap + x->seg_bytes;
+}
+
+static void mem_overview(mem_overview_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->peak = server_memory_peak();
+    m->total = alloc_used_memory();
+    m->startup = srv.startup_memory;
+    for (client_t *x = srv.clients; x; x = x->next) {
+        size_t n = client_memory(x);
+        m->clients += n;
+        m->clients_n++;
+        if (n > m->biggest_client) m->biggest_client = n;
+    }
+    m->overhead = m->startup + m->clients;
+    for (int i = 0; i < srv.ndb; i++) {
+        m->overhead += dict_buckets_bytes(&srv.db[i].keys) + dict_buckets_bytes(&srv.db[i].expires);
+        m->keys += db_size(&srv.db[i]);
+    }
+    m->dataset = m->total > m->overhead ? m->total - m->overhead : 0;
+    size_t net = m->total > m->startup ? m->total - m->startup : 0;
+    m->dataset_perc = net ? (double)m->dataset * 100 / (double)net : 0;
+    m->peak_perc = m->peak ? (double)m->total * 100 / (double)m->peak : 0;
+    alloc_stats(&m->st);
+    m->rss = alloc_rss();
+}
+
+static void stat_int(client_t *c, const char *name, long long v)
+{
+    reply_bulk_cstr(c, name);
+    reply_int(c, v);
+}
+
+static void stat_double(client_t *c, const char *name, double v)
+{
+    reply_bulk_cstr(c, name);
+    reply_double(c, v);
+}
+
+/* MEMORY STATS: Redis 7.0's map, field for field (replication, cluster, AOF-buffer, Lua and
+ * function caches are 0 here: there are none of them), then db.<n> for each non-empty
+ * database with the bytes of its two hash tables' bucket arrays. */
+static void memory_stats_cmd(client_t *c)
+{
+    mem_overview_t m;
+    mem_overview(&m);
+    int ndb = 0;
+    for (int i = 0; i < srv.ndb; i++) ndb += db_size(&srv.db[i]) > 0;
+    reply_map(c, 27 + ndb);
+    stat_int(c, "peak.allocated", (long long)m.peak);
+    stat_int(c, "total.allocated", (long long)m.total);
+    stat_int(c, "startup.allocated", (long long)m.startup);
+    stat_int(c, "replication.backlog", 0);
+    stat_int(c, "clients.slaves", 0);
+    stat_int(c, "clients.normal", (long long)m.clients);
+    stat_int(c, "cluster.links", 0);
+    stat_int(c, "aof.buffer", 0);
+    stat_int(c, "lua.caches", 0);
+    stat_int(c, "functions.caches", 0);
+    stat_int(c, "overhead.total", (long long)m.overhead);
+    stat_int(c, "keys.count", (long long)m.keys);
+    stat_int(c, "keys.bytes-per-key",
+             m.keys ? (long long)((m.total > m.startup ? m.total - m.startup : 0) / m.keys) : 0);
+    stat_int(c, "dataset.bytes", (long long)m.dataset);
+    stat_double(c, "dataset.percentage", m.dataset_perc);
+    stat_double(c, "peak.percentage", m.peak_perc);
+    stat_int(c, "allocator.allocated", (long long)m.st.allocated);
+    stat_int(c, "allocator.active", (long long)m.st.active);
+    stat_int(c, "allocator.resident", (long long)m.st.resident);
+    stat_double(c, "allocator-fragmentation.ratio", ratio(m.st.active, m.st.allocated));
+    stat_int(c, "allocator-fragmentation.bytes", (long long)m.st.active - (long long)m.st.allocated);
+    stat_double(c, "allocator.rss-ratio", ratio(m.st.resident, m.st.active));
+    stat_int(c, "allocator.rss-bytes", (long long)m.st.resident - (long long)m.st.active);
+    stat_double(c, "rss-overhead.ratio", ratio(m.rss, m.st.resident));
+    stat_int(c, "rss-overhead.bytes", (long long)m.rss - (long long)m.st.resident);
+    stat_double(c, "fragmentation", ratio(m.rss, m.total));
+    stat_int(c, "fragmentation.bytes", (long long)m.rss - (long long)m.total);
+    for (int i = 0; i < srv.ndb; i++) {
+        if (!db_size(&srv.db[i])) continue;
+        char name[32];
+        snprintf(name, sizeof(name), "db.%d", i);
+        reply_bulk_cstr(c, name);
+        reply_map(c, 2);
+        stat_int(c, "overhead.hashtable.main", (long long)dict_buckets_bytes(&srv.db[i].keys));
+        stat_int(c, "overhead.hashtable.expires",
+                 (long long)dict_buckets_bytes(&srv.db[i].expires));
+    }
+}
+
+/* MEMORY DOCTOR: a report in words of what mem_overview shows, checking what Redis's doctor
+ * checks that applies here: an almost empty server, a peak far above the memory in use, RSS
+ * far above it (fragmentation), and clients whose buffers hold much memory. */
+static void memory_doctor_cmd(client_t *c)
+{
+    mem_overview_t m;
+    mem_overview(&m);
+    buf_t b;
+    buf_init(&b);
+    if (m.total < 5 * 1024 * 1024) {
+        buf_append_str(&b, "Hi Sam, this instance is empty or is using very little memory, my "
+                           "issues detector can't be used in these conditions. Please, leave "
+                           "for your mission on Earth and fill it with some data. The new Sam "
+                           "and I will be back to our programming as soon as I finished "
+                           "rebooting.\n");
+    } else {
+        buf_t issues;
+        buf_init(&issues);
+        if (m.peak > m.total + m.total / 2)
+            buf_printf(&issues, " * Peak memory: at some point the server used %zu bytes, more "
+                                "than 150%% of the %zu bytes it uses now. RSS may stay near the "
+                                "peak; MEMORY PURGE gives freed pages back.\n\n",
+                       m.peak, m.total);
+        if (m.rss > m.total + m.total * 2 / 5 && m.rss - m.total > 10 * 1024 * 1024)
+            buf_printf(&issues, " * High fragmentation: RSS is %.2f times the memory in use "
+                                "(INFO memory's fragmentation fields say where).\n\n",
+                       ratio(m.rss, m.total));
+        if (m.clients_n && m.clients / m.clients_n > 200 * 1024)
+            buf_printf(&issues, " * Big client buffers: the %zu clients hold %zu bytes, %zu on "
+                                "average (CLIENT LIST's qbuf and omem fields say which).\n\n",
+                       (size_t)m.clients_n, m.clients, m.clients / m.clients_n);
+        if (issues.len)
+            buf_printf(&b, "Sam, I detected a few issues in this Redis instance memory "
+                           "implants:\n\n%s"
+                           "I'm here to keep you safe, Sam. I want to help you.\n",
+                       issues.data);
+        else
+            buf_append_str(&b, "Hi Sam, I can't find any memory issue in your instance. I can "
+                               "only account for what occurs on this base.\n");
+        buf_deinit(&issues);
+    }
+    reply_verbatim(c, b.data, b.len, "txt");
+    buf_deinit(&b);
+}
+
+static void malloc_stats_piece(void *ud, const char *text)
+{
+    buf_append_str(ud, text);
+}
+
+/* MEMORY MALLOC-STATS: jemalloc's own report, as Redis gives it. */
+static void memory_malloc_stats_cmd(client_t *c)
+{
+    buf_t b;
+    buf_init(&b);
+    if (alloc_stats_report(malloc_stats_piece, &b) < 0)
+        buf_append_str(&b, "Stats not supported for the current allocator");
+    reply_verbatim(c, b.data ? b.data : "", b.len, "txt");
+    buf_deinit(&b);
+}
+
 static void memory_help_cmd(client_t *c)
 {
     static const char *const lines[] = {
@@ -690,6 +858,12 @@ static void memory_help_cmd(client_t *c)
         "    Return memory in bytes used by <key> and its value.",
         "PURGE",
         "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "DOCTOR",
+        "    Return memory problems reports.",
         "HELP",
         "    Print this help.",
     };
@@ -701,6 +875,12 @@ static command_t memory_subcommands[] = {
      "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
     {"purge", memory_purge_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
      "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"},
+    {"stats", memory_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns details about memory usage.", "O(1)"},
+    {"malloc-stats", memory_malloc_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns the allocator statistics.", "Depends on how much memory is allocated, could be slow"},
+    {"doctor", memory_doctor_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Outputs a memory problems report.", "O(1)"},
     {"help", memory_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
     {NULL},
@@ -760,11 +940,6 @@ static void get_one(void *ud, const char *name, const char *value)
     snprintf(ud, 64, "%s", value);
 }
 
-static double ratio(size_t a, size_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
-}
-
 /* Redis 7.0's fragmentation fields, from jemalloc's stats and the process's RSS. */
 static void info_memory_fragmentation(buf_t *b, size_t used, size_t rss,
                                       const alloc_stats_t *st)
@@ -791,12 +966,16 @@ static void info_memory(buf_t *b)
     bytes_human(h1, sizeof(h1), (double)used);
     bytes_human(h2, sizeof(h2), (double)rss);
     bytes_human(h3, sizeof(h3), (double)srv.cfg.maxmemory);
+    size_t peak = server_memory_peak();
+    char h4[32];
+    bytes_human(h4, sizeof(h4), (double)peak);
     buf_printf(b,
                "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-               "used_memory_rss_human:%s\r\nallocator_allocated:%zu\r\n"
+               "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+               "used_memory_startup:%zu\r\nallocator_allocated:%zu\r\n"
                "allocator_active:%zu\r\nallocator_resident:%zu\r\nmaxmemory:%lld\r\n"
                "maxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
-               used, h1, rss, h2, st.allocated, st.active, st.resident,
+               used, h1, rss, h2, peak, h4, srv.startup_memory, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
     /* values are freed by the command that drops them (UNLINK and FLUSH ASYNC too): nothing

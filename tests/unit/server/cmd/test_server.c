@@ -295,6 +295,40 @@ Test(server_cmds, client_list_shows_no_output_memory_on_an_idle_client)
     cr_assert(strstr(r, " obl=0 oll=0 omem=0 ") != NULL, "%s", r);
 }
 
+Test(server_cmds, role_answers_as_a_master_without_replicas)
+{
+    cr_assert_str_eq(run("ROLE"), "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
+}
+
+Test(server_cmds, lolwut_prints_the_version_and_version_5_draws_within_bounds)
+{
+    cr_assert_str_eq(run("LOLWUT"), "$18\r\nRedis ver. 7.0.15\n\r\n");
+    cr_assert_str_eq(run("LOLWUT VERSION 6"), "$18\r\nRedis ver. 7.0.15\n\r\n");
+    const char *r = run("LOLWUT VERSION 5 20 4 4");
+    cr_assert(strstr(r, "\xe2\xa0") && strstr(r, "Georg Nees - schotter, plotter on paper, 1968. "
+                                                "Redis ver. 7.0.15\n"), "%s", r);
+    cr_assert_str_eq(run("LOLWUT VERSION x"), "-ERR value is not an integer or out of range\r\n");
+    cr_assert_str_eq(run("LOLWUT VERSION 5 20 x"),
+                     "-ERR value is not an integer or out of range\r\n");
+    cr_assert(strncmp(run("LOLWUT VERSION 5 100000 1 100000"), "-ERR LOLWUT picture too large", 29) == 0);
+}
+
+Test(server_cmds, memory_stats_doctor_and_malloc_stats_answer_as_redis)
+{
+    run("SET foo bar");
+    const char *r = run("MEMORY STATS");
+    cr_assert(strncmp(r, "*", 1) == 0 && strstr(r, "$14\r\npeak.allocated\r\n:") &&
+                  strstr(r, "$10\r\nkeys.count\r\n:1\r\n") && strstr(r, "$4\r\ndb.0\r\n*4\r\n") &&
+                  strstr(r, "$13\r\nfragmentation\r\n$"),
+              "%s", r);
+    r = run("MEMORY DOCTOR");
+    cr_assert(strstr(r, "Sam") != NULL, "%s", r);
+    r = run("MEMORY MALLOC-STATS");
+    cr_assert_eq(r[0], '$');
+    cr_assert_str_eq(run("MEMORY STATS x"),
+                     "-ERR wrong number of arguments for 'memory|stats' command\r\n");
+}
+
 Test(server_cmds, info_has_a_cluster_section_that_says_disabled)
 {
     const char *r = run("INFO");
