@@ -220,6 +220,7 @@ typedef struct config {
         int crash_memcheck_enabled, aof_use_rdb_preamble, aof_timestamp_enabled;
         int aof_rewrite_incremental_fsync, rdb_save_incremental_fsync;
         int no_appendfsync_on_rewrite, latency_tracking, cluster_enabled, disable_thp;
+        int key_load_delay;
         char *masterauth, *masteruser, *replica_announce_ip, *dbfilename, *replicaof;
         char *shutdown_on_sigint, *shutdown_on_sigterm, *latency_tracking_info_percentiles;
     } inert;

@@ -771,6 +771,8 @@ const config__row_t config__rows[] = {
      INERT("no cluster mode")},
     {"disable-thp", T(bool), F(inert.disable_thp), .def = "yes", IMM,
      INERT("transparent huge pages are left as the system sets them")},
+    {"key-load-delay", T(int), F(inert.key_load_delay), .def = "0", .min = INT_MIN, I_MAX,
+     .flags = CONFIG__HIDDEN, INERT("a debugging key of Redis's RDB loading; hidden from CONFIG GET *")},
 #undef INERT
 };
 

@@ -534,12 +534,27 @@ Test(config, config_get_with_a_plain_name_returns_that_key)
 Test(config, config_get_star_lists_every_name_and_alias_once)
 {
     seen_t s = {.n = 0};
-    size_t want = config__nrows;
-    for (size_t i = 0; i < config__nrows; i++) want += config__rows[i].alias != NULL;
+    size_t want = 0;
+    for (size_t i = 0; i < config__nrows; i++)
+        if (!(config__rows[i].flags & CONFIG__HIDDEN)) want += 1 + (config__rows[i].alias != NULL);
     config_get(&cfg, "*", collect, &s);
     cr_assert_eq((size_t)s.n, want);
     cr_assert(seen_has(&s, "hash-max-ziplist-entries"));
     cr_assert(seen_has(&s, "hash-max-listpack-entries"));
+}
+
+/* Redis's TCL test "CONFIG GET hidden configs". */
+Test(config, hidden_keys_answer_only_to_their_own_name)
+{
+    seen_t s = {.n = 0};
+    config_get(&cfg, "*", collect, &s);
+    cr_assert_not(seen_has(&s, "key-load-delay"));
+    s.n = 0;
+    config_get(&cfg, "key-*-delay", collect, &s);
+    cr_assert_eq(s.n, 0);
+    config_get(&cfg, "KEY-LOAD-DELAY", collect, &s);
+    cr_assert_eq(s.n, 1);
+    cr_assert_str_eq(s.values[0], "0");
 }
 
 Test(config, maxmemory_clients_takes_bytes_or_a_percentage_as_redis)
