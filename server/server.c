@@ -102,6 +102,13 @@ static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
     }
 }
 
+/* Redis 7.0's "new" event (class n, not in A): a key was created, before the event of the
+ * command that created it. */
+static void on_key_added(void *ud, db_t *db, kv_t *kv)
+{
+    notify_keyspace_event(NOTIFY_NEW, "new", kv_key(kv), kv_keylen(kv), db->id);
+}
+
 static void on_config_change(const char *name, void *ud)
 {
     server_apply_config();
@@ -130,6 +137,7 @@ void server_init(void)
     storage_lru_clock = (uint32_t)(srv.start_ms / 1000) & 0xffffff;
     command_table_init();
     db_set_observer(on_key_deleted, NULL);
+    db_set_add_observer(on_key_added, NULL);
     config_on_change(&srv.cfg, on_config_change, NULL);
     server_apply_config();
     srv.init_error[0] = '\0';

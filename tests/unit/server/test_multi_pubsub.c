@@ -194,6 +194,25 @@ Test(multi_pubsub, keyspace_notifications_follow_the_config)
                      "$1\r\nk\r\n");
 }
 
+/* Redis 7.0's TCL test "Keyspace notifications: new key test": class n, not part of A. */
+Test(multi_pubsub, new_keys_send_the_new_event_once)
+{
+    run(a, "PSUBSCRIBE *");
+    pending(a);
+    run(b, "CONFIG SET notify-keyspace-events En");
+    run(b, "SET foo bar");
+    run(b, "SET foo baz");
+    run(b, "SET bar bar");
+    cr_assert_str_eq(pending(a),
+                     "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$18\r\n__keyevent@0__:new\r\n"
+                     "$3\r\nfoo\r\n"
+                     "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$18\r\n__keyevent@0__:new\r\n"
+                     "$3\r\nbar\r\n");
+    run(b, "CONFIG SET notify-keyspace-events EA");
+    run(b, "SET baz 1");
+    cr_assert_null(strstr(pending(a), ":new"));
+}
+
 Test(multi_pubsub, reset_leaves_subscriptions_and_transactions)
 {
     run(a, "SUBSCRIBE c");
