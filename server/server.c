@@ -5,6 +5,7 @@
 #include "server/server.h"
 
 #include "common/alloc.h"
+#include "server/lazyfree.h"
 #include "common/dict.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -160,6 +161,7 @@ size_t server_memory_peak(void)
 
 void server_deinit(void)
 {
+    lazyfree_stop();
     while (srv.clients) client_free(srv.clients);
     for (int i = 0; i < srv.ndb; i++) db_deinit(&srv.db[i]);
     const server_room_t *const *rooms;

@@ -14,6 +14,7 @@
 #include "server/block.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
+#include "server/lazyfree.h"
 #include "server/multi.h"
 #include "server/net/net.h"
 #include "server/pubsub.h"
@@ -210,6 +211,7 @@ static void reset_command_stats(void *ud, const command_t *cmd)
 static void config_resetstat_cmd(client_t *c)
 {
     memset(&srv.stat, 0, sizeof(srv.stat));
+    lazyfree_reset_stats();
     command_foreach(reset_command_stats, NULL);
     dict_clear((dict_t *)srv.errors, NULL);
     reply_ok(c);
@@ -978,9 +980,8 @@ static void info_memory(buf_t *b)
                used, h1, rss, h2, peak, h4, srv.startup_memory, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
-    /* values are freed by the command that drops them (UNLINK and FLUSH ASYNC too): nothing
-     * is ever waiting to be freed */
-    buf_printf(b, "mem_allocator:%s\r\nlazyfree_pending_objects:0\r\n\r\n", alloc_name());
+    buf_printf(b, "mem_allocator:%s\r\nlazyfree_pending_objects:%llu\r\n\r\n", alloc_name(),
+               (unsigned long long)lazyfree_pending());
 }
 
 static void info_persistence(buf_t *b)
@@ -1001,7 +1002,7 @@ static void info_stats(buf_t *b)
                "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"
                "client_output_buffer_limit_disconnections:%llu\r\n"
-               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\nlazyfreed_objects:0\r\n\r\n",
+               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\nlazyfreed_objects:%llu\r\n\r\n",
                (unsigned long long)s->numconnections, (unsigned long long)s->numcommands,
                (unsigned long long)server_ops_per_sec(), (unsigned long long)s->net_input_bytes,
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
@@ -1011,7 +1012,8 @@ static void info_stats(buf_t *b)
                (unsigned long long)s->client_qbuf_limit_disconnections,
                (unsigned long long)s->client_outbuf_limit_disconnections,
                (unsigned long long)s->total_error_replies,
-               (unsigned long long)s->unexpected_error_replies);
+               (unsigned long long)s->unexpected_error_replies,
+               (unsigned long long)lazyfree_freed());
 }
 
 static void info_replication(buf_t *b)
