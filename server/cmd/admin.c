@@ -1,7 +1,10 @@
-/* server/cmd/admin.c - ROLE and LOLWUT.
+/* server/cmd/admin.c - ROLE, REPLICAOF, MODULE and LOLWUT.
  *
  * ROLE answers as a Redis master with no replicas: ["master", 0, []] (there is no replication,
- * so the offset stays 0). LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with
+ * so the offset stays 0). REPLICAOF NO ONE (and SLAVEOF) answers +OK, as it does on a Redis
+ * master; REPLICAOF host port is refused, since there is no replication. MODULE LIST answers
+ * the empty list and MODULE LOAD/LOADEX/UNLOAD are refused with the error Redis gives when
+ * enable-module-command is no (its default): there are no modules. LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with
  * VERSION 5 draws first a picture after Georg Nees's "Schotter" (1968): a column of squares
  * that tilt and drift more and more as they go down, on a canvas of Braille characters (each
  * one 2x4 dots). The picture is our own drawing; its arguments are Redis's: columns of text
@@ -26,6 +29,68 @@ static void role_cmd(client_t *c)
     reply_int(c, 0);
     reply_array(c, 0);
 }
+
+static void replicaof_cmd(client_t *c)
+{
+    if (arg_is(&c->argv[1], "NO") && arg_is(&c->argv[2], "ONE")) {
+        reply_ok(c);
+        return;
+    }
+    long long port;
+    if (arg_ll_or_reply(c, &c->argv[2], &port, "ERR Invalid master port") < 0) return;
+    reply_error(c, "ERR cte-server has no replication: it cannot be a replica");
+}
+
+static void module_list_cmd(client_t *c)
+{
+    reply_array(c, 0);
+}
+
+static void module_refused_cmd(client_t *c)
+{
+    reply_error(c, "ERR MODULE command not allowed. If the enable-module-command option is set "
+                   "to \"local\", you can run it from a local connection, otherwise you need to "
+                   "set this option in the configuration file, and then restart the server.");
+}
+
+static void module_help_cmd(client_t *c)
+{
+    static const char *const lines[] = {
+        "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and "
+        "optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+        "HELP",
+        "    Print this help.",
+    };
+    reply_array(c, (long long)(sizeof(lines) / sizeof(lines[0])));
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) reply_simple(c, lines[i]);
+}
+
+static void container_cmd(client_t *c)
+{
+    reply_arity_error(c);
+}
+
+static command_t module_subcommands[] = {
+    {"list", module_list_cmd, 2, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "4.0.0",
+     "Returns all loaded modules.", "O(N) where N is the number of loaded modules."},
+    {"load", module_refused_cmd, -3, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "4.0.0",
+     "Loads a module.", "O(1)"},
+    {"loadex", module_refused_cmd, -3, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "7.0.0",
+     "Loads a module using extended parameters.", "O(1)"},
+    {"unload", module_refused_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "4.0.0",
+     "Unloads a module.", "O(1)"},
+    {"help", module_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
+     "Returns helpful text about the different subcommands.", "O(1)"},
+    {NULL},
+};
 
 /* ---- LOLWUT ---- */
 
@@ -174,6 +239,13 @@ static void lolwut_cmd(client_t *c)
 command_t cmds_admin[] = {
     {"role", role_cmd, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server",
      "2.8.12", "Returns the replication role.", "O(1)"},
+    {"replicaof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server",
+     "5.0.0", "Configures a server as replica of another, or promotes it to a master.", "O(1)"},
+    {"slaveof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server",
+     "1.0.0", "Sets a Redis server as a replica of another, or promotes it to being a master.",
+     "O(1)"},
+    {"module", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0",
+     "A container for module commands.", "Depends on subcommand.", NULL, module_subcommands},
     {"lolwut", lolwut_cmd, -1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "5.0.0",
      "Displays computer art and the Redis version", "O(1)"},
     {NULL},

@@ -300,6 +300,19 @@ Test(server_cmds, role_answers_as_a_master_without_replicas)
     cr_assert_str_eq(run("ROLE"), "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
 }
 
+Test(server_cmds, replicaof_no_one_is_ok_and_module_list_is_empty)
+{
+    cr_assert_str_eq(run("REPLICAOF NO ONE"), "+OK\r\n");
+    cr_assert_str_eq(run("SLAVEOF no one"), "+OK\r\n");
+    cr_assert_str_eq(run("REPLICAOF NO"),
+                     "-ERR wrong number of arguments for 'replicaof' command\r\n");
+    cr_assert_str_eq(run("REPLICAOF localhost x"), "-ERR Invalid master port\r\n");
+    cr_assert_eq(strncmp(run("REPLICAOF localhost 6380"), "-ERR", 4), 0);
+    cr_assert_str_eq(run("MODULE LIST"), "*0\r\n");
+    cr_assert_eq(strncmp(run("MODULE LOAD /x.so"), "-ERR MODULE command not allowed", 31), 0);
+    cr_assert_str_eq(run("MODULE foo"), "-ERR unknown subcommand 'foo'. Try MODULE HELP.\r\n");
+}
+
 Test(server_cmds, lolwut_prints_the_version_and_version_5_draws_within_bounds)
 {
     cr_assert_str_eq(run("LOLWUT"), "$18\r\nRedis ver. 7.0.15\n\r\n");
