@@ -4,7 +4,8 @@
  * so the offset stays 0). REPLICAOF NO ONE (and SLAVEOF) answers +OK, as it does on a Redis
  * master; REPLICAOF host port is refused, since there is no replication. MODULE LIST answers
  * the empty list and MODULE LOAD/LOADEX/UNLOAD are refused with the error Redis gives when
- * enable-module-command is no (its default): there are no modules. LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with
+ * enable-module-command is no (its default): there are no modules. CLUSTER has Redis 7.0's
+ * subcommands (so COMMAND lists them), each answering Redis's "cluster support disabled". LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with
  * VERSION 5 draws first a picture after Georg Nees's "Schotter" (1968): a column of squares
  * that tilt and drift more and more as they go down, on a canvas of Braille characters (each
  * one 2x4 dots). The picture is our own drawing; its arguments are Redis's: columns of text
@@ -89,6 +90,48 @@ static command_t module_subcommands[] = {
      "Unloads a module.", "O(1)"},
     {"help", module_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
+    {NULL},
+};
+
+static void cluster_disabled_cmd(client_t *c)
+{
+    reply_error(c, "ERR This instance has cluster support disabled");
+}
+
+#define CLUSTER_SUB(name, arity, since, summary)                                                   \
+    {                                                                                              \
+        name, cluster_disabled_cmd, arity, 0, 0, 0, 0, "cluster", since, summary, "O(1)"           \
+    }
+
+static command_t cluster_subcommands[] = {
+    CLUSTER_SUB("addslots", -3, "3.0.0", "Assigns new hash slots to a node."),
+    CLUSTER_SUB("addslotsrange", -4, "7.0.0", "Assigns new hash slot ranges to a node."),
+    CLUSTER_SUB("bumpepoch", 2, "3.0.0", "Advances the cluster config epoch."),
+    CLUSTER_SUB("count-failure-reports", 3, "3.0.0",
+                "Returns the number of active failure reports active for a node."),
+    CLUSTER_SUB("countkeysinslot", 3, "3.0.0", "Returns the number of keys in a hash slot."),
+    CLUSTER_SUB("delslots", -3, "3.0.0", "Sets hash slots as unbound for a node."),
+    CLUSTER_SUB("delslotsrange", -4, "7.0.0", "Sets hash slot ranges as unbound for a node."),
+    CLUSTER_SUB("failover", -2, "3.0.0", "Forces a replica to perform a manual failover of its master."),
+    CLUSTER_SUB("flushslots", 2, "3.0.0", "Deletes all slots information from a node."),
+    CLUSTER_SUB("forget", 3, "3.0.0", "Removes a node from the nodes table."),
+    CLUSTER_SUB("getkeysinslot", 4, "3.0.0", "Returns the key names in a hash slot."),
+    CLUSTER_SUB("help", 2, "5.0.0", "Returns helpful text about the different subcommands."),
+    CLUSTER_SUB("info", 2, "3.0.0", "Returns information about the state of a node."),
+    CLUSTER_SUB("keyslot", 3, "3.0.0", "Returns the hash slot for a key."),
+    CLUSTER_SUB("links", 2, "7.0.0", "Returns a list of all TCP links to and from peer nodes."),
+    CLUSTER_SUB("meet", -4, "3.0.0", "Forces a node to handshake with another node."),
+    CLUSTER_SUB("myid", 2, "3.0.0", "Returns the ID of a node."),
+    CLUSTER_SUB("nodes", 2, "3.0.0", "Returns the cluster configuration for a node."),
+    CLUSTER_SUB("replicas", 3, "5.0.0", "Lists the replica nodes of a master node."),
+    CLUSTER_SUB("replicate", 3, "3.0.0", "Configure a node as replica of a master node."),
+    CLUSTER_SUB("reset", -2, "3.0.0", "Resets a node."),
+    CLUSTER_SUB("saveconfig", 2, "3.0.0", "Forces a node to save the cluster configuration to disk."),
+    CLUSTER_SUB("set-config-epoch", 3, "3.0.0", "Sets the configuration epoch for a new node."),
+    CLUSTER_SUB("setslot", -4, "3.0.0", "Binds a hash slot to a node."),
+    CLUSTER_SUB("shards", 2, "7.0.0", "Returns the mapping of cluster slots to shards."),
+    CLUSTER_SUB("slaves", 3, "3.0.0", "Lists the replica nodes of a master node."),
+    CLUSTER_SUB("slots", 2, "3.0.0", "Returns the mapping of cluster slots to nodes."),
     {NULL},
 };
 
@@ -244,6 +287,9 @@ command_t cmds_admin[] = {
     {"slaveof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server",
      "1.0.0", "Sets a Redis server as a replica of another, or promotes it to being a master.",
      "O(1)"},
+    {"cluster", container_cmd, -2, 0, 0, 0, 0, "cluster", "3.0.0",
+     "A container for Redis Cluster commands.", "Depends on subcommand.", NULL,
+     cluster_subcommands},
     {"module", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0",
      "A container for module commands.", "Depends on subcommand.", NULL, module_subcommands},
     {"lolwut", lolwut_cmd, -1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "5.0.0",

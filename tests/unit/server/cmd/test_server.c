@@ -148,7 +148,7 @@ Test(server_cmds, command_list_names_subcommands_and_filters)
     r = run("COMMAND LIST FILTERBY PATTERN config|*re*");
     cr_assert(strstr(r, "config|resetstat") && !strstr(r, "config|get"), "%s", r);
     r = run("COMMAND LIST FILTERBY PATTERN cl*help");
-    cr_assert(strstr(r, "client|help") != NULL, "%s", r);
+    cr_assert(strstr(r, "client|help") && strstr(r, "cluster|help"), "%s", r);
     r = run("COMMAND LIST FILTERBY ACLCAT sortedset");
     cr_assert(strstr(r, "\r\nzadd\r\n") && !strstr(r, "\r\nset\r\n"), "%s", r);
     cr_assert_str_eq(run("COMMAND LIST FILTERBY ACLCAT nosuch"), "*0\r\n");
@@ -311,6 +311,9 @@ Test(server_cmds, replicaof_no_one_is_ok_and_module_list_is_empty)
     cr_assert_str_eq(run("MODULE LIST"), "*0\r\n");
     cr_assert_eq(strncmp(run("MODULE LOAD /x.so"), "-ERR MODULE command not allowed", 31), 0);
     cr_assert_str_eq(run("MODULE foo"), "-ERR unknown subcommand 'foo'. Try MODULE HELP.\r\n");
+    cr_assert_str_eq(run("CLUSTER INFO"), "-ERR This instance has cluster support disabled\r\n");
+    cr_assert_str_eq(run("CLUSTER INFO x"),
+                     "-ERR wrong number of arguments for 'cluster|info' command\r\n");
 }
 
 Test(server_cmds, lolwut_prints_the_version_and_version_5_draws_within_bounds)
