@@ -15,8 +15,8 @@
 /* Row flags. */
 #define CONFIG__IMMUTABLE 1u /* CONFIG SET refuses it; the file and command line may set it */
 #define CONFIG__MULTI 2u     /* a YAML list is accepted and joined with spaces */
-#define CONFIG__HIDDEN 4u    /* CONFIG GET shows it only when asked by its exact name (Redis's
-                                HIDDEN_CONFIG: debugging keys) */
+/* CONFIG GET shows a hidden key only when asked by its exact name (Redis's HIDDEN_CONFIG) */
+#define CONFIG__HIDDEN 4u
 
 /* Why a value was refused. msg is Redis's reason as CONFIG SET prints it after " - ". When
  * generic is set the value simply is not of the row's type, and file and command-line

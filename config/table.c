@@ -717,13 +717,13 @@ const config__row_t config__rows[] = {
     {"replicaof", .alias = "slaveof", T(string), F(inert.replicaof), .def = "", IMM,
      INERT("never a replica")},
     {"lazyfree-lazy-eviction", T(bool), F(inert.lazyfree_lazy_eviction), .def = "no",
-     INERT("values are freed at once; INFO lazyfree_pending_objects stays 0")},
+     INERT("evicted values are freed at once")},
     {"lazyfree-lazy-expire", T(bool), F(inert.lazyfree_lazy_expire), .def = "no",
-     INERT("values are freed at once; INFO lazyfree_pending_objects stays 0")},
+     INERT("expired values are freed at once")},
     {"lazyfree-lazy-server-del", T(bool), F(inert.lazyfree_lazy_server_del), .def = "no",
-     INERT("values are freed at once; INFO lazyfree_pending_objects stays 0")},
+     INERT("values that commands overwrite are freed at once")},
     {"lazyfree-lazy-user-flush", T(bool), F(inert.lazyfree_lazy_user_flush), .def = "no",
-     INERT("values are freed at once; INFO lazyfree_pending_objects stays 0")},
+     INERT("FLUSHDB and FLUSHALL free at once, ASYNC or not")},
     {"activedefrag", T(bool), F(inert.activedefrag), .def = "no", INERT("no defragmentation")},
     {"active-defrag-ignore-bytes", T(memory), F(inert.active_defrag_ignore_bytes),
      .def = "100mb", .min = 1, LL_MAX, INERT("no defragmentation")},
@@ -772,7 +772,8 @@ const config__row_t config__rows[] = {
     {"disable-thp", T(bool), F(inert.disable_thp), .def = "yes", IMM,
      INERT("transparent huge pages are left as the system sets them")},
     {"key-load-delay", T(int), F(inert.key_load_delay), .def = "0", .min = INT_MIN, I_MAX,
-     .flags = CONFIG__HIDDEN, INERT("a debugging key of Redis's RDB loading; hidden from CONFIG GET *")},
+     .flags = CONFIG__HIDDEN,
+     INERT("a debugging key of Redis's RDB loading; hidden from CONFIG GET *")},
 #undef INERT
 };
 

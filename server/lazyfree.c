@@ -54,8 +54,10 @@ static int worth_it(const obj_t *o)
     case OBJ_LIST:
     case OBJ_SET:
     case OBJ_ZSET:
-    case OBJ_HASH: return obj_length(o) > LAZYFREE_THRESHOLD;
-    default: return 0;
+    case OBJ_HASH:
+        return obj_length(o) > LAZYFREE_THRESHOLD;
+    default:
+        return 0;
     }
 }
 
@@ -83,8 +85,10 @@ void lazyfree_value(obj_t *o)
         running = 1;
     }
     atomic_fetch_add(&pending, 1);
-    if (tail) tail->next = n;
-    else head = n;
+    if (tail)
+        tail->next = n;
+    else
+        head = n;
     tail = n;
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&lock);

@@ -1,17 +1,19 @@
-/* server/cmd/admin.c - ROLE, REPLICAOF, MODULE and LOLWUT.
+/* server/cmd/admin.c - ROLE, REPLICAOF, MODULE, CLUSTER and LOLWUT.
  *
  * ROLE answers as a Redis master with no replicas: ["master", 0, []] (there is no replication,
  * so the offset stays 0). REPLICAOF NO ONE (and SLAVEOF) answers +OK, as it does on a Redis
  * master; REPLICAOF host port is refused, since there is no replication. MODULE LIST answers
  * the empty list and MODULE LOAD/LOADEX/UNLOAD are refused with the error Redis gives when
  * enable-module-command is no (its default): there are no modules. CLUSTER has Redis 7.0's
- * subcommands (so COMMAND lists them), each answering Redis's "cluster support disabled". LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with
- * VERSION 5 draws first a picture after Georg Nees's "Schotter" (1968): a column of squares
- * that tilt and drift more and more as they go down, on a canvas of Braille characters (each
- * one 2x4 dots). The picture is our own drawing; its arguments are Redis's: columns of text
- * (1..1000, 66 by default), squares per row (1..200, 8) and per column (1..200, 12). Other
- * versions (6 too, whose picture in Redis is a stored image) print the version line only.
- * Runs on the loop thread. */
+ * subcommands (so COMMAND lists them), each answering Redis's "cluster support disabled".
+ *
+ * LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with VERSION 5 draws first a
+ * picture after Georg Nees's "Schotter" (1968): a column of squares that tilt and drift more
+ * and more as they go down, on a canvas of Braille characters (each one 2x4 dots). The picture
+ * is our own drawing; its arguments are Redis's: columns of text (1..1000, 66 by default),
+ * squares per row (1..200, 8) and per column (1..200, 12), and the canvas is bounded before it
+ * is allocated. Other versions (6 too, whose picture in Redis is a stored image) print the
+ * version line only. Runs on the loop thread. */
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/cmd/cmd.h"
@@ -112,7 +114,8 @@ static command_t cluster_subcommands[] = {
     CLUSTER_SUB("countkeysinslot", 3, "3.0.0", "Returns the number of keys in a hash slot."),
     CLUSTER_SUB("delslots", -3, "3.0.0", "Sets hash slots as unbound for a node."),
     CLUSTER_SUB("delslotsrange", -4, "7.0.0", "Sets hash slot ranges as unbound for a node."),
-    CLUSTER_SUB("failover", -2, "3.0.0", "Forces a replica to perform a manual failover of its master."),
+    CLUSTER_SUB("failover", -2, "3.0.0",
+                "Forces a replica to perform a manual failover of its master."),
     CLUSTER_SUB("flushslots", 2, "3.0.0", "Deletes all slots information from a node."),
     CLUSTER_SUB("forget", 3, "3.0.0", "Removes a node from the nodes table."),
     CLUSTER_SUB("getkeysinslot", 4, "3.0.0", "Returns the key names in a hash slot."),
@@ -126,7 +129,8 @@ static command_t cluster_subcommands[] = {
     CLUSTER_SUB("replicas", 3, "5.0.0", "Lists the replica nodes of a master node."),
     CLUSTER_SUB("replicate", 3, "3.0.0", "Configure a node as replica of a master node."),
     CLUSTER_SUB("reset", -2, "3.0.0", "Resets a node."),
-    CLUSTER_SUB("saveconfig", 2, "3.0.0", "Forces a node to save the cluster configuration to disk."),
+    CLUSTER_SUB("saveconfig", 2, "3.0.0",
+                "Forces a node to save the cluster configuration to disk."),
     CLUSTER_SUB("set-config-epoch", 3, "3.0.0", "Sets the configuration epoch for a new node."),
     CLUSTER_SUB("setslot", -4, "3.0.0", "Binds a hash slot to a node."),
     CLUSTER_SUB("shards", 2, "7.0.0", "Returns the mapping of cluster slots to shards."),
@@ -144,7 +148,8 @@ typedef struct canvas {
 
 static void dot(canvas_t *cv, int x, int y)
 {
-    if (x >= 0 && y >= 0 && x < cv->w && y < cv->h) cv->dots[(size_t)y * (size_t)cv->w + (size_t)x] = 1;
+    if (x >= 0 && y >= 0 && x < cv->w && y < cv->h)
+        cv->dots[(size_t)y * (size_t)cv->w + (size_t)x] = 1;
 }
 
 /* Bresenham's line from (x0, y0) to (x1, y1). */
@@ -266,8 +271,10 @@ static void lolwut_cmd(client_t *c)
         /* Redis allocates whatever the arguments ask for (about 800 MB at 1000 200 ...): here
          * the canvas is bounded before anything is sized by it */
         if (schotter_height((int)cols, (int)per_row, (int)per_col) * (double)cols * 2 > MAX_DOTS) {
-            reply_errorf(c, "ERR LOLWUT picture too large: at most %u dots (columns x 2 times "
-                            "rows x 4)", MAX_DOTS);
+            reply_errorf(c,
+                         "ERR LOLWUT picture too large: at most %u dots (columns x 2 times "
+                         "rows x 4)",
+                         MAX_DOTS);
             buf_deinit(&b);
             return;
         }
@@ -284,14 +291,13 @@ command_t cmds_admin[] = {
      "2.8.12", "Returns the replication role.", "O(1)"},
     {"replicaof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server",
      "5.0.0", "Configures a server as replica of another, or promotes it to a master.", "O(1)"},
-    {"slaveof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server",
-     "1.0.0", "Sets a Redis server as a replica of another, or promotes it to being a master.",
-     "O(1)"},
+    {"slaveof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "1.0.0",
+     "Sets a Redis server as a replica of another, or promotes it to being a master.", "O(1)"},
     {"cluster", container_cmd, -2, 0, 0, 0, 0, "cluster", "3.0.0",
      "A container for Redis Cluster commands.", "Depends on subcommand.", NULL,
      cluster_subcommands},
-    {"module", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0",
-     "A container for module commands.", "Depends on subcommand.", NULL, module_subcommands},
+    {"module", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0", "A container for module commands.",
+     "Depends on subcommand.", NULL, module_subcommands},
     {"lolwut", lolwut_cmd, -1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "5.0.0",
      "Displays computer art and the Redis version", "O(1)"},
     {NULL},
