@@ -5,7 +5,10 @@
  * master; REPLICAOF host port is refused, since there is no replication. MODULE LIST answers
  * the empty list and MODULE LOAD/LOADEX/UNLOAD are refused with the error Redis gives when
  * enable-module-command is no (its default): there are no modules. CLUSTER has Redis 7.0's
- * subcommands (so COMMAND lists them), each answering Redis's "cluster support disabled".
+ * subcommands (so COMMAND lists them), each answering Redis's "cluster support disabled", as
+ * do READONLY, READWRITE and ASKING. WAIT counts the replicas that acknowledged: always 0, at
+ * once when 0 were asked for (or inside MULTI), else when its timeout ends, as on a Redis
+ * master without replicas; FAILOVER answers that it needs replicas.
  *
  * LOLWUT prints "Redis ver. <version>" as Redis 7.0 does, and with VERSION 5 draws first a
  * picture after Georg Nees's "Schotter" (1968): a column of squares that tilt and drift more
@@ -16,6 +19,7 @@
  * version line only. Runs on the loop thread. */
 #include "common/alloc.h"
 #include "common/util.h"
+#include "server/block.h"
 #include "server/cmd/cmd.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -138,6 +142,38 @@ static command_t cluster_subcommands[] = {
     CLUSTER_SUB("slots", 2, "3.0.0", "Returns the mapping of cluster slots to nodes."),
     {NULL},
 };
+
+static void wait_cmd(client_t *c)
+{
+    long long want, ms;
+    if (arg_ll_or_reply(c, &c->argv[1], &want, NULL) < 0 ||
+        arg_ll_or_reply(c, &c->argv[2], &ms, "ERR timeout is not an integer or out of range") < 0)
+        return;
+    if (ms < 0) {
+        reply_error(c, "ERR timeout is negative");
+        return;
+    }
+    if (block_is_retry(c)) { /* woken by something else (SWAPDB): nothing to wait for came */
+        block_on_keys(c, NULL, 0, 0, BLOCK_REPLY_ZERO);
+        return;
+    }
+    if (want <= 0 || (c->flags & CLIENT_MULTI)) {
+        reply_int(c, 0);
+        return;
+    }
+    /* no replica will ever acknowledge: wait out the timeout (0: for ever, as Redis) */
+    block_on_keys(c, NULL, 0, ms ? time_ms() + ms : 0, BLOCK_REPLY_ZERO);
+}
+
+static void failover_cmd(client_t *c)
+{
+    for (int j = 1; j < c->argc; j++)
+        if (arg_is(&c->argv[j], "ABORT")) {
+            reply_error(c, "ERR No failover in progress.");
+            return;
+        }
+    reply_error(c, "ERR FAILOVER requires connected replicas.");
+}
 
 /* ---- LOLWUT ---- */
 
@@ -296,6 +332,20 @@ command_t cmds_admin[] = {
     {"cluster", container_cmd, -2, 0, 0, 0, 0, "cluster", "3.0.0",
      "A container for Redis Cluster commands.", "Depends on subcommand.", NULL,
      cluster_subcommands},
+    {"readonly", cluster_disabled_cmd, 1, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "cluster",
+     "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.",
+     "O(1)"},
+    {"readwrite", cluster_disabled_cmd, 1, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "cluster",
+     "3.0.0", "Enables read-write queries for a connection to a Redis Cluster replica node.",
+     "O(1)"},
+    {"asking", cluster_disabled_cmd, 1, CMD_FAST, 0, 0, 0, "cluster", "3.0.0",
+     "Signals that a cluster client is following an -ASK redirect.", "O(1)"},
+    {"wait", wait_cmd, 3, CMD_NOSCRIPT, 0, 0, 0, "generic", "3.0.0",
+     "Blocks until the asynchronous replication of all preceding write commands sent by the "
+     "connection is completed.",
+     "O(1)"},
+    {"failover", failover_cmd, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "6.2.0",
+     "Starts a coordinated failover from a server to one of its replicas.", "O(1)"},
     {"module", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0", "A container for module commands.",
      "Depends on subcommand.", NULL, module_subcommands},
     {"lolwut", lolwut_cmd, -1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "5.0.0",

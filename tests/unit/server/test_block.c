@@ -231,3 +231,29 @@ Test(block, keys_whose_time_is_up_are_hidden_but_kept_during_a_pause)
     cr_assert_str_eq(run(b, "GET k"), "$-1\r\n");
     cr_assert_eq(srv.stat.expired_keys, expired + 1);
 }
+
+/* WAIT on a server without replicas: 0 at once when none are asked for or inside MULTI, else
+ * 0 when the timeout ends; CLIENT UNBLOCK ends it too. */
+Test(block, wait_answers_zero_replicas_when_its_timeout_ends)
+{
+    cr_assert_str_eq(run(a, "WAIT 0 0"), ":0\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 -1"), "-ERR timeout is negative\r\n");
+    cr_assert_str_eq(run(a, "WAIT x 1"), "-ERR value is not an integer or out of range\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 20"), "");
+    cr_assert_eq(block_count(), 1);
+    long long t0 = time_ms();
+    while (time_ms() - t0 < 30) {
+    }
+    block_check_timeouts(time_ms());
+    cr_assert_str_eq(pending(a), ":0\r\n");
+    cr_assert_str_eq(run(a, "MULTI"), "+OK\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 0"), "+QUEUED\r\n");
+    cr_assert_str_eq(run(a, "EXEC"), "*1\r\n:0\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 0"), "");
+    cr_assert_str_eq(run(b, "SWAPDB 0 1"), "+OK\r\n");
+    cr_assert_str_eq(pending(a), "");
+    char line[64];
+    snprintf(line, sizeof(line), "CLIENT UNBLOCK %llu", (unsigned long long)a->id);
+    cr_assert_str_eq(run(b, line), ":1\r\n");
+    cr_assert_str_eq(pending(a), ":0\r\n");
+}

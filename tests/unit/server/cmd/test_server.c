@@ -312,6 +312,9 @@ Test(server_cmds, replicaof_no_one_is_ok_and_module_list_is_empty)
     cr_assert_eq(strncmp(run("MODULE LOAD /x.so"), "-ERR MODULE command not allowed", 31), 0);
     cr_assert_str_eq(run("MODULE foo"), "-ERR unknown subcommand 'foo'. Try MODULE HELP.\r\n");
     cr_assert_str_eq(run("CLUSTER INFO"), "-ERR This instance has cluster support disabled\r\n");
+    cr_assert_str_eq(run("READONLY"), "-ERR This instance has cluster support disabled\r\n");
+    cr_assert_str_eq(run("FAILOVER"), "-ERR FAILOVER requires connected replicas.\r\n");
+    cr_assert_str_eq(run("FAILOVER ABORT"), "-ERR No failover in progress.\r\n");
     cr_assert_str_eq(run("CLUSTER INFO x"),
                      "-ERR wrong number of arguments for 'cluster|info' command\r\n");
 }
