@@ -648,8 +648,9 @@ const config__row_t config__rows[] = {
     {"latency-monitor-threshold", T(int), F(latency_monitor_threshold), .def = "0", LL_MAX,
      .doc = "Record events slower than this many milliseconds for LATENCY (0: off)."},
     /* search: */
-    {"search-enabled", T(bool), F(search_enabled), .def = "yes", IMM,
-     .doc = "Index blob contents for keyword search (BM25)."},
+    {"search-enabled", T(bool), F(search_enabled), .def = "yes",
+     .doc = "Index blob contents for keyword search (BM25). CONFIG SET indexes every blob again "
+            "(yes) or drops their contents from the index (no)."},
     {"search-max-bytes-per-blob", T(memory), F(search_max_bytes_per_blob), .def = "1mb", LL_MAX,
      .doc = "Bytes of each blob indexed, from its start (0: contents are not indexed)."},
     {"search-skip-binary", T(bool), F(search_skip_binary), .def = "yes",

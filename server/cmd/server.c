@@ -191,11 +191,13 @@ static void config_set_cmd(client_t *c)
         old[i] = xstrdup(v.data);
         buf_deinit(&v);
     }
+    int search_was = srv.cfg.search_enabled;
     if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)values,
                         err, sizeof(err)) < 0)
         reply_error(c, err);
     else if (listen_again_or_reply(c, n, names, old) == 0)
         reply_ok(c);
+    if (srv.cfg.search_enabled != search_was) searchcmd_reindex_all();
     for (int i = 0; i < 3 * n; i++) xfree(names[i]);
     xfree(names);
 }
