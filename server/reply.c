@@ -278,6 +278,12 @@ void reply_bool(client_t *c, int v)
     if (b) resp_w_bool(b, c->resp, v);
 }
 
+void reply_help(client_t *c, const char *const *lines, size_t n)
+{
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+}
+
 void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext)
 {
     buf_t *b = out(c);

@@ -76,8 +76,7 @@ static void module_help_cmd(client_t *c)
         "HELP",
         "    Print this help.",
     };
-    reply_array(c, (long long)(sizeof(lines) / sizeof(lines[0])));
-    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) reply_simple(c, lines[i]);
+    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 static void container_cmd(client_t *c)

@@ -235,8 +235,7 @@ static void config_rewrite_cmd(client_t *c)
 
 static void help_reply(client_t *c, const char *const *lines, size_t n)
 {
-    reply_array(c, (long long)n);
-    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+    reply_help(c, lines, n);
 }
 
 static void config_help_cmd(client_t *c)
