@@ -222,7 +222,8 @@ typedef struct config {
         int no_appendfsync_on_rewrite, latency_tracking, cluster_enabled, disable_thp;
         int key_load_delay;
         char *masterauth, *masteruser, *replica_announce_ip, *dbfilename, *replicaof;
-        char *shutdown_on_sigint, *shutdown_on_sigterm, *latency_tracking_info_percentiles;
+        int shutdown_on_sigint, shutdown_on_sigterm; /* bits: save nosave now force */
+        char *latency_tracking_info_percentiles;
     } inert;
 
     /* Not settings. */

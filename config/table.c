@@ -462,30 +462,64 @@ static const config__type_t type_mem_or_pct = {
     .describe = mem_or_pct_describe,
 };
 
-/* shutdown-on-sigint/sigterm: "default", or some of save nosave now force (not save with
- * nosave), as Redis checks them. */
-static const char *check_shutdown_flags(const char *v)
+/* shutdown-on-sigint/sigterm: "default" (0), or some of save nosave now force, kept as bits
+ * and shown in this order, as Redis keeps and shows its flags configs. */
+static const char *const shutdown_words[] = {"save", "nosave", "now", "force"};
+
+static int shutdown_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                          config__why_t *why)
 {
-    static const char *const words[] = {"default", "save", "nosave", "now", "force"};
-    const char *bad = "argument(s) must be one of the following: default, save, nosave, now, force";
-    unsigned seen = 0;
-    int n = 0;
-    for (const char *p = v; *p;) {
-        size_t len = strcspn(p, " ");
-        size_t i;
-        for (i = 0; i < 5; i++)
-            if (len == strlen(words[i]) && !strncasecmp(p, words[i], len)) break;
-        if (len && i == 5) return bad;
-        if (len) {
-            seen |= 1u << i;
-            n++;
+    int bits = 0, words = 0;
+    for (const char *p = v + strspn(v, " "); *p; p += strspn(p, " ")) {
+        size_t len = strcspn(p, " "), i;
+        words++;
+        if (len == 7 && !strncasecmp(p, "default", 7)) {
+            p += len;
+            continue;
         }
+        for (i = 0; i < 4; i++)
+            if (len == strlen(shutdown_words[i]) && !strncasecmp(p, shutdown_words[i], len)) break;
+        if (i == 4) { /* not a flag: refused as a whole */
+            words = 0;
+            break;
+        }
+        bits |= 1 << i;
         p += len;
-        p += strspn(p, " ");
     }
-    if (!n || ((seen & 1u) && n > 1) || ((seen & 2u) && (seen & 4u))) return bad;
-    return NULL;
+    if (!words) {
+        config__why_set(why, 1, "argument(s) must be one of the following: default, save, "
+                                "nosave, now, force");
+        return -1;
+    }
+    if ((bits & 3) == 3) {
+        config__why_set(why, 0, "shutdown options SAVE and NOSAVE can't be used simultaneously");
+        return -1;
+    }
+    memcpy((char *)c + r->offset, &bits, sizeof bits);
+    return 0;
 }
+
+static void shutdown_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    int bits, n = 0;
+    memcpy(&bits, (const char *)c + r->offset, sizeof bits);
+    if (!bits) buf_append_str(out, "default");
+    for (int i = 0; i < 4; i++)
+        if (bits & (1 << i)) buf_printf(out, "%s%s", n++ ? " " : "", shutdown_words[i]);
+}
+
+static void shutdown_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_append_str(out, brief ? "default, or save|nosave now force"
+                              : "default, or some of save, nosave, now, force");
+}
+
+static const config__type_t type_shutdown = {
+    .name = "flags",
+    .parse = shutdown_parse,
+    .format = shutdown_format,
+    .describe = shutdown_describe,
+};
 
 /* latency-tracking-info-percentiles: numbers in 0..100, space-separated (may be empty). */
 static const char *check_percentiles(const char *v)
@@ -764,10 +798,11 @@ const config__row_t config__rows[] = {
      .def = "50 99 99.9", .check = check_percentiles, INERT("no per-command latency percentiles")},
     {"shutdown-timeout", T(int), F(inert.shutdown_timeout), .def = "10", I_MAX,
      INERT("no replicas to wait for")},
-    {"shutdown-on-sigint", T(string), F(inert.shutdown_on_sigint), .def = "default",
-     .check = check_shutdown_flags, INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
-    {"shutdown-on-sigterm", T(string), F(inert.shutdown_on_sigterm), .def = "default",
-     .check = check_shutdown_flags, INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
+    {"shutdown-on-sigint", .type = &type_shutdown, F(inert.shutdown_on_sigint), .def = "default",
+     .flags = CONFIG__MULTI, INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
+    {"shutdown-on-sigterm", .type = &type_shutdown, F(inert.shutdown_on_sigterm),
+     .def = "default", .flags = CONFIG__MULTI,
+     INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
     {"cluster-enabled", T(bool), F(inert.cluster_enabled), .def = "no", IMM,
      INERT("no cluster mode")},
     {"disable-thp", T(bool), F(inert.disable_thp), .def = "yes", IMM,

@@ -382,7 +382,7 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
 static void reply_command_info(client_t *c, const command_t *cmd)
 {
     if (!cmd) {
-        reply_null_array(c);
+        reply_null(c); /* $-1 in RESP2, as Redis's addReplyNull */
         return;
     }
     reply_array(c, 10);

@@ -86,3 +86,88 @@ def test_unlink_of_a_large_set_gives_its_memory_back(server_factory):
         time.sleep(0.1)
     assert info["lazyfree_pending_objects"] == 0
     assert info["lazyfreed_objects"] == 1  # freed by the background thread, as in Redis
+
+
+# The same commands to cte-server and to Redis 7.0: replies must be the same bytes, in RESP2 and
+# RESP3. The commands of a server without replication, cluster or modules, and the introspection
+# replies the TCL suite and redis-py read.
+SAME_REPLY = [
+    ("ROLE",),
+    ("LOLWUT",),
+    ("WAIT", "0", "0"),
+    ("WAIT", "1", "-1"),
+    ("REPLICAOF", "NO", "ONE"),
+    ("REPLICAOF", "host", "x"),
+    ("FAILOVER",),
+    ("FAILOVER", "ABORT"),
+    ("CLUSTER", "INFO"),
+    ("CLUSTER", "KEYSLOT", "foo"),
+    ("CLUSTER", "INFO", "x"),
+    ("CLUSTER", "nosuch"),
+    ("READONLY",),
+    ("READWRITE",),
+    ("ASKING",),
+    ("MODULE", "LIST"),
+    ("MODULE", "LOAD", "/nonexistent.so"),
+    ("MODULE", "nosuch"),
+    ("COMMAND", "GETKEYSANDFLAGS", "set", "k1", "v1"),
+    ("COMMAND", "GETKEYSANDFLAGS", "mset", "k1", "v1", "k2", "v2"),
+    ("COMMAND", "GETKEYSANDFLAGS", "LMOVE", "k1", "k2", "left", "right"),
+    ("COMMAND", "GETKEYSANDFLAGS", "sort", "k1", "store", "k2"),
+    ("COMMAND", "LIST", "FILTERBY", "PATTERN", "set"),
+    ("COMMAND", "LIST", "FILTERBY", "MODULE", "x"),
+    ("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch"),
+    ("COMMAND", "LIST", "bad"),
+    ("COMMAND", "INFO", "get|key"),
+    ("CONFIG", "GET", "maxmemory-clients"),
+    ("CONFIG", "SET", "maxmemory-clients", "200%"),
+    ("CONFIG", "SET", "maxmemory-clients", "10%"),
+    ("CONFIG", "GET", "maxmemory-clients"),
+    ("CONFIG", "SET", "maxmemory-clients", "0"),
+    ("CONFIG", "GET", "repl-backlog-size"),
+    ("CONFIG", "GET", "key-load-delay"),
+    ("CONFIG", "SET", "shutdown-on-sigint", "save nosave"),
+    ("CONFIG", "SET", "shutdown-on-sigint", "default now"),
+    ("CONFIG", "SET", "shutdown-on-sigint", ""),
+    ("CONFIG", "SET", "shutdown-on-sigint", "bogus"),
+    ("CONFIG", "SET", "shutdown-on-sigterm", "nosave now"),
+    ("CONFIG", "GET", "shutdown-on-sigterm"),
+    ("ZADD", "zz", "1" + "0" * 308, "m"),
+    ("ZSCORE", "zz", "m"),
+]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_replies_are_redis_s(server_factory, resp):
+    cte, red = server_factory(), server_factory(kind="redis")
+    conns = []
+    for s in (cte, red):
+        c = s.conn()
+        if resp == 3:
+            c.call("HELLO", "3")
+        conns.append(c)
+    diffs = []
+    for cmd in SAME_REPLY:
+        got = []
+        for c in conns:
+            c.send(*cmd)
+            got.append(c.read_reply()[1])
+        if got[0] != got[1]:
+            diffs.append("%s\n  cte:   %r\n  redis: %r" % (" ".join(cmd), got[0], got[1]))
+    assert not diffs, "\n".join(diffs)
+
+
+def test_client_reply_off_lets_pushes_through_and_on_answers_ok(server_factory):
+    """Redis's TCL units pubsub and introspection: with CLIENT REPLY OFF or SKIP, subscribe
+    confirmations and messages still arrive; CLIENT REPLY ON after SKIP answers +OK."""
+    s = server_factory()
+    sub, pub = s.conn(), s.conn()
+    sub.send("CLIENT", "REPLY", "OFF")
+    sub.send("SUBSCRIBE", "ch")
+    assert sub.read_reply()[1] == b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+    assert pub.py("PUBLISH", "ch", "hi") == 1
+    assert sub.read_reply()[1] == b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"
+    c = s.conn()
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("CLIENT", "REPLY", "ON")
+    assert c.read_reply()[1] == b"+OK\r\n"

@@ -591,8 +591,18 @@ Test(config, shutdown_signal_flags_are_checked_as_redis)
     cr_assert_eq(config_set(&cfg, "shutdown-on-sigterm", "nosave now", err, sizeof(err)), 0);
     cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "save", err, sizeof(err)), 0);
     cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "save nosave", err, sizeof(err)), -1);
-    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "default now", err, sizeof(err)), -1);
+    cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument "
+                          "'shutdown-on-sigint') - shutdown options SAVE and NOSAVE can't be "
+                          "used simultaneously");
     cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "", err, sizeof(err)), -1);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "bogus", err, sizeof(err)), -1);
+    /* kept as flags and shown in Redis's order */
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "force NOW nosave", err, sizeof(err)), 0);
+    buf_t v;
+    buf_init(&v);
+    config_get_value(&cfg, "shutdown-on-sigint", &v);
+    cr_assert_str_eq(v.data, "nosave now force");
+    buf_deinit(&v);
     cr_assert_eq(config_set(&cfg, "repl-backlog-size", "10000002", err, sizeof(err)), 0);
     cr_assert_eq(config_set(&cfg, "slave-read-only", "no", err, sizeof(err)), 0);
     cr_assert_eq(cfg.inert.replica_read_only, 0);

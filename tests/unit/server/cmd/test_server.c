@@ -135,7 +135,7 @@ Test(server_cmds, command_count_info_and_getkeys)
     cr_assert_gt(atoi(r + 1), 10);
     r = run("COMMAND INFO ping nosuch");
     cr_assert(strncmp(r, "*2\r\n*10\r\n$4\r\nping\r\n:-1\r\n", 23) == 0, "%s", r);
-    cr_assert(strstr(r, "*-1\r\n") != NULL);
+    cr_assert(strstr(r, "$-1\r\n") != NULL); /* Redis 7.0: a null bulk for an unknown name */
     cr_assert_str_eq(run("COMMAND GETKEYS ping"), "-ERR The command has no key arguments\r\n");
     cr_assert_str_eq(run("COMMAND GETKEYS nosuch a"), "-ERR Invalid command specified\r\n");
 }
