@@ -774,8 +774,8 @@ static void memory_stats_cmd(client_t *c)
     stat_int(c, "allocator.resident", (long long)m.st.resident);
     stat_double(c, "allocator-fragmentation.ratio", ratio(m.st.active, m.st.allocated));
     stat_int(c, "allocator-fragmentation.bytes", (long long)m.st.active - (long long)m.st.allocated);
-    stat_double(c, "allocator.rss-ratio", ratio(m.st.resident, m.st.active));
-    stat_int(c, "allocator.rss-bytes", (long long)m.st.resident - (long long)m.st.active);
+    stat_double(c, "allocator-rss.ratio", ratio(m.st.resident, m.st.active));
+    stat_int(c, "allocator-rss.bytes", (long long)m.st.resident - (long long)m.st.active);
     stat_double(c, "rss-overhead.ratio", ratio(m.rss, m.st.resident));
     stat_int(c, "rss-overhead.bytes", (long long)m.rss - (long long)m.st.resident);
     stat_double(c, "fragmentation", ratio(m.rss, m.total));

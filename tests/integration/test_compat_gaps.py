@@ -171,3 +171,27 @@ def test_client_reply_off_lets_pushes_through_and_on_answers_ok(server_factory):
     c.send("CLIENT", "REPLY", "SKIP")
     c.send("CLIENT", "REPLY", "ON")
     assert c.read_reply()[1] == b"+OK\r\n"
+
+
+def test_introspection_fields_are_redis_s(server_factory):
+    """CLIENT INFO's field names (in order), MEMORY STATS's keys and INFO's sections and the
+    fields redis-py and the TCL suite read: Redis's, with ours only added."""
+    cte, red = server_factory().redis(decode_responses=True), \
+        server_factory(kind="redis").redis(decode_responses=True)
+    for r in (cte, red):
+        r.set("foo", "bar")
+
+    def client_fields(r):
+        return [kv.split("=")[0] for kv in r.execute_command("CLIENT", "INFO").split()]
+    ours, theirs = client_fields(cte), client_fields(red)
+    assert ours[:len(theirs)] == theirs
+    assert "omem=0 " in cte.execute_command("CLIENT", "INFO")
+    assert set(red.memory_stats()) <= set(cte.memory_stats())
+    for section in ("server", "clients", "memory", "stats", "replication", "cpu", "cluster",
+                    "keyspace"):
+        assert cte.info(section), section
+    info = cte.info()
+    for field in ("cluster_enabled", "lazyfree_pending_objects", "lazyfreed_objects",
+                  "used_memory_peak", "used_memory_startup", "redis_version", "role"):
+        assert field in info, field
+    assert cte.role() == red.role()
