@@ -16,6 +16,8 @@
 #define CONFIG__IMMUTABLE 1u /* CONFIG SET refuses it; the file and command line may set it */
 #define CONFIG__MULTI 2u     /* a YAML list is accepted and joined with spaces */
 #define CONFIG__LINES 4u     /* with CONFIG__MULTI: the items are joined with newlines */
+/* CONFIG GET shows a hidden key only when asked by its exact name (Redis's HIDDEN_CONFIG) */
+#define CONFIG__HIDDEN 8u
 
 /* Why a value was refused. msg is Redis's reason as CONFIG SET prints it after " - ". When
  * generic is set the value simply is not of the row's type, and file and command-line

@@ -266,6 +266,7 @@ int block_unblock(client_t *c, int err)
     if (!b || b->retrying || b->postponed || b->job || b->name) return 0;
     if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    else if (b->timeout_reply == BLOCK_REPLY_ZERO) reply_int(c, 0);
     else reply_null_array(c);
     free_state(c);
     resume_later(c);

@@ -168,6 +168,7 @@ int client_process_input(client_t *c)
     if (c->flags & CLIENT_IN_INPUT) return 0; /* woken from inside its own command: the outer
                                                  loop goes on by itself */
     c->flags |= CLIENT_IN_INPUT;
+    if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     while (pos < c->qbuf.len &&
            !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         size_t used = 0;
@@ -412,7 +413,7 @@ void client_info_line(client_t *c, buf_t *out)
                (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
-               c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
+               c->qbuf.cap, c->out.len + c->seg_bytes, sizeof(*c) + c->qbuf.cap + c->out.cap,
                c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_user_name(c),
                tracking_redir_field(c), c->resp, c->lib_name ? c->lib_name : "",
                c->lib_ver ? c->lib_ver : "", transport_name(c));

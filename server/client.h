@@ -54,6 +54,8 @@ enum client_flag {
     CLIENT_IN_CALL = 1 << 16,
     CLIENT_IN_INPUT = 1 << 17, /* client_process_input is running for this client */
     CLIENT_SHM = 1 << 18,      /* on the shared-memory transport (server/net/shm.c) */
+    CLIENT_PUSHING = 1 << 19,  /* a pub/sub push is being written: CLIENT REPLY OFF/SKIP let it
+                                  through, as Redis does */
 };
 
 typedef struct client {
@@ -69,6 +71,7 @@ typedef struct client {
 
     /* input */
     buf_t qbuf;
+    size_t qbuf_peak; /* most bytes qbuf held since the last cron look (server.c) */
     resp_parser_t parser;
     int argc;
     resp_arg_t *argv; /* views into qbuf (or the parser), valid during one command */

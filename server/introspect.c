@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/block.h"
+#include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -348,9 +349,9 @@ static void append_quoted(buf_t *b, const char *p, size_t len)
     buf_push(b, '"');
 }
 
-void introspect_before_call(client_t *c)
+void introspect_feed_monitors(client_t *c)
 {
-    if (!nmonitors || srv.loading || (c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
+    if (!nmonitors || srv.loading) return;
     buf_t b;
     buf_init(&b);
     long long us = time_us();
@@ -377,21 +378,27 @@ void introspect_after_call(client_t *c, long long duration_us)
     long long lat = srv.cfg.latency_monitor_threshold;
     if (lat > 0 && duration_us / 1000 >= lat)
         latency_add(&latency_events[(c->cmd->flags & CMD_FAST) ? 1 : 0], duration_us / 1000);
+    if (!(c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) && !block_is_retry(c))
+        introspect_feed_monitors(c);
 }
 
 /* ---- CLIENT PAUSE / UNPAUSE ---- */
 
-int introspect_paused(const command_t *cmd)
+int introspect_paused(const client_t *c, const command_t *cmd)
 {
     if (!paused) return 0;
     if (pause_all) return 1;
-    /* WRITE mode holds back writes and commands that may write (as Redis) */
-    return (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+    /* WRITE mode holds back writes and commands that may write (as Redis), and a transaction
+     * that holds one */
+    uint32_t flags = cmd->flags;
+    if (!cmd->parent && strcmp(cmd->name, "exec") == 0) flags |= multi_queued_flags(c);
+    return (flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
 }
 
 static void unpause(void)
 {
     paused = 0;
+    db_expire_paused = 0;
     pause_until_ms = 0;
     block_release_postponed();
 }
@@ -430,6 +437,7 @@ void client_pause_cmd(client_t *c)
     if (!paused || until > pause_until_ms) pause_until_ms = until;
     if (!paused || all) pause_all = all;
     paused = 1;
+    db_expire_paused = 1; /* keys whose time is up are hidden, deleted after the pause */
     reply_ok(c);
 }
 
@@ -447,6 +455,12 @@ void introspect_deinit(void)
     nmonitors = capmonitors = 0;
     for (int i = 0; i < NLATENCY; i++) latency_events[i].n = latency_events[i].idx = 0;
     paused = 0;
+    db_expire_paused = 0;
+}
+
+int introspect_pause_active(void)
+{
+    return paused;
 }
 
 static command_t slowlog_sub[] = {

@@ -98,12 +98,15 @@ static int unsubscribe(clientmap_t *table, dict_t *mine, client_t *c, const char
 
 static void reply_sub_event(client_t *c, const char *kind, const char *name, size_t len)
 {
+    uint32_t was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
     if (c->resp >= 3) reply_proto(c, ">3\r\n", 4);
     else reply_array(c, 3);
     reply_bulk_cstr(c, kind);
     if (name) reply_bulk(c, name, len);
     else reply_null(c);
     reply_int(c, pubsub_client_count(c));
+    if (!was) c->flags &= ~(uint32_t)CLIENT_PUSHING;
 }
 
 static void subscribe_cmd(client_t *c)
@@ -211,12 +214,15 @@ static void deliver(client_t *c, const char *pat, size_t plen, const char *ch, s
                     const char *msg, size_t mlen)
 {
     int n = pat ? 4 : 3;
+    uint32_t was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
     if (c->resp >= 3) reply_proto(c, pat ? ">4\r\n" : ">3\r\n", 4);
     else reply_array(c, n);
     reply_bulk_cstr(c, pat ? "pmessage" : "message");
     if (pat) reply_bulk(c, pat, plen);
     reply_bulk(c, ch, clen);
     reply_bulk(c, msg, mlen);
+    if (!was) c->flags &= ~(uint32_t)CLIENT_PUSHING;
 }
 
 long long pubsub_publish(const char *channel, size_t clen, const char *msg, size_t mlen)

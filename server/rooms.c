@@ -83,6 +83,7 @@ static const server_room_t rooms[] = {
     {"sets", cmds_set},
     {"bits", cmds_bits},
     {"sort", cmds_sort},
+    {"admin", cmds_admin},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},
     {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
      search_plan_done},

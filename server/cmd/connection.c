@@ -19,7 +19,6 @@
 #include <ctype.h>
 #include <string.h>
 
-#define COMPAT_REDIS_VERSION "7.0.15"
 
 static void ping_cmd(client_t *c)
 {
@@ -396,7 +395,7 @@ static void client_reply_cmd(client_t *c)
 {
     const resp_arg_t *m = &c->argv[2];
     if (arg_is(m, "ON")) {
-        c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+        c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT);
         reply_ok(c);
     } else if (arg_is(m, "OFF")) {
         c->flags |= CLIENT_REPLY_OFF;

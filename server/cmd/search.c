@@ -164,6 +164,25 @@ static void on_blob_change(void *ud, const tag_obj_t *t, const blob_t *b, int de
     index_contents((blob_t *)b, gen);
 }
 
+static void reindex_blob(void *ud, blob_t *b)
+{
+    on_blob_change(NULL, ud, b, 0);
+}
+
+void searchcmd_reindex_all(void)
+{
+    if (!cat) return;
+    for (int i = 0; i < srv.ndb; i++) {
+        dict_iter_t it;
+        dict_iter_init(&it, &srv.db[i].keys, 1);
+        for (dict_node_t *n; (n = dict_iter_next(&it));) {
+            kv_t *kv = (kv_t *)n;
+            if (kv->val->type == OBJ_TAG) tag_foreach((tag_obj_t *)kv->val, reindex_blob, kv->val);
+        }
+        dict_iter_deinit(&it);
+    }
+}
+
 static void on_tag_free(void *ud, const tag_obj_t *t)
 {
     if (cat) search_tag_freed(cat, t);

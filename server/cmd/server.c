@@ -16,7 +16,9 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/evict.h"
+#include "server/lazyfree.h"
 #include "server/multi.h"
+#include "server/net/net.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
@@ -33,7 +35,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define COMPAT_REDIS_VERSION "7.0.15"
 #define CTE_VERSION "0.1.0"
 
 /* ---- DBSIZE FLUSHDB FLUSHALL TIME ---- */
@@ -147,6 +148,34 @@ static void config_get_cmd(client_t *c)
     buf_deinit(&e.names);
 }
 
+/* After CONFIG SET of names (whose values before were old[]): when port or bind changed,
+ * listens on the new ones at once, as Redis. When that fails, puts every value of the request
+ * back, listens on the old port and addresses again and replies Redis's error (-1). */
+static int listen_again_or_reply(client_t *c, int n, char *const *names, char *const *old)
+{
+    int changed = -1; /* index of the first of port, bind whose value changed */
+    buf_t now;
+    buf_init(&now);
+    for (int i = 0; i < n && changed < 0; i++) {
+        if (strcasecmp(names[i], "port") && strcasecmp(names[i], "bind")) continue;
+        buf_clear(&now);
+        config_get_value(&srv.cfg, names[i], &now);
+        if (strcmp(now.data, old[i]) != 0) changed = i;
+    }
+    buf_deinit(&now);
+    if (changed < 0 || net_listen_again() == 0) return 0;
+    char err[256];
+    if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)old, err,
+                        sizeof(err)) < 0 ||
+        net_listen_again() < 0)
+        log_warning("Could not listen again on the previous port and addresses");
+    int bind = strcasecmp(names[changed], "bind") == 0;
+    reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                 bind ? "bind" : "port",
+                 bind ? "Failed to bind to specified addresses." : "Unable to listen on this port");
+    return -1;
+}
+
 static void config_set_cmd(client_t *c)
 {
     char err[512];
@@ -155,17 +184,26 @@ static void config_set_cmd(client_t *c)
         reply_arity_error(c);
         return;
     }
-    char **names = xmalloc(sizeof(char *) * (size_t)n * 2), **values = names + n;
+    char **names = xmalloc(sizeof(char *) * (size_t)n * 3), **values = names + n, **old = values + n;
     for (int i = 0; i < n; i++) {
         names[i] = xmemdup(c->argv[2 + 2 * i].ptr, c->argv[2 + 2 * i].len);
         values[i] = xmemdup(c->argv[3 + 2 * i].ptr, c->argv[3 + 2 * i].len);
+        buf_t v;
+        buf_init(&v);
+        config_get_value(&srv.cfg, names[i], &v); /* an unknown name: set fails below */
+        buf_reserve(&v, 1);
+        v.data[v.len] = '\0';
+        old[i] = xstrdup(v.data);
+        buf_deinit(&v);
     }
+    int search_was = srv.cfg.search_enabled;
     if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)values,
                         err, sizeof(err)) < 0)
         reply_error(c, err);
-    else
+    else if (listen_again_or_reply(c, n, names, old) == 0)
         reply_ok(c);
-    for (int i = 0; i < 2 * n; i++) xfree(names[i]);
+    if (srv.cfg.search_enabled != search_was) searchcmd_reindex_all();
+    for (int i = 0; i < 3 * n; i++) xfree(names[i]);
     xfree(names);
 }
 
@@ -180,6 +218,7 @@ static void reset_command_stats(void *ud, const command_t *cmd)
 static void config_resetstat_cmd(client_t *c)
 {
     memset(&srv.stat, 0, sizeof(srv.stat));
+    lazyfree_reset_stats();
     command_foreach(reset_command_stats, NULL);
     dict_clear((dict_t *)srv.errors, NULL);
     reply_ok(c);
@@ -202,8 +241,7 @@ static void config_rewrite_cmd(client_t *c)
 
 static void help_reply(client_t *c, const char *const *lines, size_t n)
 {
-    reply_array(c, (long long)n);
-    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+    reply_help(c, lines, n);
 }
 
 static void config_help_cmd(client_t *c)
@@ -264,6 +302,18 @@ static void reply_categories(client_t *c, const command_t *cmd)
     acl_command_categories(cmd, reply_category, &r);
 }
 
+/* words ("RW access delete") as a set of simple strings */
+static void reply_flag_words(client_t *c, char *words)
+{
+    int n = 0;
+    for (char *p = words; *p; n++) {
+        p += strcspn(p, " ");
+        p += strspn(p, " ");
+    }
+    reply_set(c, n);
+    for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
+}
+
 static void reply_key_specs(client_t *c, const command_t *cmd)
 {
     if (cmd->first_key <= 0) {
@@ -273,9 +323,8 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_array(c, 1);
     reply_map(c, 3);
     reply_bulk_cstr(c, "flags");
-    reply_set(c, 2);
-    reply_simple(c, (cmd->flags & CMD_WRITE) ? "RW" : "RO");
-    reply_simple(c, (cmd->flags & CMD_WRITE) ? "update" : "access");
+    char fl[64];
+    reply_flag_words(c, command_key_flags(cmd, 0, fl));
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -301,7 +350,7 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
 static void reply_command_info(client_t *c, const command_t *cmd)
 {
     if (!cmd) {
-        reply_null_array(c);
+        reply_null(c); /* $-1 in RESP2, as Redis's addReplyNull */
         return;
     }
     reply_array(c, 10);
@@ -426,20 +475,34 @@ static void match_category(void *ud, const char *cat)
     m->hit |= arg_is(m->want, cat);
 }
 
-static void list_each(void *ud, const command_t *cmd)
+/* Whether cmd passes COMMAND LIST's filter: its full name ("config|get") matches the pattern
+ * (glob, any case), or the category (without '@') is one of its ACL categories. */
+static int list_match(const struct list_ctx *x, const command_t *cmd)
 {
-    struct list_ctx *x = ud;
-    if (x->pattern && !strglob_match(x->pattern->ptr, x->pattern->len, cmd->name,
-                                     strlen(cmd->name), 1))
-        return;
+    if (x->pattern)
+        return strglob_match(x->pattern->ptr, x->pattern->len, cmd->fullname,
+                             strlen(cmd->fullname), 1);
     if (x->category) {
         struct cat_match m = {x->category, 0};
         acl_command_categories(cmd, match_category, &m);
-        int hit = m.hit;
-        if (!hit) return;
+        return m.hit;
     }
-    reply_bulk_cstr(x->c, cmd->name);
-    x->n++;
+    return 1;
+}
+
+/* Every command and subcommand, as Redis 7.0 lists them: the parent, then its "parent|sub"s. */
+static void list_each(void *ud, const command_t *cmd)
+{
+    struct list_ctx *x = ud;
+    if (list_match(x, cmd)) {
+        reply_bulk_cstr(x->c, cmd->fullname);
+        x->n++;
+    }
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) {
+        if (!list_match(x, s)) continue;
+        reply_bulk_cstr(x->c, s->fullname);
+        x->n++;
+    }
 }
 
 static void command_list_cmd(client_t *c)
@@ -449,7 +512,7 @@ static void command_list_cmd(client_t *c)
         if (arg_is(&c->argv[3], "PATTERN")) x.pattern = &c->argv[4];
         else if (arg_is(&c->argv[3], "ACLCAT")) x.category = &c->argv[4];
         else if (arg_is(&c->argv[3], "MODULE")) {
-            reply_array(c, 0);
+            reply_array(c, 0); /* no modules: no module's commands */
             return;
         } else {
             reply_syntax_error(c);
@@ -464,9 +527,9 @@ static void command_list_cmd(client_t *c)
     reply_defer_finish(c, h, '*', x.n);
 }
 
-static void command_getkeys_cmd(client_t *c)
+/* COMMAND GETKEYS, and GETKEYSANDFLAGS (with_flags): each key with its key spec's flags. */
+static void getkeys_generic(client_t *c, int with_flags)
 {
-    int pos[256];
     resp_arg_t *argv = c->argv + 2;
     int argc = c->argc - 2;
     const command_t *cmd = command_lookup(&argv[0]);
@@ -479,13 +542,31 @@ static void command_getkeys_cmd(client_t *c)
         reply_error(c, "ERR Invalid number of arguments specified for command");
         return;
     }
-    int n = command_get_keys(cmd, argc, argv, pos, 256);
+    /* at most one key per argument: sized by the request, which is already in memory */
+    int *pos = xmalloc(sizeof(int) * (size_t)argc);
+    int n = command_get_keys(cmd, argc, argv, pos, argc);
     if (n == 0) {
         reply_error(c, "ERR The command has no key arguments");
-        return;
+    } else {
+        reply_array(c, n);
+        for (int i = 0; i < n; i++) {
+            char fl[64];
+            if (with_flags) reply_array(c, 2);
+            reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+            if (with_flags) reply_flag_words(c, command_key_flags(cmd, i, fl));
+        }
     }
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+    xfree(pos);
+}
+
+static void command_getkeys_cmd(client_t *c)
+{
+    getkeys_generic(c, 0);
+}
+
+static void command_getkeysandflags_cmd(client_t *c)
+{
+    getkeys_generic(c, 1);
 }
 
 static void command_help_cmd(client_t *c)
@@ -504,6 +585,8 @@ static void command_help_cmd(client_t *c)
         "    Return documentation details about multiple Redis commands.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
         "    Print this help.",
     };
@@ -524,6 +607,9 @@ static command_t command_subcommands[] = {
      "Returns a list of command names.", "O(N) where N is the total number of Redis commands"},
     {"getkeys", command_getkeys_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
      "Extracts the key names from an arbitrary command.",
+     "O(N) where N is the number of arguments to the command"},
+    {"getkeysandflags", command_getkeysandflags_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "7.0.0", "Extracts the key names and access flags for an arbitrary command.",
      "O(N) where N is the number of arguments to the command"},
     {"help", command_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
@@ -572,6 +658,175 @@ static void memory_purge_cmd(client_t *c)
     else reply_ok(c);
 }
 
+static double ratio(size_t a, size_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* What MEMORY STATS and MEMORY DOCTOR look at, as Redis's getMemoryOverheadData: overhead is
+ * what the server holds besides the data (its start-up memory, the clients' buffers, the
+ * keyspace's bucket arrays); the dataset is the rest. */
+typedef struct mem_overview {
+    size_t peak, total, startup, clients, overhead, dataset, keys;
+    size_t clients_n, biggest_client;
+    double dataset_perc, peak_perc;
+    alloc_stats_t st;
+    size_t rss;
+} mem_overview_t;
+
+static size_t client_memory(const client_t *x)
+{
+    return sizeof(*x) + x->qbuf.cap + x->out.cap + x->seg_bytes;
+}
+
+static void mem_overview(mem_overview_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->peak = server_memory_peak();
+    m->total = alloc_used_memory();
+    m->startup = srv.startup_memory;
+    for (client_t *x = srv.clients; x; x = x->next) {
+        size_t n = client_memory(x);
+        m->clients += n;
+        m->clients_n++;
+        if (n > m->biggest_client) m->biggest_client = n;
+    }
+    m->overhead = m->startup + m->clients;
+    for (int i = 0; i < srv.ndb; i++) {
+        m->overhead += dict_buckets_bytes(&srv.db[i].keys) + dict_buckets_bytes(&srv.db[i].expires);
+        m->keys += db_size(&srv.db[i]);
+    }
+    m->dataset = m->total > m->overhead ? m->total - m->overhead : 0;
+    size_t net = m->total > m->startup ? m->total - m->startup : 0;
+    m->dataset_perc = net ? (double)m->dataset * 100 / (double)net : 0;
+    m->peak_perc = m->peak ? (double)m->total * 100 / (double)m->peak : 0;
+    alloc_stats(&m->st);
+    m->rss = alloc_rss();
+}
+
+static void stat_int(client_t *c, const char *name, long long v)
+{
+    reply_bulk_cstr(c, name);
+    reply_int(c, v);
+}
+
+static void stat_double(client_t *c, const char *name, double v)
+{
+    reply_bulk_cstr(c, name);
+    reply_double(c, v);
+}
+
+/* MEMORY STATS: Redis 7.0's map, field for field (replication, cluster, AOF-buffer, Lua and
+ * function caches are 0 here: there are none of them), then db.<n> for each non-empty
+ * database with the bytes of its two hash tables' bucket arrays. */
+static void memory_stats_cmd(client_t *c)
+{
+    mem_overview_t m;
+    mem_overview(&m);
+    int ndb = 0;
+    for (int i = 0; i < srv.ndb; i++) ndb += db_size(&srv.db[i]) > 0;
+    reply_map(c, 27 + ndb);
+    stat_int(c, "peak.allocated", (long long)m.peak);
+    stat_int(c, "total.allocated", (long long)m.total);
+    stat_int(c, "startup.allocated", (long long)m.startup);
+    stat_int(c, "replication.backlog", 0);
+    stat_int(c, "clients.slaves", 0);
+    stat_int(c, "clients.normal", (long long)m.clients);
+    stat_int(c, "cluster.links", 0);
+    stat_int(c, "aof.buffer", 0);
+    stat_int(c, "lua.caches", 0);
+    stat_int(c, "functions.caches", 0);
+    stat_int(c, "overhead.total", (long long)m.overhead);
+    stat_int(c, "keys.count", (long long)m.keys);
+    stat_int(c, "keys.bytes-per-key",
+             m.keys ? (long long)((m.total > m.startup ? m.total - m.startup : 0) / m.keys) : 0);
+    stat_int(c, "dataset.bytes", (long long)m.dataset);
+    stat_double(c, "dataset.percentage", m.dataset_perc);
+    stat_double(c, "peak.percentage", m.peak_perc);
+    stat_int(c, "allocator.allocated", (long long)m.st.allocated);
+    stat_int(c, "allocator.active", (long long)m.st.active);
+    stat_int(c, "allocator.resident", (long long)m.st.resident);
+    stat_double(c, "allocator-fragmentation.ratio", ratio(m.st.active, m.st.allocated));
+    stat_int(c, "allocator-fragmentation.bytes", (long long)m.st.active - (long long)m.st.allocated);
+    stat_double(c, "allocator-rss.ratio", ratio(m.st.resident, m.st.active));
+    stat_int(c, "allocator-rss.bytes", (long long)m.st.resident - (long long)m.st.active);
+    stat_double(c, "rss-overhead.ratio", ratio(m.rss, m.st.resident));
+    stat_int(c, "rss-overhead.bytes", (long long)m.rss - (long long)m.st.resident);
+    stat_double(c, "fragmentation", ratio(m.rss, m.total));
+    stat_int(c, "fragmentation.bytes", (long long)m.rss - (long long)m.total);
+    for (int i = 0; i < srv.ndb; i++) {
+        if (!db_size(&srv.db[i])) continue;
+        char name[32];
+        snprintf(name, sizeof(name), "db.%d", i);
+        reply_bulk_cstr(c, name);
+        reply_map(c, 2);
+        stat_int(c, "overhead.hashtable.main", (long long)dict_buckets_bytes(&srv.db[i].keys));
+        stat_int(c, "overhead.hashtable.expires",
+                 (long long)dict_buckets_bytes(&srv.db[i].expires));
+    }
+}
+
+/* MEMORY DOCTOR: a report in words of what mem_overview shows, checking what Redis's doctor
+ * checks that applies here: an almost empty server, a peak far above the memory in use, RSS
+ * far above it (fragmentation), and clients whose buffers hold much memory. */
+static void memory_doctor_cmd(client_t *c)
+{
+    mem_overview_t m;
+    mem_overview(&m);
+    buf_t b;
+    buf_init(&b);
+    if (m.total < 5 * 1024 * 1024) {
+        buf_append_str(&b, "Hi Sam, this instance is empty or is using very little memory, my "
+                           "issues detector can't be used in these conditions. Please, leave "
+                           "for your mission on Earth and fill it with some data. The new Sam "
+                           "and I will be back to our programming as soon as I finished "
+                           "rebooting.\n");
+    } else {
+        buf_t issues;
+        buf_init(&issues);
+        if (m.peak > m.total + m.total / 2)
+            buf_printf(&issues, " * Peak memory: at some point the server used %zu bytes, more "
+                                "than 150%% of the %zu bytes it uses now. RSS may stay near the "
+                                "peak; MEMORY PURGE gives freed pages back.\n\n",
+                       m.peak, m.total);
+        if (m.rss > m.total + m.total * 2 / 5 && m.rss - m.total > 10 * 1024 * 1024)
+            buf_printf(&issues, " * High fragmentation: RSS is %.2f times the memory in use "
+                                "(INFO memory's fragmentation fields say where).\n\n",
+                       ratio(m.rss, m.total));
+        if (m.clients_n && m.clients / m.clients_n > 200 * 1024)
+            buf_printf(&issues, " * Big client buffers: the %zu clients hold %zu bytes, %zu on "
+                                "average (CLIENT LIST's qbuf and omem fields say which).\n\n",
+                       (size_t)m.clients_n, m.clients, m.clients / m.clients_n);
+        if (issues.len)
+            buf_printf(&b, "Sam, I detected a few issues in this Redis instance memory "
+                           "implants:\n\n%s"
+                           "I'm here to keep you safe, Sam. I want to help you.\n",
+                       issues.data);
+        else
+            buf_append_str(&b, "Hi Sam, I can't find any memory issue in your instance. I can "
+                               "only account for what occurs on this base.\n");
+        buf_deinit(&issues);
+    }
+    reply_verbatim(c, b.data, b.len, "txt");
+    buf_deinit(&b);
+}
+
+static void malloc_stats_piece(void *ud, const char *text)
+{
+    buf_append_str(ud, text);
+}
+
+/* MEMORY MALLOC-STATS: jemalloc's own report, as Redis gives it. */
+static void memory_malloc_stats_cmd(client_t *c)
+{
+    buf_t b;
+    buf_init(&b);
+    if (alloc_stats_report(malloc_stats_piece, &b) < 0)
+        buf_append_str(&b, "Stats not supported for the current allocator");
+    reply_verbatim(c, b.data ? b.data : "", b.len, "txt");
+    buf_deinit(&b);
+}
+
 static void memory_help_cmd(client_t *c)
 {
     static const char *const lines[] = {
@@ -580,6 +835,12 @@ static void memory_help_cmd(client_t *c)
         "    Return memory in bytes used by <key> and its value.",
         "PURGE",
         "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "DOCTOR",
+        "    Return memory problems reports.",
         "HELP",
         "    Print this help.",
     };
@@ -591,6 +852,12 @@ static command_t memory_subcommands[] = {
      "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
     {"purge", memory_purge_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
      "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"},
+    {"stats", memory_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns details about memory usage.", "O(1)"},
+    {"malloc-stats", memory_malloc_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns the allocator statistics.", "Depends on how much memory is allocated, could be slow"},
+    {"doctor", memory_doctor_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Outputs a memory problems report.", "O(1)"},
     {"help", memory_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
     {NULL},
@@ -653,11 +920,6 @@ static void get_one(void *ud, const char *name, const char *value)
     snprintf(ud, 64, "%s", value);
 }
 
-static double ratio(size_t a, size_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
-}
-
 /* Redis 7.0's fragmentation fields, from jemalloc's stats and the process's RSS. */
 static void info_memory_fragmentation(buf_t *b, size_t used, size_t rss,
                                       const alloc_stats_t *st)
@@ -684,20 +946,25 @@ static void info_memory(buf_t *b)
     bytes_human(h1, sizeof(h1), (double)used);
     bytes_human(h2, sizeof(h2), (double)rss);
     bytes_human(h3, sizeof(h3), (double)srv.cfg.maxmemory);
+    size_t peak = server_memory_peak();
+    char h4[32];
+    bytes_human(h4, sizeof(h4), (double)peak);
     buf_printf(b,
                "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-               "used_memory_rss_human:%s\r\nallocator_allocated:%zu\r\n"
+               "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+               "used_memory_startup:%zu\r\nallocator_allocated:%zu\r\n"
                "allocator_active:%zu\r\nallocator_resident:%zu\r\nmaxmemory:%lld\r\n"
                "maxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
-               used, h1, rss, h2, st.allocated, st.active, st.resident,
+               used, h1, rss, h2, peak, h4, srv.startup_memory, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
-    /* RAM tiers' blob bytes are not counted for maxmemory; nothing is freed lazily */
+    /* RAM tiers' blob bytes are not counted for maxmemory */
     size_t counted = evict_counted_memory();
     buf_printf(b,
                "mem_not_counted_for_evict:%zu\r\nmem_allocator:%s\r\n"
-               "lazyfree_pending_objects:0\r\n\r\n",
-               used > counted ? used - counted : 0, alloc_name());
+               "lazyfree_pending_objects:%llu\r\n\r\n",
+               used > counted ? used - counted : 0, alloc_name(),
+               (unsigned long long)lazyfree_pending());
 }
 
 static void info_persistence(buf_t *b)
@@ -722,7 +989,7 @@ static void info_stats(buf_t *b)
                "tracking_total_prefixes:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"
                "client_output_buffer_limit_disconnections:%llu\r\n"
-               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\n\r\n",
+               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\nlazyfreed_objects:%llu\r\n\r\n",
                (unsigned long long)s->numconnections, (unsigned long long)s->numcommands,
                (unsigned long long)server_ops_per_sec(), (unsigned long long)s->net_input_bytes,
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
@@ -733,7 +1000,8 @@ static void info_stats(buf_t *b)
                (unsigned long long)s->client_qbuf_limit_disconnections,
                (unsigned long long)s->client_outbuf_limit_disconnections,
                (unsigned long long)s->total_error_replies,
-               (unsigned long long)s->unexpected_error_replies);
+               (unsigned long long)s->unexpected_error_replies,
+               (unsigned long long)lazyfree_freed());
 }
 
 static void info_replication(buf_t *b)
@@ -803,6 +1071,7 @@ static void info_keyspace(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+/* No cluster mode: redis-py's suite and cluster-aware clients read cluster_enabled. */
 static void info_cluster(buf_t *b)
 {
     buf_append_str(b, "# Cluster\r\ncluster_enabled:0\r\n\r\n");

@@ -579,7 +579,7 @@ command_t cmds_sort[] = {
      .summary = "Sort the elements in a list, set or sorted set",
      .complexity = SORT_CPLX,
      .acl = "@set @sortedset @list @dangerous",
-     .getkeys = sort_getkeys},
+     .getkeys = sort_getkeys, .key_flags = "RO access|OW update"},
     {.name = "sort_ro",
      .proc = sort_ro_cmd,
      .arity = -2,
