@@ -502,15 +502,15 @@ Test(config, set_many_refuses_a_key_named_twice)
 }
 
 typedef struct seen {
-    char names[128][64];
-    char values[128][256];
+    char names[512][64];
+    char values[512][256];
     int n;
 } seen_t;
 
 static void collect(void *ud, const char *name, const char *value)
 {
     seen_t *s = ud;
-    cr_assert_lt(s->n, 128);
+    cr_assert_lt(s->n, 512);
     snprintf(s->names[s->n], 64, "%s", name);
     snprintf(s->values[s->n], 256, "%s", value);
     s->n++;
