@@ -11,6 +11,8 @@
 #include "server/hooks.h"
 #include "server/net/shm.h"
 #include "server/persist/aof.h"
+#include "server/persist/rewrite.h"
+#include "server/script/script.h"
 
 #include <string.h>
 
@@ -72,6 +74,8 @@ static const server_room_t rooms[] = {
     {"sets", cmds_set},
     {"bits", cmds_bits},
     {"sort", cmds_sort},
+    {"scripting", cmds_script, script_init, script_deinit},
+    {"functions", function__cmds_function},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},
     {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
      search_plan_done},
@@ -83,4 +87,5 @@ void server_rooms_register(void)
 {
     for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++) server_add_room(&rooms[i]);
     server_set_log(&aof_log);
+    rewrite_set_prelude(script_rewrite); /* function libraries, before the keys */
 }

@@ -18,6 +18,7 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
+#include "server/script/script.h"
 #include "server/server.h"
 #include "server/store.h"
 
@@ -708,6 +709,7 @@ static void info_memory(buf_t *b)
                used, h1, rss, h2, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
+    script_info_memory(b);
     buf_printf(b, "mem_allocator:%s\r\n\r\n", alloc_name());
 }
 
