@@ -4,13 +4,15 @@
  * served here without the loop, as Redis's processEventsWhileBlocked does: one poll() over
  * the sockets of the socket clients, what arrived read straight into their query buffers and
  * run (the dispatcher answers -BUSY to all but the commands allowed while busy), their
- * replies handed to their transport, which writes them at once (uv_try_write). The script's
+ * replies handed to their transport, which writes them at once (uv_try_write); replies still
+ * waiting from the loop turn the script started in are sent first. The script's
  * own client is left alone: what it pipelined after the script runs once the script is over.
  * Left out until the script ends: new connections, shared-memory clients, clients blocked
  * or closing. A read that finds the end of the stream is left for the loop to see again.
  * Loop thread. */
 #include "server/script/engine.h"
 
+#include "server/net/net.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -42,6 +44,9 @@ static void serve(client_t *c)
 
 void engine_serve_while_busy(client_t *caller)
 {
+    /* replies made in the loop turn the script started in would otherwise wait for its end
+     * (the loop sends them when the turn is over), and their clients wait for them */
+    net_flush_pending();
     struct pollfd pfd[BUSY_POLL_MAX];
     client_t *who[BUSY_POLL_MAX];
     int n = 0;

@@ -163,7 +163,10 @@ static const char *call_refusal(run_t *r, const command_t *cmd, int argc, const 
 {
     if (!cmd) return "Unknown Redis command called from script";
     if (!arity_ok(cmd, argc)) return "Wrong number of args calling Redis command from script";
-    if (cmd->flags & CMD_NOSCRIPT) return "This Redis command is not allowed from script";
+    /* Redis 7.0 flags every blocking command noscript but XREAD and XREADGROUP (refused only
+     * with BLOCK): the same rule without touching other groups' tables */
+    if ((cmd->flags & CMD_NOSCRIPT) || ((cmd->flags & CMD_BLOCKING) && cmd->name[0] != 'x'))
+        return "This Redis command is not allowed from script";
     /* ---- ACL: the check of (client, command, argv) goes here, against r->caller's user
      * (branch h-acl). Its refusals are worded as Redis's scriptVerifyACL:
      * "The user executing the script can't run this command or subcommand", "... can't
@@ -222,6 +225,9 @@ static int call_command(lua_State *L, int raise)
         buf_deinit(&nums);
         return raise ? lua_error(L) : 1;
     }
+    /* the arguments are not needed on the stack (argv points into the strings, which nothing
+     * collects before the command ran): room for a large reply when they were many */
+    lua_settop(L, 0);
     const command_t *cmd = lookup(argc, argv);
     const char *err = call_refusal(r, cmd, argc, argv);
     if (err) {
