@@ -30,6 +30,7 @@
 #include <lua-bitop.h>
 #include <lua-cjson.h>
 #include <lualib.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,73 @@ void engine_flag_names(uint32_t bits, void (*fn)(void *ud, const char *name), vo
 {
     for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
         if (bits & flag_names[i].bit) fn(ud, flag_names[i].name);
+}
+
+/* ---- shebang words ---- */
+
+static int hexval(char ch)
+{
+    return isdigit((unsigned char)ch) ? ch - '0' : tolower((unsigned char)ch) - 'a' + 10;
+}
+
+int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud)
+{
+    const char *end = p + len;
+    buf_t w;
+    buf_init(&w);
+    int rc = 0;
+    while (!rc) {
+        while (p < end && isspace((unsigned char)*p)) p++;
+        if (p >= end) break;
+        int inq = 0, insq = 0, done = 0;
+        buf_clear(&w);
+        while (!done) {
+            if (inq) {
+                if (p >= end) goto unbalanced;
+                if (*p == '\\' && p + 3 < end && p[1] == 'x' && isxdigit((unsigned char)p[2]) &&
+                    isxdigit((unsigned char)p[3])) {
+                    buf_push(&w, (char)(hexval(p[2]) * 16 + hexval(p[3])));
+                    p += 3;
+                } else if (*p == '\\' && p + 1 < end) {
+                    p++;
+                    static const char from[] = "nrtba", to[] = "\n\r\t\b\a";
+                    const char *f = memchr(from, *p, 5);
+                    buf_push(&w, f ? to[f - from] : *p);
+                } else if (*p == '"') {
+                    if (p + 1 < end && !isspace((unsigned char)p[1])) goto unbalanced;
+                    done = 1;
+                } else {
+                    buf_push(&w, *p);
+                }
+            } else if (insq) {
+                if (p >= end) goto unbalanced;
+                if (*p == '\\' && p + 1 < end && p[1] == '\'') {
+                    p++;
+                    buf_push(&w, '\'');
+                } else if (*p == '\'') {
+                    if (p + 1 < end && !isspace((unsigned char)p[1])) goto unbalanced;
+                    done = 1;
+                } else {
+                    buf_push(&w, *p);
+                }
+            } else if (p >= end || isspace((unsigned char)*p)) {
+                done = 1;
+            } else if (*p == '"') {
+                inq = 1;
+            } else if (*p == '\'') {
+                insq = 1;
+            } else {
+                buf_push(&w, *p);
+            }
+            if (p < end) p++;
+        }
+        rc = fn(ud, w.data ? w.data : "", w.len);
+    }
+    buf_deinit(&w);
+    return rc;
+unbalanced:
+    buf_deinit(&w);
+    return -1;
 }
 
 /* ---- the run in progress ---- */
@@ -456,10 +524,6 @@ static void open_redis(lua_State *L, lua_CFunction register_function)
     set_number(L, "REPL_SLAVE", REPL_REPLICA);
     set_number(L, "REPL_REPLICA", REPL_REPLICA);
     set_number(L, "REPL_ALL", REPL_ALL);
-    if (register_function) {
-        lua_pushcfunction(L, register_function);
-        lua_setfield(L, -2, "register_function");
-    }
     lua_setglobal(L, "redis");
 }
 

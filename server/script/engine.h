@@ -31,6 +31,12 @@ uint32_t engine_flag_by_name(const char *s, size_t len);
 /* The names of the flags in bits, in Redis's order: calls fn for each. */
 void engine_flag_names(uint32_t bits, void (*fn)(void *ud, const char *name), void *ud);
 
+/* Splits p[0..len) into words as Redis's sdssplitargs (a shebang line): blanks separate,
+ * "..." (with \\-escapes) and '...' quote. Calls fn for each word (w is valid during the call);
+ * stops at fn's first nonzero return and returns it, -1 for unbalanced quotes, else 0. */
+typedef int engine_word_fn(void *ud, const char *w, size_t len);
+int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud);
+
 /* A new sandboxed state. With register_function, the FUNCTION engine's: a library's code runs
  * with only the load-time API visible (engine_load_api) and register_function in it. Aborts
  * when memory is exhausted. */

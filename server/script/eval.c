@@ -50,6 +50,39 @@ static cached_t *cache_find(const char *sha)
 
 /* ---- shebang ---- */
 
+typedef struct shebang_ctx {
+    int nword;
+    uint32_t flags;
+    char *err;
+    size_t errlen;
+} shebang_ctx_t;
+
+static int shebang_word(void *ud, const char *w, size_t wl)
+{
+    shebang_ctx_t *x = ud;
+    if (x->nword++ == 0) {
+        if (wl == 5 && !memcmp(w, "#!lua", 5)) return 0;
+        snprintf(x->err, x->errlen, "Unexpected engine in script shebang: %.*s", (int)wl, w);
+        return 1;
+    }
+    if (wl < 6 || memcmp(w, "flags=", 6)) {
+        snprintf(x->err, x->errlen, "Unknown lua shebang option: %.*s", (int)wl, w);
+        return 1;
+    }
+    for (const char *f = w + 6, *end = w + wl; f <= end;) {
+        const char *comma = memchr(f, ',', (size_t)(end - f));
+        const char *fe = comma ? comma : end;
+        uint32_t bit = engine_flag_by_name(f, (size_t)(fe - f));
+        if (!bit && fe > f) {
+            snprintf(x->err, x->errlen, "Unexpected flag in script shebang: %.*s", (int)(fe - f), f);
+            return 1;
+        }
+        x->flags |= bit;
+        f = fe + 1;
+    }
+    return 0;
+}
+
 /* Parses the "#!lua [flags=a,b]" line of body (if any): 0 with *flags and the line's length
  * in *skip (0 without one), or -1 with the error in err. */
 static int shebang(const char *body, size_t len, uint32_t *flags, size_t *skip, char *err,
@@ -64,38 +97,11 @@ static int shebang(const char *body, size_t len, uint32_t *flags, size_t *skip, 
         return -1;
     }
     *skip = (size_t)(nl - body);
-    const char *p = body, *end = nl;
-    int word = 0;
-    *flags = 0;
-    while (p < end) {
-        while (p < end && isspace((unsigned char)*p)) p++;
-        if (p >= end) break;
-        const char *w = p;
-        while (p < end && !isspace((unsigned char)*p)) p++;
-        size_t wl = (size_t)(p - w);
-        if (word++ == 0) {
-            if (wl != 5 || memcmp(w, "#!lua", 5)) {
-                snprintf(err, errlen, "Unexpected engine in script shebang: %.*s", (int)wl, w);
-                return -1;
-            }
-        } else if (wl >= 6 && !memcmp(w, "flags=", 6)) {
-            for (const char *f = w + 6; f <= p;) {
-                const char *comma = memchr(f, ',', (size_t)(p - f));
-                const char *fe = comma ? comma : p;
-                uint32_t bit = engine_flag_by_name(f, (size_t)(fe - f));
-                if (!bit && fe > f) {
-                    snprintf(err, errlen, "Unexpected flag in script shebang: %.*s",
-                             (int)(fe - f), f);
-                    return -1;
-                }
-                *flags |= bit;
-                f = fe + 1;
-            }
-        } else {
-            snprintf(err, errlen, "Unknown lua shebang option: %.*s", (int)wl, w);
-            return -1;
-        }
-    }
+    shebang_ctx_t x = {0, 0, err, errlen};
+    int rc = engine_split_words(body, *skip, shebang_word, &x);
+    if (rc < 0 || x.nword == 0) snprintf(err, errlen, "Invalid engine in script shebang");
+    if (rc || x.nword == 0) return -1;
+    *flags = x.flags;
     return 0;
 }
 

@@ -120,6 +120,33 @@ static int valid_name(const char *s, size_t len)
     return 1;
 }
 
+typedef struct meta_ctx {
+    int nword;
+    char *engine, *name;
+    char *err;
+    size_t errlen;
+} meta_ctx_t;
+
+static int meta_word(void *ud, const char *w, size_t wl)
+{
+    meta_ctx_t *x = ud;
+    if (x->nword++ == 0) {
+        x->engine = wl >= 2 ? xmemdup(w + 2, wl - 2) : xstrdup("");
+        return 0;
+    }
+    if (wl >= 5 && !strncasecmp(w, "name=", 5)) {
+        if (x->name) {
+            snprintf(x->err, x->errlen, "Invalid metadata value, name argument was given "
+                                        "multiple times");
+            return 1;
+        }
+        x->name = xmemdup(w + 5, wl - 5);
+        return 0;
+    }
+    snprintf(x->err, x->errlen, "Invalid metadata value given: %.*s", (int)wl, w);
+    return 1;
+}
+
 /* The "#!<engine> name=<lib>" line: 0 with the engine and name (malloc'd), or -1 with err. */
 static int metadata(const char *code, size_t len, char **engine, char **name, char *err,
                     size_t errlen)
@@ -134,44 +161,28 @@ static int metadata(const char *code, size_t len, char **engine, char **name, ch
         snprintf(err, errlen, "Invalid library metadata");
         return -1;
     }
-    const char *p = code;
-    for (int word = 0; p < end; word++) {
-        while (p < end && isspace((unsigned char)*p)) p++;
-        if (p >= end) break;
-        const char *w = p;
-        while (p < end && !isspace((unsigned char)*p)) p++;
-        size_t wl = (size_t)(p - w);
-        if (word == 0) {
-            *engine = xmemdup(w + 2, wl - 2);
-        } else if (wl >= 5 && !strncasecmp(w, "name=", 5)) {
-            if (*name) {
-                snprintf(err, errlen,
-                         "Invalid metadata value, name argument was given multiple times");
-                goto fail;
-            }
-            *name = xmemdup(w + 5, wl - 5);
-        } else {
-            snprintf(err, errlen, "Invalid metadata value given: %.*s", (int)wl, w);
-            goto fail;
-        }
+    meta_ctx_t x = {0, NULL, NULL, err, errlen};
+    int rc = engine_split_words(code, (size_t)(end - code), meta_word, &x);
+    if (rc < 0 || x.nword == 0) snprintf(err, errlen, "Invalid library metadata");
+    else if (!rc && !x.name) snprintf(err, errlen, "Library name was not given");
+    if (rc || x.nword == 0 || !x.name) {
+        xfree(x.engine);
+        xfree(x.name);
+        return -1;
     }
-    if (!*name) {
-        snprintf(err, errlen, "Library name was not given");
-        goto fail;
-    }
+    *engine = x.engine;
+    *name = x.name;
     return 0;
-fail:
-    xfree(*engine);
-    xfree(*name);
-    *engine = *name = NULL;
-    return -1;
 }
 
 /* ---- redis.register_function ---- */
 
+/* Raises Redis's error table {err=msg} (msg with its code) */
 static int raise(lua_State *L, const char *msg)
 {
+    lua_newtable(L);
     lua_pushstring(L, msg);
+    lua_setfield(L, -2, "err");
     return lua_error(L);
 }
 
@@ -195,8 +206,8 @@ static int read_flags(lua_State *L, int idx, uint32_t *flags)
 
 /* The named form: {function_name=, callback=, flags=, description=}. Leaves the callback on
  * top; 0, or -1 with the message in *err. */
-static int named_args(lua_State *L, const char **name, const char **desc, uint32_t *flags,
-                      const char **err)
+static int named_args(lua_State *L, const char **name, size_t *name_len, const char **desc,
+                      uint32_t *flags, const char **err)
 {
     int have_cb = 0;
     lua_pushnil(L);
@@ -211,7 +222,7 @@ static int named_args(lua_State *L, const char **name, const char **desc, uint32
                 *err = "function_name argument given to redis.register_function must be a string";
                 return -1;
             }
-            *name = lua_tostring(L, -1);
+            *name = lua_tolstring(L, -1, name_len);
             lua_setfield(L, LUA_REGISTRYINDEX, "cte.rf_name"); /* keep it alive */
             continue;
         } else if (!strcasecmp(key, "description")) {
@@ -275,17 +286,19 @@ static int l_register_function(lua_State *L)
     }
     int argc = lua_gettop(L);
     const char *name = NULL, *desc = NULL, *err = NULL;
+    size_t name_len = 0;
     uint32_t flags = 0;
     if (argc < 1 || argc > 2) return raise(L, "ERR wrong number of arguments to redis.register_function");
     if (argc == 1) {
         if (!lua_istable(L, 1))
             return raise(L, "ERR calling redis.register_function with a single argument is only "
                             "applicable to Lua table (representing named arguments).");
-        int rc = named_args(L, &name, &desc, &flags, &err);
+        int rc = named_args(L, &name, &name_len, &desc, &flags, &err);
         if (rc < 0) {
             clear_named(L);
-            lua_pushfstring(L, "ERR %s", err);
-            return lua_error(L);
+            char msg[256];
+            snprintf(msg, sizeof(msg), "ERR %s", err);
+            return raise(L, msg);
         }
     } else {
         if (lua_type(L, 1) != LUA_TSTRING)
@@ -293,11 +306,12 @@ static int l_register_function(lua_State *L)
         if (!lua_isfunction(L, 2))
             return raise(L, "ERR second argument to redis.register_function must be a function");
         name = lua_tostring(L, 1);
+        name_len = lua_objlen(L, 1);
     }
-    size_t nlen = strlen(name);
-    if (!valid_name(name, nlen)) {
+    size_t nlen = name_len;
+    if (!valid_name(name, nlen)) { /* Redis 7.0 words it so for function names too */
         clear_named(L);
-        return raise(L, "ERR Function names can only contain letters, numbers, or underscores(_) "
+        return raise(L, "ERR Library names can only contain letters, numbers, or underscores(_) "
                         "and must be at least one character long");
     }
     for (int i = 0; i < loading->nfns; i++)
@@ -443,6 +457,13 @@ static void flush_all(void)
 
 /* ---- commands ---- */
 
+/* Redis's addReplySubcommandSyntaxError for FUNCTION's subcommands */
+static void subcommand_syntax_error(client_t *c)
+{
+    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try "
+                    "FUNCTION HELP.", c->cmd ? c->cmd->name : "?");
+}
+
 static void function_load_cmd(client_t *c)
 {
     int replace = 0, at = 2;
@@ -484,8 +505,11 @@ static void function_delete_cmd(client_t *c)
 
 static void function_flush_cmd(client_t *c)
 {
-    if (c->argc > 3 || (c->argc == 3 && !arg_is(&c->argv[2], "sync") &&
-                        !arg_is(&c->argv[2], "async"))) {
+    if (c->argc > 3) {
+        subcommand_syntax_error(c);
+        return;
+    }
+    if (c->argc == 3 && !arg_is(&c->argv[2], "sync") && !arg_is(&c->argv[2], "async")) {
         reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
         return;
     }
@@ -679,7 +703,7 @@ static int join(lib_t *fresh, int replace, char *err, size_t errlen)
 static void function_restore_cmd(client_t *c)
 {
     if (c->argc > 4) {
-        reply_error(c, "ERR syntax error");
+        subcommand_syntax_error(c);
         return;
     }
     int policy = 0; /* append */
