@@ -173,8 +173,11 @@ static int push_error_raise(lua_State *L, const char *msg)
 }
 
 /* The argv of a redis.call from the Lua arguments: strings as they are, numbers as "%.17g"
- * (Lua's own tostring loses precision). Returns argc, or -1 with the error table pushed. */
-static int lua_argv(lua_State *L, resp_arg_t **argvp, buf_t *nums)
+ * (Lua's own tostring loses precision) into nums. argv is small (room for ARGV_SMALL) or
+ * allocated (*argvp then differs from small; the caller frees it). Returns argc, or -1 with
+ * the error table pushed. */
+#define ARGV_SMALL 16
+static int lua_argv(lua_State *L, resp_arg_t *small, resp_arg_t **argvp, buf_t *nums)
 {
     int argc = lua_gettop(L);
     if (argc == 0) {
@@ -182,31 +185,28 @@ static int lua_argv(lua_State *L, resp_arg_t **argvp, buf_t *nums)
         bridge_push_error(L, msg, sizeof(msg) - 1);
         return -1;
     }
-    /* numbers first, into one buffer (its data may move while it grows) */
-    size_t *off = xmalloc(sizeof(size_t) * (size_t)argc);
+    resp_arg_t *argv = argc <= ARGV_SMALL ? small : xmalloc(sizeof(resp_arg_t) * (size_t)argc);
     for (int j = 1; j <= argc; j++) {
         int t = lua_type(L, j);
         if (t == LUA_TNUMBER) {
-            off[j - 1] = nums->len;
+            argv[j - 1].ptr = NULL; /* its offset in nums, set once nums stops moving */
+            argv[j - 1].len = nums->len;
             buf_printf(nums, "%.17g", (double)lua_tonumber(L, j));
             buf_push(nums, '\0');
-        } else if (t != LUA_TSTRING) {
-            xfree(off);
+        } else if (t == LUA_TSTRING) {
+            argv[j - 1].ptr = lua_tolstring(L, j, &argv[j - 1].len);
+        } else {
+            if (argv != small) xfree(argv);
             static const char msg[] = "Lua redis lib command arguments must be strings or integers";
             bridge_push_error(L, msg, sizeof(msg) - 1);
             return -1;
         }
     }
-    resp_arg_t *argv = xmalloc(sizeof(resp_arg_t) * (size_t)argc);
-    for (int j = 1; j <= argc; j++) {
-        if (lua_type(L, j) == LUA_TNUMBER) {
-            argv[j - 1].ptr = nums->data + off[j - 1];
-            argv[j - 1].len = strlen(argv[j - 1].ptr);
-        } else {
-            argv[j - 1].ptr = lua_tolstring(L, j, &argv[j - 1].len);
+    for (int j = 0; j < argc; j++)
+        if (!argv[j].ptr) {
+            argv[j].ptr = nums->data + argv[j].len;
+            argv[j].len = strlen(argv[j].ptr);
         }
-    }
-    xfree(off);
     *argvp = argv;
     return argc;
 }
@@ -287,8 +287,8 @@ static int call_command(lua_State *L, int raise)
     }
     buf_t nums;
     buf_init(&nums);
-    resp_arg_t *argv = NULL;
-    int argc = lua_argv(L, &argv, &nums);
+    resp_arg_t small[ARGV_SMALL], *argv = NULL;
+    int argc = lua_argv(L, small, &argv, &nums);
     if (argc < 0) {
         buf_deinit(&nums);
         return raise ? lua_error(L) : 1;
@@ -309,7 +309,7 @@ static int call_command(lua_State *L, int raise)
     } else {
         call_run(r, cmd, argc, argv);
     }
-    xfree(argv);
+    if (argv != small) xfree(argv);
     buf_deinit(&nums);
     if (raise && lua_istable(L, -1)) {
         lua_pushliteral(L, "err");
@@ -442,15 +442,15 @@ static int l_acl_check_cmd(lua_State *L)
     if (!cur) return push_error_raise(L, "redis.acl_check_cmd can only be called inside a script invocation");
     buf_t nums;
     buf_init(&nums);
-    resp_arg_t *argv = NULL;
-    int argc = lua_argv(L, &argv, &nums);
+    resp_arg_t small[ARGV_SMALL], *argv = NULL;
+    int argc = lua_argv(L, small, &argv, &nums);
     if (argc < 0) {
         buf_deinit(&nums);
         return lua_error(L);
     }
     const command_t *cmd = lookup(argc, argv);
     int ok = cmd && arity_ok(cmd, argc);
-    xfree(argv);
+    if (argv != small) xfree(argv);
     buf_deinit(&nums);
     if (!ok) return push_error_raise(L, "Invalid command passed to redis.acl_check_cmd()");
     /* ---- ACL: answer the check of (cur->caller, cmd, argv) here (branch h-acl) ---- */
@@ -735,9 +735,10 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
                 return -1;
             }
         }
+        /* Redis derives EVAL's and FCALL's command flags from the script's (a script that
+         * may write without allow-oom is deny-oom) and refuses it before it runs */
         if (r->oom && !(f & (SCRIPT_F_ALLOW_OOM | SCRIPT_F_NO_WRITES))) {
-            reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when "
-                           "used memory > 'maxmemory'");
+            reply_error(c, EVICT_ERR_OOM);
             return -1;
         }
     }
@@ -770,7 +771,7 @@ void engine_run(lua_State *L, const engine_call_t *call)
     cur = &r;
     lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
     int base = lua_gettop(L) - call->nargs;
-    lua_pushcfunction(L, err_handler);
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_ERR_HANDLER);
     lua_insert(L, base);
     int rc = lua_pcall(L, call->nargs, 1, base);
     lua_remove(L, base);
