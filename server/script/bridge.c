@@ -81,8 +81,10 @@ static void rd_keyed(lua_State *L, rd_t *r, long long n, int depth, const char *
     lua_newtable(L);
     for (long long i = 0; i < n && r->ok; i++) {
         rd_value(L, r, depth + 1);
-        if (is_map) rd_value(L, r, depth + 1);
-        else lua_pushboolean(L, 1);
+        if (is_map)
+            rd_value(L, r, depth + 1);
+        else
+            lua_pushboolean(L, 1);
         if (!r->ok) {
             lua_pop(L, is_map ? 2 : 2);
             break;
@@ -96,8 +98,10 @@ static void push_named(lua_State *L, const char *name, const char *s, size_t len
 {
     lua_newtable(L);
     lua_pushstring(L, name);
-    if (as_num) lua_pushnumber(L, strtod(s, NULL));
-    else lua_pushlstring(L, s, len);
+    if (as_num)
+        lua_pushnumber(L, strtod(s, NULL));
+    else
+        lua_pushlstring(L, s, len);
     lua_settable(L, -3);
 }
 
@@ -110,8 +114,10 @@ static void push_verbatim(lua_State *L, const char *s, size_t len)
     lua_pushlstring(L, s, len >= 3 ? 3 : len);
     lua_settable(L, -3);
     lua_pushstring(L, "string");
-    if (len >= 4) lua_pushlstring(L, s + 4, len - 4);
-    else lua_pushliteral(L, "");
+    if (len >= 4)
+        lua_pushlstring(L, s + 4, len - 4);
+    else
+        lua_pushliteral(L, "");
     lua_settable(L, -3);
     lua_settable(L, -3);
 }
@@ -131,12 +137,16 @@ static void rd_value(lua_State *L, rd_t *r, int depth)
     len--;
     long long n;
     switch (kind) {
-    case '+': push_named(L, "ok", v, len, 0); break;
+    case '+':
+        push_named(L, "ok", v, len, 0);
+        break;
     case '-':
         bridge_push_error(L, s, len + 1);
         set_field_bool(L, "ignore_error_stats_update");
         break;
-    case ':': lua_pushnumber(L, (lua_Number)rd_ll(v, len)); break;
+    case ':':
+        lua_pushnumber(L, (lua_Number)rd_ll(v, len));
+        break;
     case '$':
     case '=':
         n = rd_ll(v, len);
@@ -145,22 +155,42 @@ static void rd_value(lua_State *L, rd_t *r, int depth)
             break;
         }
         v = rd_bytes(r, n);
-        if (!v) lua_pushboolean(L, 0);
-        else if (kind == '=') push_verbatim(L, v, (size_t)n);
-        else lua_pushlstring(L, v, (size_t)n);
+        if (!v)
+            lua_pushboolean(L, 0);
+        else if (kind == '=')
+            push_verbatim(L, v, (size_t)n);
+        else
+            lua_pushlstring(L, v, (size_t)n);
         break;
     case '*':
         n = rd_ll(v, len);
-        if (n < 0) lua_pushboolean(L, 0);
-        else rd_array(L, r, n, depth);
+        if (n < 0)
+            lua_pushboolean(L, 0);
+        else
+            rd_array(L, r, n, depth);
         break;
-    case '%': rd_keyed(L, r, rd_ll(v, len), depth, "map", 1); break;
-    case '~': rd_keyed(L, r, rd_ll(v, len), depth, "set", 0); break;
-    case '_': lua_pushnil(L); break;
-    case '#': lua_pushboolean(L, len > 0 && v[0] == 't'); break;
-    case ',': push_named(L, "double", v, len, 1); break;
-    case '(': push_named(L, "big_number", v, len, 0); break;
-    default: r->ok = 0; lua_pushboolean(L, 0); break;
+    case '%':
+        rd_keyed(L, r, rd_ll(v, len), depth, "map", 1);
+        break;
+    case '~':
+        rd_keyed(L, r, rd_ll(v, len), depth, "set", 0);
+        break;
+    case '_':
+        lua_pushnil(L);
+        break;
+    case '#':
+        lua_pushboolean(L, len > 0 && v[0] == 't');
+        break;
+    case ',':
+        push_named(L, "double", v, len, 1);
+        break;
+    case '(':
+        push_named(L, "big_number", v, len, 0);
+        break;
+    default:
+        r->ok = 0;
+        lua_pushboolean(L, 0);
+        break;
     }
 }
 
@@ -242,8 +272,7 @@ static void put_error(wr_t *w, const char *s, size_t len, int counted)
     } else {
         put_line(w->out, '-', s + 1, len - 1);
     }
-    if (w->on_error)
-        w->on_error(w->ud, w->out->data + at, w->out->len - 2 - at, counted);
+    if (w->on_error) w->on_error(w->ud, w->out->data + at, w->out->len - 2 - at, counted);
 }
 
 /* The field name of the table on top, pushed (any type); the caller pops it. */
@@ -283,8 +312,10 @@ static void wr_keyed(lua_State *L, wr_t *w, int is_map)
     while (lua_next(L, -2)) {
         lua_pushvalue(L, -2); /* key copy: wr_value pops it */
         wr_value(L, w);
-        if (is_map) wr_value(L, w);
-        else lua_pop(L, 1);
+        if (is_map)
+            wr_value(L, w);
+        else
+            lua_pop(L, 1);
         n++;
     }
     resp_w_agg_finish(w->out, at, w->proto, is_map ? '%' : '~', n);
@@ -333,8 +364,10 @@ static int wr_special(lua_State *L, wr_t *w)
     lua_pop(L, 1);
     if (field(L, "big_number") == LUA_TSTRING) {
         const char *s = lua_tolstring(L, -1, &len);
-        if (w->proto >= 3) put_line(w->out, '(', s, len);
-        else resp_w_bulk(w->out, s, len);
+        if (w->proto >= 3)
+            put_line(w->out, '(', s, len);
+        else
+            resp_w_bulk(w->out, s, len);
         lua_pop(L, 1);
         return 1;
     }
@@ -384,17 +417,23 @@ static void wr_value(lua_State *L, wr_t *w)
     }
     case LUA_TBOOLEAN:
         if (w->lua_resp == 2) {
-            if (lua_toboolean(L, -1)) buf_append(w->out, ":1\r\n", 4);
-            else resp_w_null(w->out, w->proto);
+            if (lua_toboolean(L, -1))
+                buf_append(w->out, ":1\r\n", 4);
+            else
+                resp_w_null(w->out, w->proto);
         } else {
             resp_w_bool(w->out, w->proto, lua_toboolean(L, -1));
         }
         break;
-    case LUA_TNUMBER: resp_w_int(w->out, (long long)lua_tonumber(L, -1)); break;
+    case LUA_TNUMBER:
+        resp_w_int(w->out, (long long)lua_tonumber(L, -1));
+        break;
     case LUA_TTABLE:
         if (!wr_special(L, w)) wr_array(L, w);
         break;
-    default: resp_w_null(w->out, w->proto); break;
+    default:
+        resp_w_null(w->out, w->proto);
+        break;
     }
     lua_pop(L, 1);
 }

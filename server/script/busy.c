@@ -38,8 +38,10 @@ static void serve(client_t *c)
     c->qbuf.len += (size_t)n;
     c->qbuf.data[c->qbuf.len] = '\0';
     srv.stat.net_input_bytes += (uint64_t)n;
-    if (client_process_input(c) < 0) client_close(c);
-    else c->ops->want_write(c);
+    if (client_process_input(c) < 0)
+        client_close(c);
+    else
+        c->ops->want_write(c);
 }
 
 void engine_serve_while_busy(client_t *caller)

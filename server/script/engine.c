@@ -50,8 +50,10 @@ static const struct {
     const char *name;
     uint32_t bit;
 } flag_names[] = {
-    {"no-writes", SCRIPT_F_NO_WRITES},   {"allow-oom", SCRIPT_F_ALLOW_OOM},
-    {"allow-stale", SCRIPT_F_ALLOW_STALE}, {"no-cluster", SCRIPT_F_NO_CLUSTER},
+    {"no-writes", SCRIPT_F_NO_WRITES},
+    {"allow-oom", SCRIPT_F_ALLOW_OOM},
+    {"allow-stale", SCRIPT_F_ALLOW_STALE},
+    {"no-cluster", SCRIPT_F_NO_CLUSTER},
     {"allow-cross-slot-keys", SCRIPT_F_ALLOW_CROSS_SLOT},
 };
 
@@ -147,13 +149,13 @@ typedef struct run {
     long long start_us;
     int read_only; /* *_RO, or no-writes */
     int allow_oom;
-    int oom;        /* maxmemory was reached when the script started */
-    int wrote;      /* a write command ran: the script can no longer be killed */
-    int exec_open;  /* we opened MULTI in the append-only file */
-    int timedout;   /* past busy-reply-threshold */
-    int killed;     /* SCRIPT KILL / FUNCTION KILL / SHUTDOWN */
-    int repl;       /* redis.set_repl */
-    int resp;       /* redis.setresp */
+    int oom;       /* maxmemory was reached when the script started */
+    int wrote;     /* a write command ran: the script can no longer be killed */
+    int exec_open; /* we opened MULTI in the append-only file */
+    int timedout;  /* past busy-reply-threshold */
+    int killed;    /* SCRIPT KILL / FUNCTION KILL / SHUTDOWN */
+    int repl;      /* redis.set_repl */
+    int resp;      /* redis.setresp */
 } run_t;
 
 static run_t *cur;
@@ -261,8 +263,10 @@ static void call_run(run_t *r, const command_t *cmd, int argc, resp_arg_t *argv)
             r->exec_open = 1;
         }
     }
-    if (r->repl & REPL_AOF) c->flags &= ~(uint32_t)CLIENT_NO_PROPAGATE;
-    else c->flags |= CLIENT_NO_PROPAGATE;
+    if (r->repl & REPL_AOF)
+        c->flags &= ~(uint32_t)CLIENT_NO_PROPAGATE;
+    else
+        c->flags |= CLIENT_NO_PROPAGATE;
     c->argc = argc;
     c->argv = argv;
     c->cmd = cmd;
@@ -409,7 +413,9 @@ static int l_setresp(lua_State *L)
 
 static int l_set_repl(lua_State *L)
 {
-    if (!cur) return push_error_raise(L, "redis.set_repl() can only be called inside a script invocation");
+    if (!cur)
+        return push_error_raise(L,
+                                "redis.set_repl() can only be called inside a script invocation");
     if (lua_gettop(L) != 1) return push_error_raise(L, "redis.set_repl() requires one argument.");
     int flags = (int)lua_tonumber(L, 1);
     if (flags & ~REPL_ALL)
@@ -439,7 +445,9 @@ static int l_nothing(lua_State *L)
 /* redis.acl_check_cmd(cmd, ...): 1 if the caller may run it. */
 static int l_acl_check_cmd(lua_State *L)
 {
-    if (!cur) return push_error_raise(L, "redis.acl_check_cmd can only be called inside a script invocation");
+    if (!cur)
+        return push_error_raise(
+            L, "redis.acl_check_cmd can only be called inside a script invocation");
     buf_t nums;
     buf_init(&nums);
     resp_arg_t small[ARGV_SMALL], *argv = NULL;
@@ -495,8 +503,10 @@ static void build_load_api(lua_State *L, lua_CFunction register_function)
 
 void engine_load_api(lua_State *L, int on)
 {
-    if (on) lua_getfield(L, LUA_REGISTRYINDEX, REG_LOAD_API);
-    else lua_pushnil(L);
+    if (on)
+        lua_getfield(L, LUA_REGISTRYINDEX, REG_LOAD_API);
+    else
+        lua_pushnil(L);
     sandbox_read_globals_from(L);
 }
 
@@ -533,8 +543,10 @@ static void open_lib(lua_State *L, lua_CFunction fn, const char *name)
     lua_pushcfunction(L, fn);
     lua_pushstring(L, name);
     lua_call(L, 1, 1);
-    if (name[0] && lua_istable(L, -1)) lua_setglobal(L, name);
-    else lua_pop(L, 1);
+    if (name[0] && lua_istable(L, -1))
+        lua_setglobal(L, name);
+    else
+        lua_pop(L, 1);
 }
 
 lua_State *engine_state_new(lua_CFunction register_function)
@@ -587,8 +599,10 @@ static int err_handler(lua_State *L)
         const char *msg = lua_tostring(L, 1);
         lua_newtable(L);
         lua_pushliteral(L, "ERR ");
-        if (msg) lua_pushvalue(L, 1);
-        else lua_pushstring(L, lua_isnil(L, 1) ? "nil" : luaL_typename(L, 1));
+        if (msg)
+            lua_pushvalue(L, 1);
+        else
+            lua_pushstring(L, lua_isnil(L, 1) ? "nil" : luaL_typename(L, 1));
         lua_concat(L, 2);
         lua_setfield(L, -2, "err");
         lua_replace(L, 1);
@@ -663,8 +677,7 @@ static void hook(lua_State *L, lua_Debug *ar)
     if (!r) return;
     if (!r->timedout) {
         long long elapsed_ms = (time_us() - r->start_us) / 1000;
-        if (srv.cfg.busy_reply_threshold <= 0 || elapsed_ms < srv.cfg.busy_reply_threshold)
-            return;
+        if (srv.cfg.busy_reply_threshold <= 0 || elapsed_ms < srv.cfg.busy_reply_threshold) return;
         log_warning("Slow script detected: still in execution after %lld milliseconds. You can "
                     "try killing the script using the %s command. Script name is: %s.",
                     elapsed_ms, r->call->is_eval ? "SCRIPT KILL" : "FUNCTION KILL",

@@ -74,7 +74,8 @@ static int shebang_word(void *ud, const char *w, size_t wl)
         const char *fe = comma ? comma : end;
         uint32_t bit = engine_flag_by_name(f, (size_t)(fe - f));
         if (!bit && fe > f) {
-            snprintf(x->err, x->errlen, "Unexpected flag in script shebang: %.*s", (int)(fe - f), f);
+            snprintf(x->err, x->errlen, "Unexpected flag in script shebang: %.*s", (int)(fe - f),
+                     f);
             return 1;
         }
         x->flags |= bit;
@@ -261,8 +262,8 @@ static void reset(void)
 
 static void script_flush_cmd(client_t *c)
 {
-    if (c->argc > 3 || (c->argc == 3 && !arg_is(&c->argv[2], "sync") &&
-                        !arg_is(&c->argv[2], "async"))) {
+    if (c->argc > 3 ||
+        (c->argc == 3 && !arg_is(&c->argv[2], "sync") && !arg_is(&c->argv[2], "async"))) {
         reply_error(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
         return;
     }
@@ -369,7 +370,7 @@ command_t cmds_script[] = {
             "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.",
             SCRIPT_CPLX, .getkeys = eval_getkeys),
     CMD_ROW("script", container_cmd, -2, 0, 0, 0, 0, "scripting", "2.6.0",
-            "A container for Lua scripts management commands.",
-            "Depends on subcommand.", .subcommands = script_subcommands),
+            "A container for Lua scripts management commands.", "Depends on subcommand.",
+            .subcommands = script_subcommands),
     {NULL},
 };

@@ -136,8 +136,9 @@ static int meta_word(void *ud, const char *w, size_t wl)
     }
     if (wl >= 5 && !strncasecmp(w, "name=", 5)) {
         if (x->name) {
-            snprintf(x->err, x->errlen, "Invalid metadata value, name argument was given "
-                                        "multiple times");
+            snprintf(x->err, x->errlen,
+                     "Invalid metadata value, name argument was given "
+                     "multiple times");
             return 1;
         }
         x->name = xmemdup(w + 5, wl - 5);
@@ -163,8 +164,10 @@ static int metadata(const char *code, size_t len, char **engine, char **name, ch
     }
     meta_ctx_t x = {0, NULL, NULL, err, errlen};
     int rc = engine_split_words(code, (size_t)(end - code), meta_word, &x);
-    if (rc < 0 || x.nword == 0) snprintf(err, errlen, "Invalid library metadata");
-    else if (!rc && !x.name) snprintf(err, errlen, "Library name was not given");
+    if (rc < 0 || x.nword == 0)
+        snprintf(err, errlen, "Invalid library metadata");
+    else if (!rc && !x.name)
+        snprintf(err, errlen, "Library name was not given");
     if (rc || x.nword == 0 || !x.name) {
         xfree(x.engine);
         xfree(x.name);
@@ -288,7 +291,8 @@ static int l_register_function(lua_State *L)
     const char *name = NULL, *desc = NULL, *err = NULL;
     size_t name_len = 0;
     uint32_t flags = 0;
-    if (argc < 1 || argc > 2) return raise(L, "ERR wrong number of arguments to redis.register_function");
+    if (argc < 1 || argc > 2)
+        return raise(L, "ERR wrong number of arguments to redis.register_function");
     if (argc == 1) {
         if (!lua_istable(L, 1))
             return raise(L, "ERR calling redis.register_function with a single argument is only "
@@ -353,8 +357,9 @@ static lib_t *create(const char *code, size_t len, char *err, size_t errlen)
     if (metadata(code, len, &engine, &name, err, errlen) < 0) return NULL;
     lib_t *l = NULL;
     if (!valid_name(name, strlen(name))) {
-        snprintf(err, errlen, "Library names can only contain letters, numbers, or "
-                              "underscores(_) and must be at least one character long");
+        snprintf(err, errlen,
+                 "Library names can only contain letters, numbers, or "
+                 "underscores(_) and must be at least one character long");
         goto done;
     }
     if (strcasecmp(engine, "lua")) {
@@ -460,8 +465,10 @@ static void flush_all(void)
 /* Redis's addReplySubcommandSyntaxError for FUNCTION's subcommands */
 static void subcommand_syntax_error(client_t *c)
 {
-    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try "
-                    "FUNCTION HELP.", c->cmd ? c->cmd->name : "?");
+    reply_errorf(c,
+                 "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try "
+                 "FUNCTION HELP.",
+                 c->cmd ? c->cmd->name : "?");
 }
 
 static void function_load_cmd(client_t *c)
@@ -469,8 +476,7 @@ static void function_load_cmd(client_t *c)
     int replace = 0, at = 2;
     if (c->argc >= 4) {
         if (!arg_is(&c->argv[2], "replace")) {
-            reply_errorf(c, "ERR Unknown option given: %.*s", (int)c->argv[2].len,
-                         c->argv[2].ptr);
+            reply_errorf(c, "ERR Unknown option given: %.*s", (int)c->argv[2].len, c->argv[2].ptr);
             return;
         }
         replace = 1;
@@ -708,9 +714,12 @@ static void function_restore_cmd(client_t *c)
     }
     int policy = 0; /* append */
     if (c->argc == 4) {
-        if (arg_is(&c->argv[3], "append")) policy = 0;
-        else if (arg_is(&c->argv[3], "replace")) policy = 1;
-        else if (arg_is(&c->argv[3], "flush")) policy = 2;
+        if (arg_is(&c->argv[3], "append"))
+            policy = 0;
+        else if (arg_is(&c->argv[3], "replace"))
+            policy = 1;
+        else if (arg_is(&c->argv[3], "flush"))
+            policy = 2;
         else {
             reply_error(c, "ERR Wrong restore policy given, value should be either FLUSH, "
                            "APPEND or REPLACE.");
@@ -899,7 +908,8 @@ void function__info(buf_t *b)
 {
     size_t vm = fn_L ? (size_t)lua_gc(fn_L, LUA_GCCOUNT, 0) * 1024 +
                            (size_t)lua_gc(fn_L, LUA_GCCOUNTB, 0)
-                     : 0, code = 0;
+                     : 0,
+           code = 0;
     long long nlibs = 0;
     for (lib_t *l = libs; l; l = l->next) {
         nlibs++;
@@ -958,8 +968,8 @@ command_t function__cmds_function[] = {
             .subcommands = function_subcommands),
     CMD_ROW("fcall", fcall_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS, 0,
-            0, 0, "scripting", "7.0.0", "Invokes a function.", "Depends on the function that is executed.",
-            .getkeys = fcall_getkeys),
+            0, 0, "scripting", "7.0.0", "Invokes a function.",
+            "Depends on the function that is executed.", .getkeys = fcall_getkeys),
     CMD_ROW("fcall_ro", fcall_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS, 0, 0, 0,
             "scripting", "7.0.0", "Invokes a read-only function.",

@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define CMSGPACK_MAX_NESTING 16  /* deeper tables encode as nil, as Redis's */
-#define CMSGPACK_MAX_DEPTH 1000  /* deeper input is refused */
+#define CMSGPACK_MAX_NESTING 16 /* deeper tables encode as nil, as Redis's */
+#define CMSGPACK_MAX_DEPTH 1000 /* deeper input is refused */
 
 /* ---- encoding: into a buf_t (nothing in it raises a Lua error, so nothing leaks) ---- */
 
@@ -33,17 +33,27 @@ static void put_be(buf_t *b, unsigned char tag, uint64_t v, int bytes)
 static void enc_int(buf_t *b, int64_t n)
 {
     if (n >= 0) {
-        if (n <= 127) buf_push(b, (char)n);
-        else if (n <= 0xff) put_be(b, 0xcc, (uint64_t)n, 1);
-        else if (n <= 0xffff) put_be(b, 0xcd, (uint64_t)n, 2);
-        else if (n <= 0xffffffffLL) put_be(b, 0xce, (uint64_t)n, 4);
-        else put_be(b, 0xcf, (uint64_t)n, 8);
+        if (n <= 127)
+            buf_push(b, (char)n);
+        else if (n <= 0xff)
+            put_be(b, 0xcc, (uint64_t)n, 1);
+        else if (n <= 0xffff)
+            put_be(b, 0xcd, (uint64_t)n, 2);
+        else if (n <= 0xffffffffLL)
+            put_be(b, 0xce, (uint64_t)n, 4);
+        else
+            put_be(b, 0xcf, (uint64_t)n, 8);
     } else {
-        if (n >= -32) buf_push(b, (char)(signed char)n);
-        else if (n >= -128) put_be(b, 0xd0, (uint64_t)n, 1);
-        else if (n >= -32768) put_be(b, 0xd1, (uint64_t)n, 2);
-        else if (n >= -2147483648LL) put_be(b, 0xd2, (uint64_t)n, 4);
-        else put_be(b, 0xd3, (uint64_t)n, 8);
+        if (n >= -32)
+            buf_push(b, (char)(signed char)n);
+        else if (n >= -128)
+            put_be(b, 0xd0, (uint64_t)n, 1);
+        else if (n >= -32768)
+            put_be(b, 0xd1, (uint64_t)n, 2);
+        else if (n >= -2147483648LL)
+            put_be(b, 0xd2, (uint64_t)n, 4);
+        else
+            put_be(b, 0xd3, (uint64_t)n, 8);
     }
 }
 
@@ -63,25 +73,31 @@ static void enc_double(buf_t *b, double d)
 
 static int is_int64(lua_Number n)
 {
-    return !isinf(n) && !isnan(n) && n >= -9223372036854775808.0 &&
-           n < 9223372036854775808.0 && (lua_Number)(int64_t)n == n;
+    return !isinf(n) && !isnan(n) && n >= -9223372036854775808.0 && n < 9223372036854775808.0 &&
+           (lua_Number)(int64_t)n == n;
 }
 
 static void enc_string(buf_t *b, const char *s, size_t len)
 {
-    if (len < 32) buf_push(b, (char)(0xa0 | len));
-    else if (len <= 0xff) put_be(b, 0xd9, len, 1);
-    else if (len <= 0xffff) put_be(b, 0xda, len, 2);
-    else put_be(b, 0xdb, len, 4);
+    if (len < 32)
+        buf_push(b, (char)(0xa0 | len));
+    else if (len <= 0xff)
+        put_be(b, 0xd9, len, 1);
+    else if (len <= 0xffff)
+        put_be(b, 0xda, len, 2);
+    else
+        put_be(b, 0xdb, len, 4);
     buf_append(b, s, len);
 }
 
-static void enc_header(buf_t *b, size_t n, unsigned char fix, unsigned char t16,
-                       unsigned char t32)
+static void enc_header(buf_t *b, size_t n, unsigned char fix, unsigned char t16, unsigned char t32)
 {
-    if (n <= 15) buf_push(b, (char)(fix | n));
-    else if (n <= 0xffff) put_be(b, t16, n, 2);
-    else put_be(b, t32, n, 4);
+    if (n <= 15)
+        buf_push(b, (char)(fix | n));
+    else if (n <= 0xffff)
+        put_be(b, t16, n, 2);
+    else
+        put_be(b, t32, n, 4);
 }
 
 /* 1 if the table on top has exactly the keys 1..n */
@@ -144,15 +160,23 @@ static void enc_value(lua_State *L, buf_t *b, int level)
         s = lua_tolstring(L, -1, &len);
         enc_string(b, s, len);
         break;
-    case LUA_TBOOLEAN: buf_push(b, (char)(lua_toboolean(L, -1) ? 0xc3 : 0xc2)); break;
+    case LUA_TBOOLEAN:
+        buf_push(b, (char)(lua_toboolean(L, -1) ? 0xc3 : 0xc2));
+        break;
     case LUA_TNUMBER: {
         lua_Number n = lua_tonumber(L, -1);
-        if (is_int64(n)) enc_int(b, (int64_t)n);
-        else enc_double(b, (double)n);
+        if (is_int64(n))
+            enc_int(b, (int64_t)n);
+        else
+            enc_double(b, (double)n);
         break;
     }
-    case LUA_TTABLE: enc_table(L, b, level); break;
-    default: buf_push(b, (char)0xc0); break;
+    case LUA_TTABLE:
+        enc_table(L, b, level);
+        break;
+    default:
+        buf_push(b, (char)0xc0);
+        break;
     }
     lua_pop(L, 1);
 }
@@ -161,7 +185,8 @@ static int mp_pack(lua_State *L)
 {
     int nargs = lua_gettop(L);
     if (nargs == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
-    if (!lua_checkstack(L, 8)) return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
+    if (!lua_checkstack(L, 8))
+        return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
     buf_t b;
     buf_init(&b);
     for (int i = 1; i <= nargs; i++) {
@@ -247,13 +272,20 @@ static void dec_value(lua_State *L, cur_t *c, int depth)
     unsigned char t = *c->p++;
     c->left--;
     static const int sizes[] = {1, 2, 4, 8};
-    if (t <= 0x7f) lua_pushnumber(L, t);
-    else if (t >= 0xe0) lua_pushnumber(L, (signed char)t);
-    else if ((t & 0xe0) == 0xa0) dec_string(L, c, t & 0x1f);
-    else if ((t & 0xf0) == 0x90) dec_array(L, c, t & 0x0f, depth);
-    else if ((t & 0xf0) == 0x80) dec_map(L, c, t & 0x0f, depth);
-    else if (t == 0xc0) lua_pushnil(L);
-    else if (t == 0xc2 || t == 0xc3) lua_pushboolean(L, t == 0xc3);
+    if (t <= 0x7f)
+        lua_pushnumber(L, t);
+    else if (t >= 0xe0)
+        lua_pushnumber(L, (signed char)t);
+    else if ((t & 0xe0) == 0xa0)
+        dec_string(L, c, t & 0x1f);
+    else if ((t & 0xf0) == 0x90)
+        dec_array(L, c, t & 0x0f, depth);
+    else if ((t & 0xf0) == 0x80)
+        dec_map(L, c, t & 0x0f, depth);
+    else if (t == 0xc0)
+        lua_pushnil(L);
+    else if (t == 0xc2 || t == 0xc3)
+        lua_pushboolean(L, t == 0xc3);
     else if (t >= 0xcc && t <= 0xcf) {
         int n = sizes[t - 0xcc];
         if (need(c, (size_t)n)) lua_pushnumber(L, (lua_Number)get_be(c, n));
@@ -299,8 +331,8 @@ static int unpack_full(lua_State *L, int limit, int offset)
     const char *s = luaL_checklstring(L, 1, &len);
     int decode_all = !limit && !offset;
     if (offset < 0 || limit < 0)
-        return luaL_error(L, "Invalid request to unpack with offset of %d and limit of %d.",
-                          offset, (int)len);
+        return luaL_error(L, "Invalid request to unpack with offset of %d and limit of %d.", offset,
+                          (int)len);
     if ((size_t)offset > len)
         return luaL_error(L, "Start offset %d greater than input length %d.", offset, (int)len);
     if (decode_all) limit = INT_MAX;

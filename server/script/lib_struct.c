@@ -45,16 +45,24 @@ static size_t optsize(lua_State *L, char opt, const char **fmt)
 {
     switch (opt) {
     case 'B':
-    case 'b': return sizeof(char);
+    case 'b':
+        return sizeof(char);
     case 'H':
-    case 'h': return sizeof(short);
+    case 'h':
+        return sizeof(short);
     case 'L':
-    case 'l': return sizeof(long);
-    case 'T': return sizeof(size_t);
-    case 'f': return sizeof(float);
-    case 'd': return sizeof(double);
-    case 'x': return 1;
-    case 'c': return (size_t)getnum(L, fmt, 1);
+    case 'l':
+        return sizeof(long);
+    case 'T':
+        return sizeof(size_t);
+    case 'f':
+        return sizeof(float);
+    case 'd':
+        return sizeof(double);
+    case 'x':
+        return 1;
+    case 'c':
+        return (size_t)getnum(L, fmt, 1);
     case 'i':
     case 'I': {
         int sz = getnum(L, fmt, sizeof(int));
@@ -62,7 +70,8 @@ static size_t optsize(lua_State *L, char opt, const char **fmt)
             luaL_error(L, "integral size %d is larger than limit of %d", sz, MAXINTSIZE);
         return (size_t)sz;
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -76,9 +85,14 @@ static int gettoalign(size_t len, header_t *h, int opt, size_t size)
 static void controloptions(lua_State *L, int opt, const char **fmt, header_t *h)
 {
     switch (opt) {
-    case ' ': return;
-    case '>': h->endian = BIG; return;
-    case '<': h->endian = LITTLE; return;
+    case ' ':
+        return;
+    case '>':
+        h->endian = BIG;
+        return;
+    case '<':
+        h->endian = LITTLE;
+        return;
     case '!': {
         int a = getnum(L, fmt, MAXALIGN);
         if (a <= 0 || (a & (a - 1))) luaL_error(L, "alignment %d is not a power of 2", a);
@@ -131,10 +145,20 @@ static int b_pack(lua_State *L)
         totalsize += (size_t)toalign;
         while (toalign-- > 0) luaL_addchar(&b, '\0');
         switch (opt) {
-        case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I':
+        case 'b':
+        case 'B':
+        case 'h':
+        case 'H':
+        case 'l':
+        case 'L':
+        case 'T':
+        case 'i':
+        case 'I':
             putinteger(L, &b, arg++, h.endian, (int)size);
             break;
-        case 'x': luaL_addchar(&b, '\0'); break;
+        case 'x':
+            luaL_addchar(&b, '\0');
+            break;
         case 'f': {
             float f = (float)luaL_checknumber(L, arg++);
             correctbytes((char *)&f, (int)size, h.endian);
@@ -160,7 +184,8 @@ static int b_pack(lua_State *L)
             }
             break;
         }
-        default: controloptions(L, opt, &fmt, &h);
+        default:
+            controloptions(L, opt, &fmt, &h);
         }
         totalsize += size;
     }
@@ -200,11 +225,20 @@ static int b_unpack(lua_State *L)
         luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
         luaL_checkstack(L, 2, "too many results");
         switch (opt) {
-        case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I':
+        case 'b':
+        case 'B':
+        case 'h':
+        case 'H':
+        case 'l':
+        case 'L':
+        case 'T':
+        case 'i':
+        case 'I':
             lua_pushnumber(L, getinteger(data + pos, h.endian, islower(opt), (int)size));
             n++;
             break;
-        case 'x': break;
+        case 'x':
+            break;
         case 'f': {
             float f;
             memcpy(&f, data + pos, size);
@@ -228,8 +262,8 @@ static int b_unpack(lua_State *L)
                 lua_Number want = lua_tonumber(L, -1);
                 lua_pop(L, 1);
                 n--;
-                luaL_argcheck(L, want >= 0 && want <= (lua_Number)ld && pos <= ld - (size_t)want,
-                              2, "data string too short");
+                luaL_argcheck(L, want >= 0 && want <= (lua_Number)ld && pos <= ld - (size_t)want, 2,
+                              "data string too short");
                 size = (size_t)want;
             }
             lua_pushlstring(L, data + pos, size);
@@ -243,7 +277,8 @@ static int b_unpack(lua_State *L)
             n++;
             break;
         }
-        default: controloptions(L, opt, &fmt, &h);
+        default:
+            controloptions(L, opt, &fmt, &h);
         }
         pos += size;
     }
@@ -260,8 +295,10 @@ static int b_size(lua_State *L)
         int opt = *fmt++;
         size_t size = optsize(L, (char)opt, &fmt);
         pos += (size_t)gettoalign(pos, &h, opt, size);
-        if (opt == 's') luaL_argerror(L, 1, "options 's' has no fixed size");
-        else if (opt == 'c' && size == 0) luaL_argerror(L, 1, "option 'c0' has no fixed size");
+        if (opt == 's')
+            luaL_argerror(L, 1, "options 's' has no fixed size");
+        else if (opt == 'c' && size == 0)
+            luaL_argerror(L, 1, "option 'c0' has no fixed size");
         if (!isalnum(opt)) controloptions(L, opt, &fmt, &h);
         pos += size;
     }

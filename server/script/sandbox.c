@@ -35,7 +35,8 @@ static int ro_refuse(lua_State *L)
 /* __index of the real globals (and of the load-time API): the name does not exist */
 static int globals_index(lua_State *L)
 {
-    if (!lua_isstring(L, 2)) return luaL_error(L, "Script attempted to access nonexistent global variable");
+    if (!lua_isstring(L, 2))
+        return luaL_error(L, "Script attempted to access nonexistent global variable");
     return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
                       lua_tostring(L, 2));
 }

@@ -133,9 +133,9 @@ Test(script_bridge, replies_become_lua_values)
     cr_assert_str_eq(from_reply("$-1\r\n", "return tostring(v)"), "false");
     cr_assert_str_eq(from_reply("*-1\r\n", "return tostring(v)"), "false");
     cr_assert_str_eq(from_reply("+OK\r\n", "return v.ok"), "OK");
-    cr_assert_str_eq(from_reply("*3\r\n:1\r\n$1\r\na\r\n*1\r\n:2\r\n",
-                                "return v[1]..v[2]..v[3][1]..#v"),
-                     "1a23");
+    cr_assert_str_eq(
+        from_reply("*3\r\n:1\r\n$1\r\na\r\n*1\r\n:2\r\n", "return v[1]..v[2]..v[3][1]..#v"),
+        "1a23");
 }
 
 Test(script_bridge, error_replies_keep_their_code_and_are_marked_counted)
@@ -170,10 +170,8 @@ Test(script_bridge, push_error_splits_the_code_as_redis)
     static const struct {
         const char *in, *want;
     } cases[] = {
-        {"-MY_ERR custom msg", "MY_ERR custom msg"},
-        {"-", "ERR "},
-        {"plain message", "ERR plain message"},
-        {"-NOCODE", "ERR NOCODE"},
+        {"-MY_ERR custom msg", "MY_ERR custom msg"}, {"-", "ERR "},
+        {"plain message", "ERR plain message"},      {"-NOCODE", "ERR NOCODE"},
         {"-OOM no room\r\n", "OOM no room"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

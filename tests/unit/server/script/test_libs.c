@@ -30,13 +30,16 @@ static const char *run(const char *code)
 {
     static char buf[1024];
     lua_settop(L, 0);
-    if (luaL_dostring(L, code)) snprintf(buf, sizeof(buf), "error: %s", lua_tostring(L, -1));
-    else snprintf(buf, sizeof(buf), "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(nil)");
+    if (luaL_dostring(L, code))
+        snprintf(buf, sizeof(buf), "error: %s", lua_tostring(L, -1));
+    else
+        snprintf(buf, sizeof(buf), "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(nil)");
     return buf;
 }
 
-#define HEX "local function hex(s) local h = '' for i = 1, #s do h = h .. " \
-            "string.format('%02x', string.byte(s, i)) end return h end "
+#define HEX                                                                                        \
+    "local function hex(s) local h = '' for i = 1, #s do h = h .. "                                \
+    "string.format('%02x', string.byte(s, i)) end return h end "
 
 Test(script_libs, cmsgpack_encodes_numbers_in_their_smallest_form)
 {
@@ -101,8 +104,7 @@ Test(script_libs, struct_packs_and_unpacks)
     cr_assert_str_eq(run("local a, b, n = struct.unpack('>I2i1', '\\1\\2\\255') "
                          "return a .. ' ' .. b .. ' ' .. n"),
                      "258 -1 4");
-    cr_assert_str_eq(run("local s, n = struct.unpack('s', 'hey\\0rest') return s .. n"),
-                     "hey5");
+    cr_assert_str_eq(run("local s, n = struct.unpack('s', 'hey\\0rest') return s .. n"), "hey5");
     cr_assert_str_eq(run("local s, n = struct.unpack('Bc0', '\\3abc') return s .. n"), "abc5");
     cr_assert_str_eq(run("return struct.size('!4bi4d')"), "16");
 }
