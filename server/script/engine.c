@@ -166,6 +166,11 @@ int engine_running(void)
     return cur != NULL;
 }
 
+int engine_running_eval(void)
+{
+    return cur && cur->call->is_eval;
+}
+
 /* ---- redis.call and redis.pcall ---- */
 
 static int push_error_raise(lua_State *L, const char *msg)

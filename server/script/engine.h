@@ -65,8 +65,9 @@ typedef struct engine_call {
  * the function and its arguments. */
 void engine_run(lua_State *L, const engine_call_t *call);
 
-/* 1 while a script runs. */
+/* 1 while a script runs; engine_running_eval: 1 while an EVAL script (not a function) runs. */
 int engine_running(void);
+int engine_running_eval(void);
 /* SCRIPT KILL (is_eval 1) and FUNCTION KILL: replies to c. */
 void engine_kill(client_t *c, int is_eval);
 /* FUNCTION STATS' running_script: appends its map (name, command, duration_ms) to c, or a

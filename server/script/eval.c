@@ -327,12 +327,6 @@ void eval__info(buf_t *b)
                vm, vm, cache_bytes, (unsigned long long)dict_size(&cache));
 }
 
-/* only reached without a subcommand: the arity check answers first */
-static void container_cmd(client_t *c)
-{
-    reply_arity_error(c);
-}
-
 #define SCRIPT_CPLX "Depends on the script that is executed."
 
 static command_t script_subcommands[] = {
@@ -369,7 +363,7 @@ command_t cmds_script[] = {
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS, 0, 0, 0,
             "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.",
             SCRIPT_CPLX, .getkeys = eval_getkeys),
-    CMD_ROW("script", container_cmd, -2, 0, 0, 0, 0, "scripting", "2.6.0",
+    CMD_ROW("script", script__container_cmd, -2, 0, 0, 0, 0, "scripting", "2.6.0",
             "A container for Lua scripts management commands.", "Depends on subcommand.",
             .subcommands = script_subcommands),
     {NULL},

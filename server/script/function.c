@@ -760,6 +760,11 @@ static void function_kill_cmd(client_t *c)
 
 static void function_stats_cmd(client_t *c)
 {
+    if (engine_running_eval()) { /* as Redis: FUNCTION STATS is for functions */
+        reply_error(c, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                       "SHUTDOWN NOSAVE.");
+        return;
+    }
     long long nlibs = 0;
     for (lib_t *l = libs; l; l = l->next) nlibs++;
     reply_map(c, 2);
@@ -931,11 +936,6 @@ void script_rewrite(buf_t *out)
     }
 }
 
-static void container_cmd(client_t *c)
-{
-    reply_arity_error(c);
-}
-
 static command_t function_subcommands[] = {
     CMD_ROW("load", function_load_cmd, -3, CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT, 0, 0, 0,
             "scripting", "7.0.0", "Creates a library.",
@@ -963,7 +963,7 @@ static command_t function_subcommands[] = {
 };
 
 command_t function__cmds_function[] = {
-    CMD_ROW("function", container_cmd, -2, 0, 0, 0, 0, "scripting", "7.0.0",
+    CMD_ROW("function", script__container_cmd, -2, 0, 0, 0, 0, "scripting", "7.0.0",
             "A container for function commands.", "Depends on subcommand.",
             .subcommands = function_subcommands),
     CMD_ROW("fcall", fcall_cmd, -3,

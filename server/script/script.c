@@ -2,6 +2,7 @@
  * (see script.h). Loop thread. */
 #include "server/script/script.h"
 
+#include "server/reply.h"
 #include "server/script/engine.h"
 
 int script_init(char *err, size_t errlen)
@@ -23,4 +24,9 @@ void script_info_memory(buf_t *b)
 {
     eval__info(b);
     function__info(b);
+}
+
+void script__container_cmd(client_t *c)
+{
+    reply_arity_error(c);
 }

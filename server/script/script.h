@@ -23,6 +23,10 @@ void script_info_memory(buf_t *b);
  * the append-only file's rewrite: appended to out as RESP. */
 void script_rewrite(buf_t *out);
 
+/* SCRIPT's and FUNCTION's own proc: only reached without a subcommand, where the arity
+ * check answers first. */
+void script__container_cmd(client_t *c);
+
 /* eval.c's part, for script.c */
 int eval__init(void);
 void eval__deinit(void);
