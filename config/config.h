@@ -162,6 +162,7 @@ typedef struct config {
     int maxmemory_policy; /* maxmemory-policy: CONFIG_MAXMEMORY_* */
     int maxmemory_samples; /* maxmemory-samples */
     int maxmemory_eviction_tenacity; /* maxmemory-eviction-tenacity: 0..100 */
+    int busy_reply_threshold;        /* busy-reply-threshold (lua-time-limit): ms */
     int lfu_log_factor;   /* lfu-log-factor */
     int lfu_decay_time;   /* lfu-decay-time: minutes */
     int tracking_table_max_keys; /* tracking-table-max-keys: 0 = no limit */

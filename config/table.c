@@ -643,6 +643,10 @@ const config__row_t config__rows[] = {
      .min = 0, .max = 100,
      .doc = "Time spent evicting per command before the rest is left to the background "
             "(10: 500 us, 100: no limit; Redis's scale)."},
+    {"busy-reply-threshold", T(int), F(busy_reply_threshold), .def = "5000", I_MAX,
+     .alias = "lua-time-limit",
+     .doc = "Milliseconds a script (EVAL, FCALL) may run before other clients get -BUSY and "
+            "SCRIPT KILL / FUNCTION KILL may stop it (0: never)."},
     /* persistence */
     {"appendonly", T(bool), F(appendonly), .def = "no",
      .doc = "Log every write to the append-only file and replay it at start."},

@@ -64,6 +64,17 @@ static void unlink_pending(client_t *c)
     c->flags &= ~(uint32_t)CLIENT_PENDING_WRITE;
 }
 
+void client_unlist(client_t *c)
+{
+    if (c->flags & CLIENT_UNLISTED) return;
+    if (c->prev) c->prev->next = c->next;
+    else srv.clients = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    srv.nclients--;
+    c->flags |= CLIENT_UNLISTED;
+}
+
 void client_free(client_t *c)
 {
     unlink_pending(c);
@@ -72,10 +83,7 @@ void client_free(client_t *c)
     block_client_reset(c);
     introspect_forget_monitor(c);
     tracking_client_free(c);
-    if (c->prev) c->prev->next = c->next;
-    else srv.clients = c->next;
-    if (c->next) c->next->prev = c->prev;
-    srv.nclients--;
+    client_unlist(c);
     client_reply_drop(c);
     buf_deinit(&c->qbuf);
     buf_deinit(&c->refcopy);

@@ -197,6 +197,10 @@ static const command_t *resolve(client_t *c)
     }
     if (acl_reject_or_reply(c, (c->flags & CLIENT_MULTI) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL))
         return NULL;
+    if (srv.busy_error && !(cmd->flags & CMD_ALLOW_BUSY)) {
+        reply_error(c, srv.busy_error);
+        return NULL;
+    }
     if (evict_reject_or_reply(c, cmd)) return NULL;
     if (pubsub_reject_or_reply(c, cmd)) return NULL;
     if (srv.loading && !(cmd->flags & CMD_LOADING) && !(c->flags & CLIENT_FAKE)) {
@@ -219,7 +223,7 @@ void command_call(client_t *c)
     long long dirty = srv.dirty;
     cmd->proc(c);
     /* a write that changed something is logged (as argv, or what the command put instead) */
-    if ((cmd->flags & CMD_WRITE) && srv.dirty != dirty)
+    if ((cmd->flags & CMD_WRITE) && srv.dirty != dirty && !(c->flags & CLIENT_NO_PROPAGATE))
         server_log_propagate(c, c->dbid, c->argc, c->argv);
     else server_log_replace_argv_drop();
     c->flags = (c->flags & ~(uint32_t)CLIENT_IN_CALL) | in_call;
@@ -254,7 +258,7 @@ int command_dispatch(client_t *c)
     } else {
         c->lastcmd = cmd;
         command_call(c);
-        block_handle_ready();
+        if (!srv.busy_error) block_handle_ready(); /* not in the middle of a busy script */
     }
     tracking_after_command(c, cmd);
     c->cmd = NULL;

@@ -13,6 +13,8 @@
 #include "server/net/shm.h"
 #include "server/persist/aof.h"
 #include "server/tracking.h"
+#include "server/persist/rewrite.h"
+#include "server/script/script.h"
 
 #include <string.h>
 
@@ -84,6 +86,8 @@ static const server_room_t rooms[] = {
     {"bits", cmds_bits},
     {"sort", cmds_sort},
     {"admin", cmds_admin},
+    {"scripting", cmds_script, script_init, script_deinit},
+    {"functions", function__cmds_function},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},
     {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
      search_plan_done},
@@ -97,4 +101,5 @@ void server_rooms_register(void)
     server_add_room(&acl_room);
     for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++) server_add_room(&rooms[i]);
     server_set_log(&aof_log);
+    rewrite_set_prelude(script_rewrite); /* function libraries, before the keys */
 }

@@ -60,6 +60,9 @@ typedef struct server {
     long long start_ms;
     char run_id[41];
     int shutdown_asap;
+    /* while a script runs past busy-reply-threshold: the -BUSY error other clients get for
+     * commands not flagged CMD_ALLOW_BUSY (server/script), else NULL */
+    const char *busy_error;
     int loading;
     server_stats_t stat;
     void *errors; /* errorstats: dict of error prefix -> count (server/stats.c) */

@@ -22,6 +22,7 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
+#include "server/script/script.h"
 #include "server/server.h"
 #include "server/store.h"
 #include "server/tracking.h"
@@ -958,6 +959,7 @@ static void info_memory(buf_t *b)
                used, h1, rss, h2, peak, h4, srv.startup_memory, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
+    script_info_memory(b);
     /* RAM tiers' blob bytes are not counted for maxmemory */
     size_t counted = evict_counted_memory();
     buf_printf(b,

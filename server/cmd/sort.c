@@ -474,8 +474,9 @@ static void sort_generic(client_t *c, int readonly)
         reply_wrongtype(c);
         return;
     }
-    /* A set in hash order would make the stored list differ between replicas: sort it. */
-    if (o.dontsort && val && val->type == OBJ_SET && o.store) {
+    /* A set in hash order would make the stored list differ between replicas, or a script's
+     * result depend on it: sort it (as Redis does for STORE and for scripts). */
+    if (o.dontsort && val && val->type == OBJ_SET && (o.store || (c->flags & CLIENT_SCRIPT))) {
         o.dontsort = 0;
         o.alpha = 1;
         o.by = NULL;

@@ -81,6 +81,39 @@ def test_users_authenticate_and_are_confined_over_tcp_and_unix(server, transport
     admin.close()
 
 
+def test_scripts_run_with_the_callers_permissions(server):
+    """redis.call and FCALL's calls are checked against the user who called the script, with
+    Redis 7.0's script wording and ACL LOG entries in context lua; redis.acl_check_cmd
+    answers for that user."""
+    admin = server.conn()
+    assert admin.call("ACL", "SETUSER", "sam", "on", ">pw", "~a*", "+eval", "+get",
+                      "+fcall", "+function|load") == R("+", b"OK")
+    admin.call("FUNCTION", "LOAD", "REPLACE", "#!lua name=acltest\n"
+               "redis.register_function('setit', function(k, a) "
+               "return redis.call('set', k[1], a[1]) end)")
+    c = server.conn()
+    assert c.call("AUTH", "sam", "pw") == R("+", b"OK")
+    assert c.call("EVAL", "return redis.call('get', KEYS[1])", "1", "a1") == R("$", None)
+    e = err(c.call("EVAL", "return redis.call('get', 'b1')", "0"))
+    assert e.startswith(b"ERR The user executing the script can't access at least one of the "
+                        b"keys mentioned in the command"), e
+    e = err(c.call("EVAL", "return redis.call('set', 'a1', 'x')", "0"))
+    assert e.startswith(b"ERR The user executing the script can't run this command or "
+                        b"subcommand"), e
+    assert err(c.call("FCALL", "setit", "1", "a1", "v")).startswith(
+        b"ERR The user executing the script can't run this command or subcommand")
+    assert c.call("EVAL", "return redis.acl_check_cmd('set', 'a1', 'x')", "0") == R("$", None)
+    assert c.call("EVAL", "return redis.acl_check_cmd('get', 'a1')", "0") == R(":", 1)
+    assert admin.call("GET", "a1") == R("$", None)
+    entries = log_entries(admin)
+    # the two denials of SET (EVAL's and FCALL's) are one entry counted twice, as in Redis
+    assert [(e["reason"], e["object"], e["context"], e["count"]) for e in entries[:2]] == [
+        (b"command", b"set", b"lua", 2), (b"key", b"b1", b"lua", 1)]
+    admin.call("FUNCTION", "DELETE", "acltest")
+    c.close()
+    admin.close()
+
+
 def test_hello_auth_and_resp3_getuser(server):
     admin = server.conn()
     admin.call("ACL", "SETUSER", "bob", "on", "#" + "5e884898da28047151d0e56f8dc6292773603d0d6a"

@@ -787,6 +787,63 @@ def _gen_acl(self):
 
 Gen.gen_acl = _gen_acl
 
+# EVAL: scripts that call the other groups' commands and return every kind of value; errors
+# name the script by its SHA-1 and line, so they compare byte for byte too.
+EVAL_SCRIPTS = [
+    ("return redis.call('GET', KEYS[1])", STR_KEYS, 0),
+    ("return redis.pcall('INCR', KEYS[1])", STR_KEYS, 0),
+    ("return redis.call('INCRBY', KEYS[1], ARGV[1])", STR_KEYS, 1),
+    ("return {redis.call('LRANGE', KEYS[1], 0, -1), redis.call('LLEN', KEYS[1])}", LIST_KEYS, 0),
+    ("redis.call('RPUSH', KEYS[1], ARGV[1]); return redis.call('LPOP', KEYS[1])", LIST_KEYS, 1),
+    ("redis.call('HSET', KEYS[1], 'f', ARGV[1]); return {redis.call('HGET', KEYS[1], 'f'), "
+     "redis.call('HLEN', KEYS[1])}", HASH_KEYS, 1),
+    ("return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')", ZSET_KEYS, 0),
+    ("return redis.call('ZINCRBY', KEYS[1], ARGV[1], 'm1')", ZSET_KEYS, 1),
+    ("return redis.call('SCARD', KEYS[1])", SET_KEYS, 0),
+    ("return redis.call('SISMEMBER', KEYS[1], ARGV[1])", SET_KEYS, 1),
+    ("return {1, 2.5, 'x', true, false, {ok='fine'}, {1, {2}}, nil, 3}", [], 0),
+    ("return {err='MY_ERR custom'}", [], 0),
+    ("return redis.error_reply(ARGV[1])", [], 1),
+    ("return redis.status_reply(ARGV[1])", [], 1),
+    ("return tonumber(ARGV[1]) + 1", [], 1),
+    ("return {double=tonumber(ARGV[1]) or 0}", [], 1),
+    ("return redis.sha1hex(ARGV[1])", [], 1),
+    ("return cjson.encode({1, 2, ARGV[1]})", [], 1),
+    ("return cmsgpack.unpack(cmsgpack.pack({1, 'a', ARGV[1]}))", [], 1),
+    ("return struct.unpack('>I2', struct.pack('>I2', 258))", [], 0),
+    ("return bit.band(tonumber(ARGV[1]) or 0, 6)", [], 1),
+    ("redis.setresp(3); return {redis.call('EXISTS', KEYS[1]), true, false}", ALL_KEYS, 0),
+    ("redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'm1')", ZSET_KEYS, 0),
+    ("return redis.call('nosuchcommand')", [], 0),
+    ("return redis.call('GET')", [], 0),
+    ("return redis.pcall('SELECT', 99)", [], 0),
+    ("return undefined_global", [], 0),
+    ("x = 1", [], 0),
+    ("return redis.call()", [], 0),
+    ("return 1 +", [], 0),
+    ("#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'x')", STR_KEYS, 0),
+    ("#!lua flags=bogus\nreturn 1", [], 0),
+    ("#!lua\nreturn redis.call('DEL', KEYS[1])", ALL_KEYS, 0),
+]
+
+
+def _gen_eval(self):
+    body, keys, nargs = self.pick(EVAL_SCRIPTS)
+    ks = [self.pick(keys)] if keys else []
+    argv = [self.pick(["1", "5", "-2", "x", "", "3.5", "m1", "ERR oops", "OK"])
+            for _ in range(nargs)]
+    roll = self.r.random()
+    if roll < 0.05:
+        return ["EVAL", body, self.pick(["-1", "x", "9"])] + ks + argv
+    if roll < 0.10:
+        return ["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"]
+    if roll < 0.15:
+        return ["EVAL_RO", body, str(len(ks))] + ks + argv
+    return ["EVAL", body, str(len(ks))] + ks + argv
+
+
+Gen.gen_eval = _gen_eval
+
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
     "strings": 22,
@@ -800,6 +857,7 @@ GROUPS = {
     "sort": 6,
     "bits": 8,
     "acl": 6,
+    "eval": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
