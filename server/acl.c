@@ -981,10 +981,9 @@ int acl_user_nopass(const acl_user_t *u)
 
 int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t len)
 {
-    if (u->flags & ACL__USER_NOPASS) return 1;
     char hex[SHA256_HEX_LEN + 1];
-    sha256_hex(pass, len, hex);
-    int ok = 0;
+    sha256_hex(pass, len, hex); /* even for nopass: AUTH of a missing user asks the default */
+    int ok = (u->flags & ACL__USER_NOPASS) != 0;
     for (int i = 0; i < u->npass; i++) {
         unsigned diff = 0;
         for (int k = 0; k < SHA256_HEX_LEN; k++)

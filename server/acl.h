@@ -80,7 +80,8 @@ void acl_user_describe(const acl_user_t *u, buf_t *out);
 /* Whether u needs no password (nopass). */
 int acl_user_nopass(const acl_user_t *u);
 /* Whether pass[0..len) is one of u's passwords (or u is nopass), in time that does not
- * depend on where a stored hash differs. Ignores on/off. */
+ * depend on where a stored hash differs nor on nopass (the password is always hashed, so
+ * AUTH costs the same for a missing user). Ignores on/off. */
 int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t len);
 
 /* ACL SETUSER name rules...: creates the user if missing; all or nothing. Clients of the
