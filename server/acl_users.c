@@ -469,17 +469,23 @@ static char *aclfile_path(void)
     return (char *)p.data;
 }
 
-/* Splits a line at spaces and tabs (the aclfile has no quoting, as Redis's has none). */
-static int split_words(char *line, resp_arg_t *w, int max)
+/* Splits a line at spaces and tabs (the aclfile has no quoting, as Redis's has none) into
+ * *w (allocated, every word of the line however many; the caller frees it). */
+static int split_words(char *line, resp_arg_t **w)
 {
-    int n = 0;
-    for (char *p = line; *p && n < max;) {
+    int n = 0, cap = 0;
+    *w = NULL;
+    for (char *p = line; *p;) {
         while (*p == ' ' || *p == '\t') p++;
         if (!*p) break;
         char *s = p;
         while (*p && *p != ' ' && *p != '\t') p++;
-        w[n].ptr = s;
-        w[n].len = (size_t)(p - s);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *w = xrealloc(*w, sizeof(**w) * (size_t)cap);
+        }
+        (*w)[n].ptr = s;
+        (*w)[n].len = (size_t)(p - s);
         n++;
     }
     return n;
@@ -534,8 +540,8 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
             xfree(line);
             continue;
         }
-        resp_arg_t words[1024];
-        int nw = split_words(line + b, words, 1024);
+        resp_arg_t *words;
+        int nw = split_words(line + b, &words);
         if (nw < 2 || words[0].len != 4 || memcmp(words[0].ptr, "user", 4)) {
             buf_printf(err, "%s:%d should start with user keyword followed by the username. ",
                        fname, lineno);
@@ -552,6 +558,7 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
             else
                 insert_user(&set, &n, u);
         }
+        xfree(words);
         xfree(line);
     }
     if (err->len != start_err) {

@@ -276,3 +276,23 @@ def test_config_rewrite_keeps_the_users(tmp_path, server_factory):
     assert c.py("ACL", "USERS") == [b"default", b"zed"]
     assert c.call("AUTH", "zed", "z") == R("+", b"OK")
     c.close()
+
+
+def test_an_aclfile_line_with_many_rules_loads_whole(tmp_path, server_factory):
+    acl = tmp_path / "users.acl"
+    patterns = " ".join("~k%d" % i for i in range(1500))
+    acl.write_text("user default on nopass ~* &* +@all\n"
+                   "user many on nopass %s +@all -@dangerous\n" % patterns)
+    s = server_factory(["--aclfile", str(acl)])
+    c = s.conn()
+    u = c.py("ACL", "GETUSER", "many")
+    u = dict(zip(u[::2], u[1::2])) if isinstance(u, list) else u
+    assert len(u[b"keys"].split()) == 1500
+    assert u[b"commands"] == b"+@all -@dangerous"  # the last rules count too
+    c.call("ACL", "SETUSER", "many", "~extra")
+    assert c.call("ACL", "SAVE") == R("+", b"OK")
+    assert c.call("ACL", "LOAD") == R("+", b"OK")
+    u = c.py("ACL", "GETUSER", "many")
+    u = dict(zip(u[::2], u[1::2])) if isinstance(u, list) else u
+    assert len(u[b"keys"].split()) == 1501 and u[b"commands"] == b"+@all -@dangerous"
+    c.close()
