@@ -296,3 +296,45 @@ def test_an_aclfile_line_with_many_rules_loads_whole(tmp_path, server_factory):
     u = dict(zip(u[::2], u[1::2])) if isinstance(u, list) else u
     assert len(u[b"keys"].split()) == 1501 and u[b"commands"] == b"+@all -@dangerous"
     c.close()
+
+
+def _read_monitor(m, until):
+    """The MONITOR lines m received up to and including the one holding until."""
+    lines = []
+    while True:
+        r = m.read_reply()[0]
+        lines.append(r.val)
+        if until in r.val:
+            return lines
+
+
+def test_passwords_never_reach_monitor_or_the_slow_log(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "mu", "on", ">sekrit1", "+@all", "~*")
+    admin.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    admin.call("SLOWLOG", "RESET")
+    m = server.conn()
+    assert m.call("MONITOR") == R("+", b"OK")
+    c = server.conn()
+    c.call("AUTH", "mu", "sekrit1")
+    c.call("AUTH", "mu", "sekrit2")
+    c.call("HELLO", "2", "AUTH", "mu", "sekrit1")
+    c.call("ACL", "SETUSER", "mu", ">sekrit3")
+    c.call("CONFIG", "SET", "requirepass", "sekrit4")
+    c.call("AUTH", "sekrit4")
+    c.call("CONFIG", "SET", "requirepass", "")
+    c.call("SET", "done", "1")
+    fed = b"\n".join(_read_monitor(m, b'"done"'))
+    assert b'"AUTH" "(redacted)" "(redacted)"' in fed, fed
+    assert b'"HELLO" "2" "AUTH" "(redacted)" "(redacted)"' in fed, fed
+    assert b'"ACL"' not in fed and b'"CONFIG"' not in fed  # admin commands are not fed
+    slow = admin.py("SLOWLOG", "GET", "-1")
+    admin.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    args = [e[3] for e in slow]
+    assert [b"acl", b"setuser", b"(redacted)", b"(redacted)"] in [
+        [a.lower() if i < 2 else a for i, a in enumerate(x)] for x in args], args
+    assert [b"CONFIG", b"SET", b"requirepass", b"(redacted)"] in args, args
+    for secret in (b"sekrit1", b"sekrit2", b"sekrit3", b"sekrit4"):
+        assert secret not in fed and secret not in repr(slow).encode(), secret
+    for x in (m, c, admin):
+        x.close()
