@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -327,7 +328,7 @@ int acl_reject_or_reply(client_t *c, int context)
     buf_t msg;
     buf_init(&msg);
     acl_denial_message(r, c->cmd, &msg);
-    reply_error(c, msg.data);
+    if (!multi_exec_rejected(c, msg.data)) reply_error(c, msg.data);
     buf_deinit(&msg);
     return -1;
 }

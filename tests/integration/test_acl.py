@@ -338,3 +338,26 @@ def test_passwords_never_reach_monitor_or_the_slow_log(server):
         assert secret not in fed and secret not in repr(slow).encode(), secret
     for x in (m, c, admin):
         x.close()
+
+
+def test_an_exec_the_user_may_not_run_discards_the_transaction(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "tx", "on", "nopass", "~*", "+@all", "-exec")
+    c = server.conn()
+    c.call("AUTH", "tx", "x")
+    assert c.call("MULTI") == R("+", b"OK")
+    assert c.call("SET", "txk", "1") == R("+", b"QUEUED")
+    assert err(c.call("EXEC")) == (b"EXECABORT Transaction discarded because of: NOPERM this "
+                                   b"user has no permissions to run the 'exec' command")
+    assert c.call("GET", "txk") == R("$", None)  # no longer in MULTI, nothing ran
+    assert err(c.call("EXEC")).startswith(b"EXECABORT Transaction discarded because of: NOPERM")
+    e = log_entries(admin)[0]
+    assert (e["reason"], e["object"], e["context"]) == (b"command", b"exec", b"toplevel")
+    # the arity check aborts the same way
+    admin.call("MULTI")
+    admin.call("SET", "txk", "2")
+    assert err(admin.call("EXEC", "x")) == (b"EXECABORT Transaction discarded because of: "
+                                            b"wrong number of arguments for 'exec' command")
+    assert admin.call("GET", "txk") == R("$", None)
+    c.close()
+    admin.close()
