@@ -361,3 +361,16 @@ def test_an_exec_the_user_may_not_run_discards_the_transaction(server):
     assert admin.call("GET", "txk") == R("$", None)
     c.close()
     admin.close()
+
+
+def test_watch_needs_neither_read_nor_write_access(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "rd", "on", "nopass", "+@all", "%R~*")
+    admin.call("ACL", "SETUSER", "wr", "on", "nopass", "+@all", "%W~*")
+    for user in ("rd", "wr"):  # WATCH only looks at its keys, as EXISTS does
+        assert admin.call("ACL", "DRYRUN", user, "WATCH", "a", "b") == R("+", b"OK")
+        c = server.conn()
+        c.call("AUTH", user, "x")
+        assert c.call("WATCH", "a") == R("+", b"OK")
+        c.close()
+    admin.close()
