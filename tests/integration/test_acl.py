@@ -374,3 +374,13 @@ def test_watch_needs_neither_read_nor_write_access(server):
         assert c.call("WATCH", "a") == R("+", b"OK")
         c.close()
     admin.close()
+
+
+def test_dryrun_of_a_container_without_subcommand_is_an_arity_error(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "rd", "on", "nopass", "+@all")
+    assert err(admin.call("ACL", "DRYRUN", "rd", "CONFIG")) == (
+        b"ERR wrong number of arguments for 'config' command")
+    assert err(admin.call("ACL", "DRYRUN", "rd", "CONFIG", "NOSUCH")) == (
+        b"ERR Command 'CONFIG' not found")
+    admin.close()
