@@ -384,3 +384,28 @@ def test_dryrun_of_a_container_without_subcommand_is_an_arity_error(server):
     assert err(admin.call("ACL", "DRYRUN", "rd", "CONFIG", "NOSUCH")) == (
         b"ERR Command 'CONFIG' not found")
     admin.close()
+
+
+def test_tag_searches_need_read_access_to_every_key(server):
+    admin = server.conn()
+    admin.call("TPUT", "secret", "b1", "0", "launch codes alpha")
+    admin.call("TPUT", "foo1", "b", "0", "hello alpha")
+    admin.call("ACL", "SETUSER", "lim", "on", "nopass", "~foo*", "+@all")
+    admin.call("ACL", "SETUSER", "reader", "on", "nopass", "%R~*", "+@all")
+    c = server.conn()
+    c.call("AUTH", "lim", "x")
+    denied = (b"NOPERM this user has no permissions to read every key, which %s needs (it "
+              b"reaches the blobs of every tag)")
+    assert err(c.call("TSEARCH", "alpha")) == denied % b"TSEARCH"
+    assert err(c.call("TQUERY", "BLOBS", ".*", ".*")) == denied % b"TQUERY BLOBS"
+    assert c.py("TQUERY", "TAGS", ".*")[0] == 2  # names only, as KEYS
+    assert c.call("TGET", "foo1", "b") == R("$", b"hello alpha")
+    c.call("MULTI")
+    c.call("TSEARCH", "alpha")
+    assert err(c.call("EXEC").val[0]) == denied % b"TSEARCH"
+    c.call("AUTH", "reader", "x")
+    assert len(c.py("TSEARCH", "alpha")) == 2
+    assert c.py("TQUERY", "BLOBS", ".*", ".*")[0] == 2
+    admin.call("DEL", "secret", "foo1")
+    c.close()
+    admin.close()
