@@ -386,6 +386,7 @@ def test_dryrun_of_a_container_without_subcommand_is_an_arity_error(server):
     admin.close()
 
 
+@pytest.mark.skipif(CTE_KIND != "cte", reason="tags are cte-server's")
 def test_tag_searches_need_read_access_to_every_key(server):
     admin = server.conn()
     admin.call("TPUT", "secret", "b1", "0", "launch codes alpha")
@@ -409,3 +410,14 @@ def test_tag_searches_need_read_access_to_every_key(server):
     admin.call("DEL", "secret", "foo1")
     c.close()
     admin.close()
+
+
+def test_hello_before_auth_names_the_auth_option_as_redis(server_factory):
+    s = server_factory(["--requirepass", "pw"])
+    c = s.conn(auth=False)
+    assert err(c.call("HELLO", "3")) == (
+        b"NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        b"HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+        b"the RESP protocol version at the same time")
+    assert c.call("HELLO", "2", "AUTH", "default", "pw").kind == "*"
+    c.close()
