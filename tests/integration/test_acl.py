@@ -421,3 +421,22 @@ def test_hello_before_auth_names_the_auth_option_as_redis(server_factory):
         b"the RESP protocol version at the same time")
     assert c.call("HELLO", "2", "AUTH", "default", "pw").kind == "*"
     c.close()
+
+
+def test_before_auth_requests_are_small_as_redis_allows(server_factory):
+    """Redis 7.0 lets a client that must still authenticate send at most 10 arguments of at
+    most 16384 bytes (so a stranger cannot make it buffer, or log, huge AUTH arguments)."""
+    s = server_factory(["--requirepass", "pw"])
+    for payload, why in ((b"*11\r\n", b"multibulk"),
+                         (b"*3\r\n$4\r\nAUTH\r\n$16385\r\n", b"bulk")):
+        c = s.conn(auth=False)
+        c.sock.sendall(payload)
+        assert c.read_reply()[0] == R("-", b"ERR Protocol error: unauthenticated %s length" % why)
+        assert c.is_closed_by_peer()
+        c.close()
+    c = s.conn(auth=False)
+    assert err(c.call("AUTH", "u" * 16384, "pw")) == WRONGPASS  # at the limit: an answer
+    assert c.call("AUTH", "pw") == R("+", b"OK")
+    assert c.call("SET", "big", "v" * 100000) == R("+", b"OK")  # authenticated: no limit
+    assert c.call("DEL", "big") == R(":", 1)
+    c.close()
