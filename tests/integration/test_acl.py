@@ -14,7 +14,8 @@ import time
 import pytest
 import redis
 
-from conftest import CTE_KIND, CTE_SERVER, R, ROOT, SANITIZE, RespConn, start_cte
+from conftest import (CTE_KIND, CTE_SERVER, R, ROOT, SANITIZE, RespConn, encode_command,
+                      start_cte)
 
 NOPERM_CMD = b"NOPERM this user has no permissions to run the '%s' command"
 NOPERM_KEY = b"NOPERM this user has no permissions to access one of the keys used as arguments"
@@ -439,4 +440,23 @@ def test_before_auth_requests_are_small_as_redis_allows(server_factory):
     assert c.call("AUTH", "pw") == R("+", b"OK")
     assert c.call("SET", "big", "v" * 100000) == R("+", b"OK")  # authenticated: no limit
     assert c.call("DEL", "big") == R(":", 1)
+    c.close()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="`users:` is our YAML config")
+def test_config_rewrite_of_thousands_of_users_starts_again(tmp_path, server_factory):
+    cfg = tmp_path / "cte.yaml"
+    cfg.write_text("users: []\n")
+    s = server_factory([str(cfg)])
+    c = s.conn()
+    n = 5000
+    c.sock.sendall(b"".join(encode_command("ACL", "SETUSER", "u%d" % i, "on", "nopass")
+                            for i in range(n)))
+    for _ in range(n):
+        assert c.read_reply()[0] == R("+", b"OK")
+    assert c.call("CONFIG", "REWRITE") == R("+", b"OK")
+    c.close()
+    s.restart_same_dir()
+    c = s.conn()
+    assert len(c.py("ACL", "USERS")) == n + 1
     c.close()
