@@ -780,8 +780,7 @@ void acl_config_sync_users(void)
 int acl_config_changed(const char *name, char *err, size_t errlen)
 {
     if (!strcmp(name, "requirepass") && default_user) apply_requirepass();
-    if (!strcmp(name, "acllog-max-len")) log_trim();
-    return 0;
+    return 0; /* a smaller acllog-max-len trims at the next entry, as in Redis */
 }
 
 /* ---- GETUSER --------------------------------------------------------------------------- */

@@ -460,3 +460,24 @@ def test_config_rewrite_of_thousands_of_users_starts_again(tmp_path, server_fact
     c = s.conn()
     assert len(c.py("ACL", "USERS")) == n + 1
     c.close()
+
+
+def test_the_acl_log_keeps_acllog_max_len_entries(server):
+    admin = server.conn()
+    assert admin.call("CONFIG", "SET", "acllog-max-len", "3") == R("+", b"OK")
+    try:
+        c = server.conn()
+        for i in range(10):  # distinct user names: ten entries, the newest three kept
+            assert err(c.call("AUTH", "nobody%d" % i, "x")) == WRONGPASS
+        assert err(c.call("AUTH", "nobody9", "x")) == WRONGPASS  # a repeat counts up
+        entries = log_entries(admin)
+        assert [(e["username"], e["count"]) for e in entries] == [
+            (b"nobody9", 2), (b"nobody8", 1), (b"nobody7", 1)]
+        admin.call("CONFIG", "SET", "acllog-max-len", "1")  # as Redis: trimmed at the next
+        assert len(log_entries(admin)) == 3
+        assert err(c.call("AUTH", "nobody10", "x")) == WRONGPASS
+        assert [e["username"] for e in log_entries(admin)] == [b"nobody10"]
+        c.close()
+    finally:
+        admin.call("CONFIG", "SET", "acllog-max-len", "128")
+        admin.close()
