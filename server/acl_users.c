@@ -608,12 +608,13 @@ static int read_file(const char *path, buf_t *text, buf_t *err)
     return 0;
 }
 
+/* 0, -1 (errors in err) or -2 when the file cannot be read (err says why). */
 static int load_file(client_t *current, buf_t *err)
 {
     char *path = aclfile_path();
     buf_t text;
     buf_init(&text);
-    int rc = read_file(path, &text, err);
+    int rc = read_file(path, &text, err) < 0 ? -2 : 0;
     acl_user_t **set = NULL;
     int n = 0;
     if (rc == 0)
@@ -633,9 +634,11 @@ int acl_load(client_t *current, buf_t *err)
                             "order to store users in the Redis configuration.");
         return -1;
     }
-    if (load_file(current, err) == 0) return 0;
-    buf_append_str(err, "WARNING: ACL errors detected, no change to the previously active ACL "
-                        "rules was performed");
+    int rc = load_file(current, err);
+    if (rc == 0) return 0;
+    if (rc == -1) /* an unreadable file gets its reason alone, as in Redis */
+        buf_append_str(err, "WARNING: ACL errors detected, no change to the previously active "
+                            "ACL rules was performed");
     return -1;
 }
 

@@ -481,3 +481,16 @@ def test_the_acl_log_keeps_acllog_max_len_entries(server):
     finally:
         admin.call("CONFIG", "SET", "acllog-max-len", "128")
         admin.close()
+
+
+def test_acl_load_of_a_missing_aclfile_says_why(tmp_path, server_factory):
+    acl = tmp_path / "users.acl"
+    acl.write_text("user default on nopass ~* &* +@all\nuser alice on\n")
+    s = server_factory(["--aclfile", str(acl)])
+    c = s.conn()
+    acl.unlink()
+    assert err(c.call("ACL", "LOAD")) == (
+        b"ERR Error loading ACLs, opening file '%s': No such file or directory" % str(acl).encode())
+    assert c.py("ACL", "USERS") == [b"alice", b"default"]
+    acl.write_text("user default on nopass ~* &* +@all\n")
+    c.close()
