@@ -1,8 +1,10 @@
 """ACL users against the real server: AUTH as a user over TCP, the Unix socket and shared
 memory, -NOPERM for commands, keys and channels with their ACL LOG entries, CLIENT LIST's user=
 and CLIENT KILL USER, deleting a user closes its connections, requirepass as the default
-user's password, users from the YAML config, the aclfile round trip (ACL SAVE / LOAD) and a
-server that refuses to start on a bad aclfile, naming the line.
+user's password, users from the YAML config, the aclfile round trip (ACL SAVE / LOAD, long
+lines, a missing file) and a server that refuses to start on a bad aclfile, naming the line;
+passwords redacted in MONITOR and SLOWLOG, EXEC refused discarding the transaction, the
+request bounds before AUTH, the ACL LOG bound, TQUERY BLOBS / TSEARCH needing every key.
 
 Every expectation here is Redis 7.0's: CTE_SERVER=/usr/bin/redis-server runs the file against
 Redis (the shared-memory test and the YAML config then skip themselves)."""
