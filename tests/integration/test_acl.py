@@ -496,3 +496,21 @@ def test_acl_load_of_a_missing_aclfile_says_why(tmp_path, server_factory):
     assert c.py("ACL", "USERS") == [b"alice", b"default"]
     acl.write_text("user default on nopass ~* &* +@all\n")
     c.close()
+
+
+def test_a_command_held_by_client_pause_is_checked_again_when_it_runs(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "paused", "on", "nopass", "~*", "+@all")
+    c = server.conn()
+    c.call("AUTH", "paused", "x")
+    assert admin.call("CLIENT", "PAUSE", "10000", "WRITE") == R("+", b"OK")
+    try:
+        c.send("SET", "pausedkey", "v")
+        time.sleep(0.2)
+        admin.call("ACL", "SETUSER", "paused", "-set")
+    finally:
+        admin.call("CLIENT", "UNPAUSE")
+    assert err(c.read_reply()[0]) == NOPERM_CMD % b"set"
+    assert admin.call("GET", "pausedkey") == R("$", None)
+    c.close()
+    admin.close()
