@@ -575,7 +575,7 @@ const config__row_t config__rows[] = {
      .doc = "Channel permissions a new ACL user (or a reset one) starts with."},
     {"acllog-max-len", T(int), F(acllog_max_len), .def = "128", LL_MAX,
      .doc = "Most entries the ACL LOG keeps."},
-    {"users", T(lines), F(users), .def = "", .max = 4096, .alias = "user",
+    {"users", T(lines), F(users), .def = "", .max = 1000000, .alias = "user",
      .flags = CONFIG__MULTI | CONFIG__LINES | CONFIG__IMMUTABLE,
      .doc = "ACL users, one per item, as ACL SETUSER rules after the name: "
             "[\"alice on >pw ~* +@all\"]. Not with aclfile."},

@@ -190,6 +190,7 @@ static const struct {
     {"rename", "bw"},
     {"renamenx", "bw"},
     {"restore", "w"},
+    {"restore-asking", "w"},
     {"rpoplpush", "bw"},
     {"rpush", "w"},
     {"rpushx", "w"},
@@ -208,11 +209,17 @@ static const struct {
     {"sunionstore", "wr"},
     {"touch", "n"},
     {"type", "n"},
+    {"watch", "n"},
     {"xack", "w"},
     {"xadd", "w"},
     {"xautoclaim", "w"},
     {"xclaim", "w"},
     {"xdel", "w"},
+    {"xgroup|create", "w"},
+    {"xgroup|createconsumer", "w"},
+    {"xgroup|delconsumer", "w"},
+    {"xgroup|destroy", "w"},
+    {"xgroup|setid", "w"},
     {"xlen", "n"},
     {"xreadgroup", "r"},
     {"xsetid", "w"},
@@ -517,7 +524,8 @@ static const acl__firstargs_t *firstargs_of(const acl__selector_t *s, int id)
     return NULL;
 }
 
-static void firstargs_add(acl__selector_t *s, int id, const char *arg, size_t len)
+/* 0, or -1 when the command already has ACL__MAX_FIRSTARGS first arguments. */
+static int firstargs_add(acl__selector_t *s, int id, const char *arg, size_t len)
 {
     acl__firstargs_t *fa = (acl__firstargs_t *)firstargs_of(s, id);
     if (!fa) {
@@ -528,12 +536,14 @@ static void firstargs_add(acl__selector_t *s, int id, const char *arg, size_t le
         fa->args = NULL;
     }
     for (int j = 0; j < fa->n; j++)
-        if (strlen(fa->args[j]) == len && !strncasecmp(fa->args[j], arg, len)) return;
+        if (strlen(fa->args[j]) == len && !strncasecmp(fa->args[j], arg, len)) return 0;
+    if (fa->n >= ACL__MAX_FIRSTARGS) return -1;
     fa->args = xrealloc(fa->args, sizeof(char *) * (size_t)(fa->n + 1));
     char *a = xmalloc(len + 1);
     for (size_t k = 0; k < len; k++) a[k] = (char)tolower((unsigned char)arg[k]);
     a[len] = '\0';
     fa->args[fa->n++] = a;
+    return 0;
 }
 
 /* Allows or denies a command and, for a container, all its subcommands. */
@@ -594,6 +604,16 @@ static const char *const ERR_NO_PASS = "The password you are trying to remove fr
 static const char *const ERR_HASH = "The password hash must be exactly 64 characters and "
                                     "contain only lowercase hexadecimal characters";
 static const char *const ERR_FIRSTARG_SUB = "Allowing first-arg of a subcommand is not supported";
+/* our own limits (Redis has none): they bound the time SETUSER spends finding duplicates and
+ * every command spends matching, and the memory a user takes */
+static const char *const ERR_TOO_MANY_KEYS = "Too many key patterns in one selector (the limit "
+                                             "is " ACL__XSTR(ACL__MAX_PATTERNS) ")";
+static const char *const ERR_TOO_MANY_CHANNELS = "Too many channel patterns in one selector (the "
+                                                 "limit is " ACL__XSTR(ACL__MAX_PATTERNS) ")";
+static const char *const ERR_TOO_MANY_FIRSTARGS =
+    "Too many first-args for one command (the limit is " ACL__XSTR(ACL__MAX_FIRSTARGS) ")";
+static const char *const ERR_TOO_MANY_SELECTORS =
+    "Too many selectors (the limit is " ACL__XSTR(ACL__MAX_SELECTORS) ")";
 
 static int add_key_pattern(acl__selector_t *s, const char *op, size_t len, const char **why)
 {
@@ -631,6 +651,10 @@ static int add_key_pattern(acl__selector_t *s, const char *op, size_t len, const
             return 0;
         }
     }
+    if (s->nkeys >= ACL__MAX_PATTERNS) {
+        *why = ERR_TOO_MANY_KEYS;
+        return -1;
+    }
     s->keys = xrealloc(s->keys, sizeof(*s->keys) * (size_t)(s->nkeys + 1));
     s->keys[s->nkeys++] = (acl__pattern_t){xmemdup(op + off, len - off), len - off, flags};
     return 0;
@@ -648,6 +672,10 @@ static int add_channel_pattern(acl__selector_t *s, const char *op, size_t len, c
     }
     for (int i = 0; i < s->nchans; i++)
         if (s->chans[i].len == len - 1 && !memcmp(s->chans[i].s, op + 1, len - 1)) return 0;
+    if (s->nchans >= ACL__MAX_PATTERNS) {
+        *why = ERR_TOO_MANY_CHANNELS;
+        return -1;
+    }
     s->chans = xrealloc(s->chans, sizeof(*s->chans) * (size_t)(s->nchans + 1));
     s->chans[s->nchans++] = (acl__pattern_t){xmemdup(op + 1, len - 1), len - 1, 0};
     return 0;
@@ -681,8 +709,9 @@ static int allow_command(acl__selector_t *s, const char *name, size_t len, const
         int sid = lookup_id(name, len);
         if (sid < 0) goto unknown;
         change_perm(s, sid, 1);
-    } else {
-        firstargs_add(s, id, last, sublen);
+    } else if (firstargs_add(s, id, last, sublen) < 0) {
+        *why = ERR_TOO_MANY_FIRSTARGS;
+        return -1;
     }
     return 0;
 unknown:
@@ -889,6 +918,10 @@ int acl_user_apply(acl_user_t *u, const char *op, size_t len, const char **why)
     } else if (op[0] == '>' || op[0] == '#' || op[0] == '<' || op[0] == '!') {
         return password_rule(u, op, len, why);
     } else if (op[0] == '(' && op[len - 1] == ')') {
+        if (u->nsel > ACL__MAX_SELECTORS) { /* the root selector does not count */
+            *why = ERR_TOO_MANY_SELECTORS;
+            return -1;
+        }
         acl__selector_t *s = sel_from_op(op, len, why);
         if (!s) return -1;
         u->sel = xrealloc(u->sel, sizeof(*u->sel) * (size_t)(u->nsel + 1));
@@ -981,10 +1014,9 @@ int acl_user_nopass(const acl_user_t *u)
 
 int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t len)
 {
-    if (u->flags & ACL__USER_NOPASS) return 1;
     char hex[SHA256_HEX_LEN + 1];
-    sha256_hex(pass, len, hex);
-    int ok = 0;
+    sha256_hex(pass, len, hex); /* even for nopass: AUTH of a missing user asks the default */
+    int ok = (u->flags & ACL__USER_NOPASS) != 0;
     for (int i = 0; i < u->npass; i++) {
         unsigned diff = 0;
         for (int k = 0; k < SHA256_HEX_LEN; k++)

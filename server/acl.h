@@ -80,7 +80,8 @@ void acl_user_describe(const acl_user_t *u, buf_t *out);
 /* Whether u needs no password (nopass). */
 int acl_user_nopass(const acl_user_t *u);
 /* Whether pass[0..len) is one of u's passwords (or u is nopass), in time that does not
- * depend on where a stored hash differs. Ignores on/off. */
+ * depend on where a stored hash differs nor on nopass (the password is always hashed, so
+ * AUTH costs the same for a missing user). Ignores on/off. */
 int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t len);
 
 /* ACL SETUSER name rules...: creates the user if missing; all or nothing. Clients of the
@@ -105,7 +106,8 @@ int acl_check_user(const acl_user_t *u, const command_t *cmd, int argc, const re
 int acl_check_command(const client_t *c, const command_t *cmd, int argc, const resp_arg_t *argv,
                       int *pos);
 /* Checks c->cmd with c->argv; when denied, adds an ACL LOG entry (context as given) and
- * replies with Redis's -NOPERM error, returning -1. 0 when allowed. */
+ * replies with Redis's -NOPERM error (for EXEC: -EXECABORT, discarding the transaction, see
+ * multi_exec_rejected), returning -1. 0 when allowed. */
 int acl_reject_or_reply(client_t *c, int context);
 /* Whether one selector of c's user that allows c->cmd with c->argv may also touch every key
  * (allkeys, or a "*" pattern with the access asked: ACL_KEYS_READ and/or ACL_KEYS_WRITE).

@@ -16,6 +16,14 @@
 #define ACL__WORDS (ACL__MAX_CMDS / 64)
 #define ACL__FUTURE_BIT (ACL__MAX_CMDS - 1)
 
+/* Limits of one user (a rule past them is refused): key patterns and channel patterns per
+ * selector, first arguments per command per selector, selectors besides the root. */
+#define ACL__MAX_PATTERNS 10000
+#define ACL__MAX_FIRSTARGS 1000
+#define ACL__MAX_SELECTORS 1000
+#define ACL__STR(x) #x
+#define ACL__XSTR(x) ACL__STR(x)
+
 /* selector flags */
 #define ACL__SEL_ROOT 1u
 #define ACL__SEL_ALLKEYS 2u

@@ -13,6 +13,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -327,7 +328,7 @@ int acl_reject_or_reply(client_t *c, int context)
     buf_t msg;
     buf_init(&msg);
     acl_denial_message(r, c->cmd, &msg);
-    reply_error(c, msg.data);
+    if (!multi_exec_rejected(c, msg.data)) reply_error(c, msg.data);
     buf_deinit(&msg);
     return -1;
 }
@@ -469,17 +470,23 @@ static char *aclfile_path(void)
     return (char *)p.data;
 }
 
-/* Splits a line at spaces and tabs (the aclfile has no quoting, as Redis's has none). */
-static int split_words(char *line, resp_arg_t *w, int max)
+/* Splits a line at spaces and tabs (the aclfile has no quoting, as Redis's has none) into
+ * *w (allocated, every word of the line however many; the caller frees it). */
+static int split_words(char *line, resp_arg_t **w)
 {
-    int n = 0;
-    for (char *p = line; *p && n < max;) {
+    int n = 0, cap = 0;
+    *w = NULL;
+    for (char *p = line; *p;) {
         while (*p == ' ' || *p == '\t') p++;
         if (!*p) break;
         char *s = p;
         while (*p && *p != ' ' && *p != '\t') p++;
-        w[n].ptr = s;
-        w[n].len = (size_t)(p - s);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *w = xrealloc(*w, sizeof(**w) * (size_t)cap);
+        }
+        (*w)[n].ptr = s;
+        (*w)[n].len = (size_t)(p - s);
         n++;
     }
     return n;
@@ -534,8 +541,8 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
             xfree(line);
             continue;
         }
-        resp_arg_t words[1024];
-        int nw = split_words(line + b, words, 1024);
+        resp_arg_t *words;
+        int nw = split_words(line + b, &words);
         if (nw < 2 || words[0].len != 4 || memcmp(words[0].ptr, "user", 4)) {
             buf_printf(err, "%s:%d should start with user keyword followed by the username. ",
                        fname, lineno);
@@ -552,6 +559,7 @@ static int parse_users(const char *text, size_t len, const char *fname, acl_user
             else
                 insert_user(&set, &n, u);
         }
+        xfree(words);
         xfree(line);
     }
     if (err->len != start_err) {
@@ -600,12 +608,13 @@ static int read_file(const char *path, buf_t *text, buf_t *err)
     return 0;
 }
 
+/* 0, -1 (errors in err) or -2 when the file cannot be read (err says why). */
 static int load_file(client_t *current, buf_t *err)
 {
     char *path = aclfile_path();
     buf_t text;
     buf_init(&text);
-    int rc = read_file(path, &text, err);
+    int rc = read_file(path, &text, err) < 0 ? -2 : 0;
     acl_user_t **set = NULL;
     int n = 0;
     if (rc == 0)
@@ -625,9 +634,11 @@ int acl_load(client_t *current, buf_t *err)
                             "order to store users in the Redis configuration.");
         return -1;
     }
-    if (load_file(current, err) == 0) return 0;
-    buf_append_str(err, "WARNING: ACL errors detected, no change to the previously active ACL "
-                        "rules was performed");
+    int rc = load_file(current, err);
+    if (rc == 0) return 0;
+    if (rc == -1) /* an unreadable file gets its reason alone, as in Redis */
+        buf_append_str(err, "WARNING: ACL errors detected, no change to the previously active "
+                            "ACL rules was performed");
     return -1;
 }
 
@@ -772,8 +783,7 @@ void acl_config_sync_users(void)
 int acl_config_changed(const char *name, char *err, size_t errlen)
 {
     if (!strcmp(name, "requirepass") && default_user) apply_requirepass();
-    if (!strcmp(name, "acllog-max-len")) log_trim();
-    return 0;
+    return 0; /* a smaller acllog-max-len trims at the next entry, as in Redis */
 }
 
 /* ---- GETUSER --------------------------------------------------------------------------- */

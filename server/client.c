@@ -180,6 +180,7 @@ int client_process_input(client_t *c)
     while (pos < c->qbuf.len &&
            !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         size_t used = 0;
+        c->parser.unauthenticated = acl_auth_required(c); /* Redis's limits before AUTH */
         int r = resp_parse(&c->parser, c->qbuf.data + pos, c->qbuf.len - pos, &used);
         if (r == RESP_AGAIN) break;
         if (r == RESP_ERROR) {

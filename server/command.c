@@ -188,11 +188,14 @@ static const command_t *resolve(client_t *c)
     }
     c->cmd = cmd;
     if (!arity_ok(cmd, c->argc)) {
-        reply_arity_error(c);
+        char msg[96]; /* EXEC rejected aborts the transaction (multi_exec_rejected) */
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", cmd->fullname);
+        if (!multi_exec_rejected(c, msg)) reply_arity_error(c);
         return NULL;
     }
     if (acl_auth_required(c) && !(cmd->flags & CMD_NO_AUTH)) {
-        reply_error(c, "NOAUTH Authentication required.");
+        if (!multi_exec_rejected(c, "NOAUTH Authentication required."))
+            reply_error(c, "NOAUTH Authentication required.");
         return NULL;
     }
     if (acl_reject_or_reply(c, (c->flags & CLIENT_MULTI) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL))

@@ -328,6 +328,15 @@ static void exec_cmd(client_t *c)
     discard_queue(c);
 }
 
+int multi_exec_rejected(client_t *c, const char *err)
+{
+    if (!c->cmd || c->cmd->proc != exec_cmd) return 0;
+    discard_queue(c);
+    unwatch_all(c);
+    reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
+    return 1;
+}
+
 static void watch_cmd(client_t *c)
 {
     if (c->flags & CLIENT_MULTI) {

@@ -182,7 +182,8 @@ static void dryrun_cmd(client_t *c)
     const resp_arg_t *argv = c->argv + 3;
     int argc = c->argc - 3;
     const command_t *cmd = command_lookup(&argv[0]);
-    if (cmd && cmd->subcommands) cmd = argc >= 2 ? command_lookup_sub(cmd, &argv[1]) : NULL;
+    /* a container alone stays itself (then fails its arity check), as Redis's lookup */
+    if (cmd && cmd->subcommands && argc >= 2) cmd = command_lookup_sub(cmd, &argv[1]);
     if (!cmd) {
         reply_errorf(c, "ERR Command '%.*s' not found", (int)argv[0].len, argv[0].ptr);
         return;

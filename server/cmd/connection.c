@@ -147,7 +147,7 @@ static void hello_cmd(client_t *c)
     if (pass && authenticate_or_reply(c, user, pass) < 0) return;
     if (acl_auth_required(c)) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
-                       "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                       "otherwise the HELLO AUTH <user> <pass> option can be used to "
                        "authenticate the client and select the RESP protocol version at the "
                        "same time");
         return;

@@ -1,8 +1,10 @@
 """ACL users against the real server: AUTH as a user over TCP, the Unix socket and shared
 memory, -NOPERM for commands, keys and channels with their ACL LOG entries, CLIENT LIST's user=
 and CLIENT KILL USER, deleting a user closes its connections, requirepass as the default
-user's password, users from the YAML config, the aclfile round trip (ACL SAVE / LOAD) and a
-server that refuses to start on a bad aclfile, naming the line.
+user's password, users from the YAML config, the aclfile round trip (ACL SAVE / LOAD, long
+lines, a missing file) and a server that refuses to start on a bad aclfile, naming the line;
+passwords redacted in MONITOR and SLOWLOG, EXEC refused discarding the transaction, the
+request bounds before AUTH, the ACL LOG bound, TQUERY BLOBS / TSEARCH needing every key.
 
 Every expectation here is Redis 7.0's: CTE_SERVER=/usr/bin/redis-server runs the file against
 Redis (the shared-memory test and the YAML config then skip themselves)."""
@@ -14,7 +16,8 @@ import time
 import pytest
 import redis
 
-from conftest import CTE_KIND, CTE_SERVER, R, ROOT, SANITIZE, RespConn, start_cte
+from conftest import (CTE_KIND, CTE_SERVER, R, ROOT, SANITIZE, RespConn, encode_command,
+                      start_cte)
 
 NOPERM_CMD = b"NOPERM this user has no permissions to run the '%s' command"
 NOPERM_KEY = b"NOPERM this user has no permissions to access one of the keys used as arguments"
@@ -309,3 +312,238 @@ def test_config_rewrite_keeps_the_users(tmp_path, server_factory):
     assert c.py("ACL", "USERS") == [b"default", b"zed"]
     assert c.call("AUTH", "zed", "z") == R("+", b"OK")
     c.close()
+
+
+def test_an_aclfile_line_with_many_rules_loads_whole(tmp_path, server_factory):
+    acl = tmp_path / "users.acl"
+    patterns = " ".join("~k%d" % i for i in range(1500))
+    acl.write_text("user default on nopass ~* &* +@all\n"
+                   "user many on nopass %s +@all -@dangerous\n" % patterns)
+    s = server_factory(["--aclfile", str(acl)])
+    c = s.conn()
+    u = c.py("ACL", "GETUSER", "many")
+    u = dict(zip(u[::2], u[1::2])) if isinstance(u, list) else u
+    assert len(u[b"keys"].split()) == 1500
+    assert u[b"commands"] == b"+@all -@dangerous"  # the last rules count too
+    c.call("ACL", "SETUSER", "many", "~extra")
+    assert c.call("ACL", "SAVE") == R("+", b"OK")
+    assert c.call("ACL", "LOAD") == R("+", b"OK")
+    u = c.py("ACL", "GETUSER", "many")
+    u = dict(zip(u[::2], u[1::2])) if isinstance(u, list) else u
+    assert len(u[b"keys"].split()) == 1501 and u[b"commands"] == b"+@all -@dangerous"
+    c.close()
+
+
+def _read_monitor(m, until):
+    """The MONITOR lines m received up to and including the one holding until."""
+    lines = []
+    while True:
+        r = m.read_reply()[0]
+        lines.append(r.val)
+        if until in r.val:
+            return lines
+
+
+def test_passwords_never_reach_monitor_or_the_slow_log(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "mu", "on", ">sekrit1", "+@all", "~*")
+    admin.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    admin.call("SLOWLOG", "RESET")
+    m = server.conn()
+    assert m.call("MONITOR") == R("+", b"OK")
+    c = server.conn()
+    c.call("AUTH", "mu", "sekrit1")
+    c.call("AUTH", "mu", "sekrit2")
+    c.call("HELLO", "2", "AUTH", "mu", "sekrit1")
+    c.call("ACL", "SETUSER", "mu", ">sekrit3")
+    c.call("CONFIG", "SET", "requirepass", "sekrit4")
+    c.call("AUTH", "sekrit4")
+    c.call("CONFIG", "SET", "requirepass", "")
+    c.call("SET", "done", "1")
+    fed = b"\n".join(_read_monitor(m, b'"done"'))
+    assert b'"AUTH" "(redacted)" "(redacted)"' in fed, fed
+    assert b'"HELLO" "2" "AUTH" "(redacted)" "(redacted)"' in fed, fed
+    assert b'"ACL"' not in fed and b'"CONFIG"' not in fed  # admin commands are not fed
+    slow = admin.py("SLOWLOG", "GET", "-1")
+    admin.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    args = [e[3] for e in slow]
+    assert [b"acl", b"setuser", b"(redacted)", b"(redacted)"] in [
+        [a.lower() if i < 2 else a for i, a in enumerate(x)] for x in args], args
+    assert [b"CONFIG", b"SET", b"requirepass", b"(redacted)"] in args, args
+    for secret in (b"sekrit1", b"sekrit2", b"sekrit3", b"sekrit4"):
+        assert secret not in fed and secret not in repr(slow).encode(), secret
+    for x in (m, c, admin):
+        x.close()
+
+
+def test_an_exec_the_user_may_not_run_discards_the_transaction(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "tx", "on", "nopass", "~*", "+@all", "-exec")
+    c = server.conn()
+    c.call("AUTH", "tx", "x")
+    assert c.call("MULTI") == R("+", b"OK")
+    assert c.call("SET", "txk", "1") == R("+", b"QUEUED")
+    assert err(c.call("EXEC")) == (b"EXECABORT Transaction discarded because of: NOPERM this "
+                                   b"user has no permissions to run the 'exec' command")
+    assert c.call("GET", "txk") == R("$", None)  # no longer in MULTI, nothing ran
+    assert err(c.call("EXEC")).startswith(b"EXECABORT Transaction discarded because of: NOPERM")
+    e = log_entries(admin)[0]
+    assert (e["reason"], e["object"], e["context"]) == (b"command", b"exec", b"toplevel")
+    # the arity check aborts the same way
+    admin.call("MULTI")
+    admin.call("SET", "txk", "2")
+    assert err(admin.call("EXEC", "x")) == (b"EXECABORT Transaction discarded because of: "
+                                            b"wrong number of arguments for 'exec' command")
+    assert admin.call("GET", "txk") == R("$", None)
+    c.close()
+    admin.close()
+
+
+def test_watch_needs_neither_read_nor_write_access(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "rd", "on", "nopass", "+@all", "%R~*")
+    admin.call("ACL", "SETUSER", "wr", "on", "nopass", "+@all", "%W~*")
+    for user in ("rd", "wr"):  # WATCH only looks at its keys, as EXISTS does
+        assert admin.call("ACL", "DRYRUN", user, "WATCH", "a", "b") == R("+", b"OK")
+        c = server.conn()
+        c.call("AUTH", user, "x")
+        assert c.call("WATCH", "a") == R("+", b"OK")
+        c.close()
+    admin.close()
+
+
+def test_dryrun_of_a_container_without_subcommand_is_an_arity_error(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "rd", "on", "nopass", "+@all")
+    assert err(admin.call("ACL", "DRYRUN", "rd", "CONFIG")) == (
+        b"ERR wrong number of arguments for 'config' command")
+    assert err(admin.call("ACL", "DRYRUN", "rd", "CONFIG", "NOSUCH")) == (
+        b"ERR Command 'CONFIG' not found")
+    admin.close()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="tags are cte-server's")
+def test_tag_searches_need_read_access_to_every_key(server):
+    admin = server.conn()
+    admin.call("TPUT", "secret", "b1", "0", "launch codes alpha")
+    admin.call("TPUT", "foo1", "b", "0", "hello alpha")
+    admin.call("ACL", "SETUSER", "lim", "on", "nopass", "~foo*", "+@all")
+    admin.call("ACL", "SETUSER", "reader", "on", "nopass", "%R~*", "+@all")
+    c = server.conn()
+    c.call("AUTH", "lim", "x")
+    denied = (b"NOPERM this user has no permissions to read every key, which %s needs (it "
+              b"reaches the blobs of every tag)")
+    assert err(c.call("TSEARCH", "alpha")) == denied % b"TSEARCH"
+    assert err(c.call("TQUERY", "BLOBS", ".*", ".*")) == denied % b"TQUERY BLOBS"
+    assert c.py("TQUERY", "TAGS", ".*")[0] == 2  # names only, as KEYS
+    assert c.call("TGET", "foo1", "b") == R("$", b"hello alpha")
+    c.call("MULTI")
+    c.call("TSEARCH", "alpha")
+    assert err(c.call("EXEC").val[0]) == denied % b"TSEARCH"
+    c.call("AUTH", "reader", "x")
+    assert len(c.py("TSEARCH", "alpha")) == 2
+    assert c.py("TQUERY", "BLOBS", ".*", ".*")[0] == 2
+    admin.call("DEL", "secret", "foo1")
+    c.close()
+    admin.close()
+
+
+def test_hello_before_auth_names_the_auth_option_as_redis(server_factory):
+    s = server_factory(["--requirepass", "pw"])
+    c = s.conn(auth=False)
+    assert err(c.call("HELLO", "3")) == (
+        b"NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        b"HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+        b"the RESP protocol version at the same time")
+    assert c.call("HELLO", "2", "AUTH", "default", "pw").kind == "*"
+    c.close()
+
+
+def test_before_auth_requests_are_small_as_redis_allows(server_factory):
+    """Redis 7.0 lets a client that must still authenticate send at most 10 arguments of at
+    most 16384 bytes (so a stranger cannot make it buffer, or log, huge AUTH arguments)."""
+    s = server_factory(["--requirepass", "pw"])
+    for payload, why in ((b"*11\r\n", b"multibulk"),
+                         (b"*3\r\n$4\r\nAUTH\r\n$16385\r\n", b"bulk")):
+        c = s.conn(auth=False)
+        c.sock.sendall(payload)
+        assert c.read_reply()[0] == R("-", b"ERR Protocol error: unauthenticated %s length" % why)
+        assert c.is_closed_by_peer()
+        c.close()
+    c = s.conn(auth=False)
+    assert err(c.call("AUTH", "u" * 16384, "pw")) == WRONGPASS  # at the limit: an answer
+    assert c.call("AUTH", "pw") == R("+", b"OK")
+    assert c.call("SET", "big", "v" * 100000) == R("+", b"OK")  # authenticated: no limit
+    assert c.call("DEL", "big") == R(":", 1)
+    c.close()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="`users:` is our YAML config")
+def test_config_rewrite_of_thousands_of_users_starts_again(tmp_path, server_factory):
+    cfg = tmp_path / "cte.yaml"
+    cfg.write_text("users: []\n")
+    s = server_factory([str(cfg)])
+    c = s.conn()
+    n = 5000
+    c.sock.sendall(b"".join(encode_command("ACL", "SETUSER", "u%d" % i, "on", "nopass")
+                            for i in range(n)))
+    for _ in range(n):
+        assert c.read_reply()[0] == R("+", b"OK")
+    assert c.call("CONFIG", "REWRITE") == R("+", b"OK")
+    c.close()
+    s.restart_same_dir()
+    c = s.conn()
+    assert len(c.py("ACL", "USERS")) == n + 1
+    c.close()
+
+
+def test_the_acl_log_keeps_acllog_max_len_entries(server):
+    admin = server.conn()
+    assert admin.call("CONFIG", "SET", "acllog-max-len", "3") == R("+", b"OK")
+    try:
+        c = server.conn()
+        for i in range(10):  # distinct user names: ten entries, the newest three kept
+            assert err(c.call("AUTH", "nobody%d" % i, "x")) == WRONGPASS
+        assert err(c.call("AUTH", "nobody9", "x")) == WRONGPASS  # a repeat counts up
+        entries = log_entries(admin)
+        assert [(e["username"], e["count"]) for e in entries] == [
+            (b"nobody9", 2), (b"nobody8", 1), (b"nobody7", 1)]
+        admin.call("CONFIG", "SET", "acllog-max-len", "1")  # as Redis: trimmed at the next
+        assert len(log_entries(admin)) == 3
+        assert err(c.call("AUTH", "nobody10", "x")) == WRONGPASS
+        assert [e["username"] for e in log_entries(admin)] == [b"nobody10"]
+        c.close()
+    finally:
+        admin.call("CONFIG", "SET", "acllog-max-len", "128")
+        admin.close()
+
+
+def test_acl_load_of_a_missing_aclfile_says_why(tmp_path, server_factory):
+    acl = tmp_path / "users.acl"
+    acl.write_text("user default on nopass ~* &* +@all\nuser alice on\n")
+    s = server_factory(["--aclfile", str(acl)])
+    c = s.conn()
+    acl.unlink()
+    assert err(c.call("ACL", "LOAD")) == (
+        b"ERR Error loading ACLs, opening file '%s': No such file or directory" % str(acl).encode())
+    assert c.py("ACL", "USERS") == [b"alice", b"default"]
+    acl.write_text("user default on nopass ~* &* +@all\n")
+    c.close()
+
+
+def test_a_command_held_by_client_pause_is_checked_again_when_it_runs(server):
+    admin = server.conn()
+    admin.call("ACL", "SETUSER", "paused", "on", "nopass", "~*", "+@all")
+    c = server.conn()
+    c.call("AUTH", "paused", "x")
+    assert admin.call("CLIENT", "PAUSE", "10000", "WRITE") == R("+", b"OK")
+    try:
+        c.send("SET", "pausedkey", "v")
+        time.sleep(0.2)
+        admin.call("ACL", "SETUSER", "paused", "-set")
+    finally:
+        admin.call("CLIENT", "UNPAUSE")
+    assert err(c.read_reply()[0]) == NOPERM_CMD % b"set"
+    assert admin.call("GET", "pausedkey") == R("$", None)
+    c.close()
+    admin.close()

@@ -11,6 +11,8 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 static client_t *c;
@@ -338,4 +340,83 @@ Test(acl, scripts_get_redis_wording_for_denials)
                      "The user executing the script can't run this command or subcommand");
     cr_assert(strstr(acl_script_denial_message(ACL_DENIED_KEY), "at least one of the keys"));
     cr_assert(strstr(acl_script_denial_message(ACL_DENIED_CHANNEL), "publish to the channel"));
+}
+
+static double thread_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The CPU time of the cheapest of three failing AUTHs as user with the password big. */
+static double auth_cost(const char *user, const resp_arg_t *big)
+{
+    resp_arg_t name = {user, strlen(user)};
+    double best = 1e9;
+    for (int i = 0; i < 3; i++) {
+        double t0 = thread_cpu_seconds();
+        cr_assert_eq(acl_authenticate(c, &name, big), -1);
+        double t = thread_cpu_seconds() - t0;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+Test(acl, a_missing_user_costs_auth_as_much_as_a_wrong_password)
+{
+    /* the password is hashed whether the user exists or not, the default user being nopass
+     * (as it is here) included: AUTH's time does not tell which names exist */
+    cr_assert_str_eq(run("ACL SETUSER known on >pw +@all"), "+OK\r\n");
+    size_t n = 8u << 20;
+    char *p = malloc(n);
+    memset(p, 'p', n);
+    resp_arg_t big = {p, n};
+    c->argc = 1; /* the ACL LOG entry names argv[0] */
+    c->argv = &(resp_arg_t){"AUTH", 4};
+    double known = auth_cost("known", &big), missing = auth_cost("nobody-here", &big);
+    cr_assert(missing > 0.5 * known, "missing %f known %f", missing, known);
+    c->argc = 0;
+    c->argv = NULL;
+    free(p);
+}
+
+/* Applies op (a printf format with one %d) for i in [0, n); returns the first failure's
+ * reason (and its i in *at), or NULL. */
+static const char *apply_many(acl_user_t *u, const char *fmt, int n, int *at)
+{
+    char op[64];
+    for (int i = 0; i < n; i++) {
+        int len = snprintf(op, sizeof(op), fmt, i);
+        const char *why = NULL;
+        if (acl_user_apply(u, op, (size_t)len, &why) < 0) {
+            *at = i;
+            return why;
+        }
+    }
+    return NULL;
+}
+
+Test(acl, rules_past_the_limits_are_refused_so_setuser_stays_fast)
+{
+    /* duplicates are found by comparing with every pattern: without a bound, 100000
+     * patterns in one SETUSER took 20 s of the loop (first args 50 s) */
+    acl_user_t *u = acl_user_new("many", 4);
+    int at = -1;
+    cr_assert_null(apply_many(u, "~k%d", 10000, &at));
+    cr_assert_null(apply_many(u, "%%R~k%d", 10000, &at)); /* the same patterns: merged */
+    cr_assert_str_eq(apply_many(u, "~more%d", 1, &at),
+                     "Too many key patterns in one selector (the limit is 10000)");
+    cr_assert_null(apply_many(u, "&c%d", 10000, &at));
+    cr_assert_str_eq(apply_many(u, "&more%d", 1, &at),
+                     "Too many channel patterns in one selector (the limit is 10000)");
+    cr_assert_null(apply_many(u, "+select|%d", 1000, &at));
+    cr_assert_str_eq(apply_many(u, "+select|x%d", 1, &at),
+                     "Too many first-args for one command (the limit is 1000)");
+    cr_assert_null(apply_many(u, "(~s%d)", 1000, &at));
+    cr_assert_str_eq(apply_many(u, "(~t%d)", 1, &at), "Too many selectors (the limit is 1000)");
+    cr_assert_null(apply(u, "clearselectors resetkeys"));
+    cr_assert_null(apply_many(u, "(~s%d)", 1, &at));
+    cr_assert_null(apply_many(u, "~k%d", 1, &at));
+    acl_user_free(u);
 }
