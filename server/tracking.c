@@ -360,21 +360,36 @@ static void limit_keys(void)
     timeouts++;
 }
 
-/* Redis's trackingRememberKeys: the keys of c's read-only command, unless OPTIN/OPTOUT and
- * CLIENT CACHING say otherwise. */
-static void remember_keys(client_t *c)
+/* Redis's trackingRememberKeys: the keys of c's command, unless OPTIN/OPTOUT and CLIENT
+ * CACHING say otherwise. */
+static void remember_command_keys(client_t *c)
 {
     uint32_t f = flags_of(c);
     if (!(f & TRK_ON) || (f & TRK_BCAST)) return;
     if ((f & TRK_OPTIN) && !(f & TRK_CACHING)) return;
     if ((f & TRK_OPTOUT) && (f & TRK_CACHING)) return;
     const command_t *cmd = c->cmd;
-    if (!cmd || !(cmd->flags & CMD_READONLY) || (cmd->flags & CMD_PUBSUB) || c->argc < 2) return;
+    if (!cmd || (cmd->flags & CMD_PUBSUB) || c->argc < 2) return;
     int small[16];
     int *pos = c->argc <= 16 ? small : xmalloc(sizeof(int) * (size_t)c->argc);
     int n = command_get_keys(cmd, c->argc, c->argv, pos, c->argc);
     for (int i = 0; i < n; i++) remember_key(c->argv[pos[i]].ptr, c->argv[pos[i]].len, c->id);
     if (pos != small) xfree(pos);
+}
+
+/* Whether cmd is a script call (EVAL_RO, FCALL_RO, ...): read-only, but what it read is
+ * decided by the commands its script runs (Redis 7.0 leaves the *_RO variants to them). */
+static int is_script_call(const command_t *cmd)
+{
+    const command_t *top = cmd->parent ? cmd->parent : cmd;
+    return top->group && strcmp(top->group, "scripting") == 0;
+}
+
+/* The keys of c's read-only command. */
+static void remember_keys(client_t *c)
+{
+    if (c->cmd && (c->cmd->flags & CMD_READONLY) && !is_script_call(c->cmd))
+        remember_command_keys(c);
 }
 
 /* ---- BCAST ---- */
@@ -718,6 +733,11 @@ client_t *tracking_call_begin(client_t *c)
 void tracking_call_end(client_t *c, client_t *prev)
 {
     running = prev;
+    /* a script ran a read-only command: its caller remembers every key it declared to the
+     * script (EVAL's KEYS), as Redis 7.0 does */
+    if ((c->flags & CLIENT_SCRIPT) && prev && prev->trk && c->cmd &&
+        (c->cmd->flags & CMD_READONLY))
+        remember_command_keys(prev);
     if (!c->trk) return;
     remember_keys(c);
     if (!(c->flags & CLIENT_IN_CALL)) send_deferred(c);

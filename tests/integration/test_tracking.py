@@ -140,6 +140,25 @@ def test_noloop_leaves_out_own_writes(cte_server, w):
     b.close()
 
 
+def test_scripts_track_their_declared_keys_once_they_read(cte_server, w):
+    """As Redis 7.0: a script that runs a read-only command makes its caller track every key
+    it declared (KEYS), whatever it read; a script that only writes, or EVAL_RO's own
+    read-only flag, tracks nothing."""
+    t = resp3_tracker(cte_server)
+    assert t.call("EVAL", "redis.call('set', 'other', 'x')", "2", "d1", "d2") == R("_", None)
+    w.call("MSET", "d1", "1", "d2", "1")
+    nothing_pending(t)
+    t.call("EVAL_RO", "redis.call('ping')", "2", "d1", "d2")
+    w.call("MSET", "d1", "2", "d2", "2")
+    nothing_pending(t)
+    t.call("EVAL", "redis.call('get', 'other')", "2", "d1", "d2")
+    w.call("MSET", "d1", "3", "d2", "3")
+    assert sorted(push_keys(t.read_reply()[0]) + push_keys(t.read_reply()[0])) == [b"d1", b"d2"]
+    t.call("FCALL_RO", "nosuch", "0")  # an error, tracks nothing
+    nothing_pending(t)
+    t.close()
+
+
 def test_own_write_is_told_after_its_reply(cte_server):
     t = resp3_tracker(cte_server)
     t.call("HSET", "h", "f", "1")
