@@ -34,6 +34,9 @@
  * step, and the simulation runs on from there to step S, whose fields must equal the
  * uninterrupted run's bit for bit.
  *
+ * --damage ARM (tests): before ARM's restart, one value of its last checkpoint is changed, so
+ * that its restart must fail.
+ *
  * Output: a progress line per checkpoint on stderr; one line per arm on stdout:
  *   arm=<name> total_s=<t> stall_s=<t> bytes=<n> checkpoints=<n> restart=ok|FAIL(<why>)
  * Exit status: 0 when every arm ran and restarted bit-exact, 1 otherwise, 2 on usage errors.
@@ -63,7 +66,7 @@
 
 typedef struct opts {
     int n, steps, every;
-    const char *dir, *uri, *arms;
+    const char *dir, *uri, *arms, *damage;
     int chunk_mib, inflight_mib, warm_mib;
 } opts_t;
 
@@ -172,6 +175,8 @@ struct arm {
     void (*finish)(arm_t *a);
     /* reads checkpoint `last` */
     int (*restart)(arm_t *a, int last, double *u, double *v, int *step, char *why, size_t cap);
+    /* --damage: changes one value of checkpoint `last` (u at element 1, to 12345.0) */
+    void (*damage)(arm_t *a, int last);
     const opts_t *o;
     int n;
     size_t bytes; /* of one field */
@@ -504,11 +509,45 @@ static void thread_finish(arm_t *a)
     free(a->stage);
 }
 
+/* -- --damage (tests: a restart must notice a checkpoint that changed) -- */
+
+static const double DAMAGE = 12345.0;
+
+static void cte_damage(arm_t *a, int last)
+{
+    uint64_t start[3] = {0, 0, 1}, count[3] = {1, 1, 1};
+    cte_check(a, cte_connect(a->o->uri, 0, &a->c), a->o->uri);
+    cte_check(a, cte_open_sets(a, last, 0), "open");
+    cte_check(a, cte_dataset_write(a->du, start, count, &DAMAGE, 1.0), "damage");
+    cte_dataset_close(a->du), cte_dataset_close(a->dv);
+    cte_conn_free(a->c);
+    a->c = NULL;
+}
+
+static void h5_damage(arm_t *a, int last)
+{
+    hsize_t start[3] = {0, 0, 1}, count[3] = {1, 1, 1};
+    h5_path(a, last);
+    hid_t f = H5Fopen(a->path, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, "u", H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(3, count, NULL);
+    h5_check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), "select");
+    h5_check(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &DAMAGE), "damage");
+    H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+}
+
+static void raw_damage(arm_t *a, int last)
+{
+    raw_path(a, last);
+    int fd = open(a->path, O_WRONLY);
+    if (fd < 0 || write_all(fd, &DAMAGE, sizeof DAMAGE, sizeof(double)) || close(fd))
+        die("damage %s: %s", a->path, strerror(errno));
+}
+
 static const arm_t ARMS[] = {
-    {"cte", cte_begin, cte_ckpt, cte_finish, cte_restart},
-    {"hdf5", h5_begin, h5_ckpt, h5_finish, h5_restart},
-    {"thread", thread_begin, thread_ckpt, thread_finish, raw_restart},
-    {"inline", inline_begin, inline_ckpt, inline_finish, raw_restart},
+    {"cte", cte_begin, cte_ckpt, cte_finish, cte_restart, cte_damage},
+    {"hdf5", h5_begin, h5_ckpt, h5_finish, h5_restart, h5_damage},
+    {"thread", thread_begin, thread_ckpt, thread_finish, raw_restart, raw_damage},
+    {"inline", inline_begin, inline_ckpt, inline_finish, raw_restart, raw_damage},
 };
 #define NARMS (int)(sizeof ARMS / sizeof ARMS[0])
 
@@ -610,17 +649,11 @@ static int parse_int(const char *s, int min, int max, int *out)
 
 static int parse_args(int argc, char **argv, opts_t *o)
 {
-    static const struct option longs[] = {{"size", 1, 0, 'n'},
-                                          {"steps", 1, 0, 's'},
-                                          {"every", 1, 0, 'k'},
-                                          {"dir", 1, 0, 'd'},
-                                          {"uri", 1, 0, 'u'},
-                                          {"arms", 1, 0, 'a'},
-                                          {"chunk-mib", 1, 0, 'c'},
-                                          {"inflight-mib", 1, 0, 'i'},
-                                          {"warm-mib", 1, 0, 'w'},
-                                          {"help", 0, 0, 'h'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"size", 1, 0, 'n'},      {"steps", 1, 0, 's'},        {"every", 1, 0, 'k'},
+        {"dir", 1, 0, 'd'},       {"uri", 1, 0, 'u'},          {"arms", 1, 0, 'a'},
+        {"chunk-mib", 1, 0, 'c'}, {"inflight-mib", 1, 0, 'i'}, {"warm-mib", 1, 0, 'w'},
+        {"damage", 1, 0, 'D'},    {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
     *o = (opts_t){.n = 256,
                   .steps = 65,
                   .every = 10,
@@ -647,6 +680,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
             break;
         case 'w':
             bad |= parse_int(optarg, 0, 1 << 20, &o->warm_mib);
+            break;
+        case 'D':
+            o->damage = optarg;
             break;
         case 'd':
             o->dir = optarg;
@@ -707,6 +743,7 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < nrun; k++) {
         char why[512] = "";
+        if (o.damage && !strcmp(o.damage, arms[k].name)) arms[k].damage(&arms[k], ref.step);
         int rc = restart_arm(&arms[k], &o, &ref, why, sizeof why);
         failed |= rc != 0;
         printf("arm=%s total_s=%.4f stall_s=%.4f bytes=%llu checkpoints=%d restart=%s%s%s%s\n",
