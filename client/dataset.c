@@ -896,7 +896,7 @@ int cte_dataset_list(cte_conn_t *c, const char *tag, char ***names, size_t *n)
         strvec_free(&sv);
         return rc;
     }
-    qsort(sv.v, sv.n, sizeof *sv.v, by_name);
+    if (sv.n) qsort(sv.v, sv.n, sizeof *sv.v, by_name);
     char *p = (char *)(out + sv.n + 1);
     for (size_t i = 0; i < sv.n; i++) {
         size_t len = strlen(sv.v[i]) - strlen(META_SUFFIX);
