@@ -717,20 +717,19 @@ int main(int argc, char **argv)
         return 2;
     }
     char *list = strdup(o.arms);
-    for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const char *bad = NULL;
+    for (char *save, *t = strtok_r(list, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
         int i = 0;
         while (i < NARMS && strcmp(ARMS[i].name, t)) i++;
-        if (i == NARMS || nrun == NARMS) {
-            fprintf(stderr, "cte-checkpoint: unknown arm '%s'\n", t);
-            return 2;
-        }
-        if (i == 0 && !o.uri) {
-            fprintf(stderr, "cte-checkpoint: the cte arm needs --uri\n");
-            return 2;
-        }
-        run[nrun++] = i;
+        if (i == NARMS || nrun == NARMS)
+            fprintf(stderr, "cte-checkpoint: unknown arm '%s'\n", t), bad = t;
+        else if (i == 0 && !o.uri)
+            fprintf(stderr, "cte-checkpoint: the cte arm needs --uri\n"), bad = t;
+        else
+            run[nrun++] = i;
     }
     free(list);
+    if (bad) return 2;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are reported by our checks */
     ref.step = last_checkpoint(&o);
     for (int k = 0; k < nrun; k++) {
