@@ -44,6 +44,7 @@ def test_a_tiny_run_checkpoints_and_restarts_every_arm_bit_exact(tmp_path):
         row = [l for l in lines if l.startswith("| " + title)]
         assert row and "bit-exact" in row[0], (title, out)
     assert "dd of" in out
+    assert re.search(r"memset of 64 MiB in this process: [\d,]+ MB/s on memory never touched", out)
     assert "restart from step 10: bit-exact, and at step 12 too" in err
     with open(tmp_path / "c.json") as f:
         figures = json.load(f)
