@@ -25,7 +25,7 @@
  * call) also completes them.
  *
  * Status as in cte.h: 0, -errno, or CTE_E_*; cte_conn_errmsg(c) describes the last failure
- * (e.g. "dataset 'u': hyperslab [0,300) exceeds dimension 0 of size 256"). */
+ * (e.g. "dataset 'u': hyperslab [0,+300) exceeds dimension 0 of size 256"). */
 #ifndef CTE_DATASET_H
 #define CTE_DATASET_H
 
