@@ -59,6 +59,14 @@ def test_a_tiny_run_checkpoints_and_restarts_every_arm_bit_exact(tmp_path):
         "the run's directory was not removed"
 
 
+def test_checkpoints_round_slots_written_over_in_place_restart_bit_exact(tmp_path):
+    rc, out, err = run_tool(tmp_path, "--skip-file-tier", "--slots", "1", "--steps", "16")
+    assert rc == 0, out + err
+    assert "round 1 slot, written over in place" in out
+    assert LAST.match(out.strip().splitlines()[-1]), out
+    assert "restart from step 15: bit-exact, and at step 16 too" in err
+
+
 @pytest.mark.parametrize("arm", ["cte", "hdf5", "thread"])
 def test_a_damaged_checkpoint_fails_the_restart_and_is_named(tmp_path, arm):
     rc, out, err = run_tool(tmp_path, "--skip-file-tier", "--damage", arm)

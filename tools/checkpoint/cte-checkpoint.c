@@ -4,12 +4,13 @@
  *
  *   cte-checkpoint --size N --steps S --every K --dir DIR [--uri shm:PATH]
  *                  [--arms cte,hdf5,thread,inline] [--chunk-mib M] [--inflight-mib I]
- *                  [--warm-mib W]       defaults: N 256, S 65, K 10, M 4, I 512, W 0
+ *                  [--warm-mib W] [--slots N]
+ *                  defaults: N 256, S 65, K 10, M 4, I 512, W 0, slots 0
  *
  * Every checkpoint is a new one and is kept (nothing is overwritten or deleted during the
- * run), as a simulation keeps its restart dumps. Arms (each runs the whole simulation from the
+ * run), as a simulation keeps its restart dumps (--slots below changes that). Arms (each runs the whole simulation from the
  * same initial state, one after the other):
- *   cte     libcte datasets "step-<s>/u" and "step-<s>/v" in tag gray-scott (chunks of whole
+ *   cte     libcte datasets "ckpt-<s>/u" and "ckpt-<s>/v" in tag gray-scott (chunks of whole
  *           planes, about M MiB each, attribute "step"), written asynchronously
  *           (cte_dataset_write) at score 1.0 over --uri. Creating the datasets is synchronous,
  *           so it also waits for the previous checkpoint's puts; the last checkpoint is waited
@@ -25,6 +26,11 @@
  * The stall of an arm is the time its simulation spends in checkpoint calls, plus the final
  * wait for the last checkpoint; the total is the whole run (steps and checkpoints). Setup
  * before the first step (connecting, the thread arm's staging buffer) is not counted.
+ *
+ * --slots N: checkpoints go round N slots instead (the k-th to slot (k - 1) mod N: dataset
+ * "ckpt-<slot>/u", file ckpt-<slot>.h5 or <arm>-<slot>.raw), each written over in place
+ * (cte: the same blobs; hdf5: the file opened and its datasets rewritten; raw: no O_TRUNC), as
+ * a simulation that keeps its last N restart dumps does. 0 (the default): every checkpoint new.
  *
  * --warm-mib W (cte): before the run, W MiB go through the connection and are deleted, so that
  * the pages of its shm request area exist (give the area's size).
@@ -69,7 +75,7 @@
 typedef struct opts {
     int n, steps, every;
     const char *dir, *uri, *arms, *damage;
-    int chunk_mib, inflight_mib, warm_mib;
+    int chunk_mib, inflight_mib, warm_mib, slots;
 } opts_t;
 
 static double now(void)
@@ -208,6 +214,13 @@ static uint64_t chunk_planes(const opts_t *o, int n)
 
 /* -- cte -- */
 
+/* Where step's checkpoint goes: its own (the step) or, with --slots N, slot (k - 1) mod N for
+ * the k-th checkpoint. */
+static int ckpt_id(const opts_t *o, int step)
+{
+    return o->slots ? (step / o->every - 1) % o->slots : step;
+}
+
 static void cte_check(arm_t *a, int rc, const char *what)
 {
     if (rc) die("cte: %s: %s (%s)", what, cte_strerror(rc), cte_conn_errmsg(a->c));
@@ -218,8 +231,8 @@ static int cte_open_sets(arm_t *a, int step, int create)
 {
     uint64_t shape[3] = {a->n, a->n, a->n}, chunk[3] = {chunk_planes(a->o, a->n), a->n, a->n};
     char u[64], v[64];
-    snprintf(u, sizeof u, "step-%06d/u", step);
-    snprintf(v, sizeof v, "step-%06d/v", step);
+    snprintf(u, sizeof u, "ckpt-%06d/u", ckpt_id(a->o, step));
+    snprintf(v, sizeof v, "ckpt-%06d/v", ckpt_id(a->o, step));
     if (!create) {
         int rc = cte_dataset_open(a->c, TAG, u, &a->du);
         if (!rc && (rc = cte_dataset_open(a->c, TAG, v, &a->dv)) != 0) cte_dataset_close(a->du);
@@ -329,23 +342,34 @@ static hid_t h5_dataset(hid_t file, const char *name, int n, const opts_t *o)
 
 static void h5_path(arm_t *a, int step)
 {
-    snprintf(a->path, sizeof a->path, "%s/ckpt-%06d.h5", a->o->dir, step);
+    snprintf(a->path, sizeof a->path, "%s/ckpt-%06d.h5", a->o->dir, ckpt_id(a->o, step));
 }
 
 static void h5_begin(arm_t *a, const sim_t *s) {}
 
 static void h5_ckpt(arm_t *a, const sim_t *s)
 {
+    hid_t at;
     h5_path(a, s->step);
-    a->file = H5Fcreate(a->path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    h5_check(a->file, "H5Fcreate");
-    a->hu = h5_dataset(a->file, "u", a->n, a->o);
-    a->hv = h5_dataset(a->file, "v", a->n, a->o);
-    hid_t as = H5Screate(H5S_SCALAR);
-    hid_t at = H5Acreate2(a->hu, "step", H5T_NATIVE_INT, as, H5P_DEFAULT, H5P_DEFAULT);
-    h5_check(at, "H5Acreate2");
+    if (a->o->slots && access(a->path, F_OK) == 0) { /* a slot written before: in place */
+        a->file = H5Fopen(a->path, H5F_ACC_RDWR, H5P_DEFAULT);
+        h5_check(a->file, "H5Fopen");
+        a->hu = H5Dopen2(a->file, "u", H5P_DEFAULT);
+        a->hv = H5Dopen2(a->file, "v", H5P_DEFAULT);
+        h5_check(a->hu < 0 || a->hv < 0 ? -1 : 0, "H5Dopen2");
+        at = H5Aopen(a->hu, "step", H5P_DEFAULT);
+    } else {
+        a->file = H5Fcreate(a->path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        h5_check(a->file, "H5Fcreate");
+        a->hu = h5_dataset(a->file, "u", a->n, a->o);
+        a->hv = h5_dataset(a->file, "v", a->n, a->o);
+        hid_t as = H5Screate(H5S_SCALAR);
+        at = H5Acreate2(a->hu, "step", H5T_NATIVE_INT, as, H5P_DEFAULT, H5P_DEFAULT);
+        H5Sclose(as);
+    }
+    h5_check(at, "H5Acreate2/H5Aopen");
     h5_check(H5Awrite(at, H5T_NATIVE_INT, &s->step), "H5Awrite");
-    H5Aclose(at), H5Sclose(as);
+    H5Aclose(at);
     h5_check(H5Dwrite(a->hu, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->u), "H5Dwrite u");
     h5_check(H5Dwrite(a->hv, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, s->v), "H5Dwrite v");
     H5Dclose(a->hu), H5Dclose(a->hv);
@@ -408,14 +432,14 @@ static int raw_write(int fd, const double *u, const double *v, int step, size_t 
 
 static void raw_path(arm_t *a, int step)
 {
-    snprintf(a->path, sizeof a->path, "%s/%s-%06d.raw", a->o->dir, a->prefix, step);
+    snprintf(a->path, sizeof a->path, "%s/%s-%06d.raw", a->o->dir, a->prefix, ckpt_id(a->o, step));
 }
 
-/* DIR/<prefix>-<step>.raw, new; its descriptor. */
+/* DIR/<prefix>-<id>.raw, new (with --slots: written over in place); its descriptor. */
 static int raw_create(arm_t *a, int step)
 {
     raw_path(a, step);
-    int fd = open(a->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(a->path, O_WRONLY | O_CREAT | (a->o->slots ? 0 : O_TRUNC), 0644);
     if (fd < 0) die("open %s: %s", a->path, strerror(errno));
     return fd;
 }
@@ -655,7 +679,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: cte-checkpoint --dir DIR [--uri shm:PATH] [--size N] [--steps S] "
                "[--every K]\n"
                "         [--arms cte,hdf5,thread,inline] [--chunk-mib M] [--inflight-mib I]\n"
-               "         [--warm-mib W]\n");
+               "         [--warm-mib W] [--slots N]\n");
 }
 
 static int parse_int(const char *s, int min, int max, int *out)
@@ -669,11 +693,19 @@ static int parse_int(const char *s, int min, int max, int *out)
 
 static int parse_args(int argc, char **argv, opts_t *o)
 {
-    static const struct option longs[] = {
-        {"size", 1, 0, 'n'},      {"steps", 1, 0, 's'},        {"every", 1, 0, 'k'},
-        {"dir", 1, 0, 'd'},       {"uri", 1, 0, 'u'},          {"arms", 1, 0, 'a'},
-        {"chunk-mib", 1, 0, 'c'}, {"inflight-mib", 1, 0, 'i'}, {"warm-mib", 1, 0, 'w'},
-        {"damage", 1, 0, 'D'},    {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option longs[] = {{"size", 1, 0, 'n'},
+                                          {"steps", 1, 0, 's'},
+                                          {"every", 1, 0, 'k'},
+                                          {"dir", 1, 0, 'd'},
+                                          {"uri", 1, 0, 'u'},
+                                          {"arms", 1, 0, 'a'},
+                                          {"chunk-mib", 1, 0, 'c'},
+                                          {"inflight-mib", 1, 0, 'i'},
+                                          {"warm-mib", 1, 0, 'w'},
+                                          {"damage", 1, 0, 'D'},
+                                          {"slots", 1, 0, 'S'},
+                                          {"help", 0, 0, 'h'},
+                                          {0, 0, 0, 0}};
     *o = (opts_t){.n = 256,
                   .steps = 65,
                   .every = 10,
@@ -700,6 +732,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
             break;
         case 'w':
             bad |= parse_int(optarg, 0, 1 << 20, &o->warm_mib);
+            break;
+        case 'S':
+            bad |= parse_int(optarg, 0, 1000, &o->slots);
             break;
         case 'D':
             o->damage = optarg;
