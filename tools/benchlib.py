@@ -147,10 +147,10 @@ def ensure_built(paths, targets, log, build=None):
 
 
 def svg_bars(title, groups, unit, note=""):
-    """A horizontal bar chart: groups is [(group title, [(label, value, highlight), ...])],
-    each group drawn on its own scale, each bar labelled with its value and unit. Returns the
-    SVG text."""
-    width, left, bar, gap, head = 760, 170, 22, 6, 30
+    """A horizontal bar chart: groups is [(group title, [(label, value, highlight[, text]),
+    ...])], each group drawn on its own scale, each bar labelled with its value and unit (and
+    text after it, when given). Returns the SVG text."""
+    width, left, bar, gap, head = 880, 170, 22, 6, 30
     height = 40 + sum(head + len(rows) * (bar + gap) + 14 for _, rows in groups) + (24 if note else 0)
     el = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
           'font-family="sans-serif" font-size="13">' % (width, height),
@@ -160,14 +160,18 @@ def svg_bars(title, groups, unit, note=""):
     for gtitle, rows in groups:
         el.append('<text x="10" y="%d" font-weight="bold">%s</text>' % (y + 18, escape(gtitle)))
         y += head
-        top = max([v for _, v, _ in rows if v is not None] + [1e-12])
-        for label, value, hl in rows:
-            w = 0 if value is None else (width - left - 120) * value / top
+        top = max([r[1] for r in rows if r[1] is not None] + [1e-12])
+        for row in rows:
+            label, value, hl = row[:3]
+            w = 0 if value is None else (width - left - 240) * value / top
             el.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (
                 left - 8, y + bar - 6, escape(label)))
             el.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>' % (
                 left, y, w, bar, "#d9534f" if hl else "#5b8ff9"))
-            txt = "n/a" if value is None else "%.3g %s" % (value, unit)
+            txt = "n/a" if value is None else \
+                "{:,.0f} {}".format(value, unit) if value >= 100 else "%.3g %s" % (value, unit)
+            if len(row) > 3 and row[3]:
+                txt += " " + row[3]
             el.append('<text x="%.1f" y="%d">%s</text>' % (left + w + 6, y + bar - 6, escape(txt)))
             y += bar + gap
         y += 14
