@@ -8,24 +8,21 @@
  *                  defaults: N 256, S 65, K 10, M 4, I 512, W 0, slots 0
  *
  * Every checkpoint is a new one and is kept (nothing is overwritten or deleted during the
- * run), as a simulation keeps its restart dumps (--slots below changes that). Arms (each runs the whole simulation from the
- * same initial state, one after the other):
- *   cte     libcte datasets "ckpt-<s>/u" and "ckpt-<s>/v" in tag gray-scott (chunks of whole
- *           planes, about M MiB each, attribute "step"), written asynchronously
- *           (cte_dataset_write) at score 1.0 over --uri. Creating the datasets is synchronous,
- *           so it also waits for the previous checkpoint's puts; the last checkpoint is waited
- *           for at the end
- *   hdf5    the same chunked datasets "u" and "v" (attribute "step") in a new file
- *           DIR/ckpt-<s>.h5, written with H5Dwrite and closed
- *   thread  a writer thread pwrites the raw arrays to a new file DIR/thread-<s>.raw: the
- *           simulation waits for the previous write, copies both fields into a staging buffer
- *           (allocated and touched once, before the run) and goes on
- *   inline  pwrite of the raw arrays to a new file DIR/inline-<s>.raw from the simulation
- * No arm calls fsync: every checkpoint ends in memory (the RAM tier or the page cache). The
- * files are left in DIR (the caller removes them).
- * The stall of an arm is the time its simulation spends in checkpoint calls, plus the final
- * wait for the last checkpoint; the total is the whole run (steps and checkpoints). Setup
- * before the first step (connecting, the thread arm's staging buffer) is not counted.
+ * run), as a simulation keeps its restart dumps (--slots below changes that). Arms (each runs the
+ * whole simulation from the same initial state, one after the other): cte     libcte datasets
+ * "ckpt-<s>/u" and "ckpt-<s>/v" in tag gray-scott (chunks of whole planes, about M MiB each,
+ * attribute "step"), written asynchronously (cte_dataset_write) at score 1.0 over --uri. Creating
+ * the datasets is synchronous, so it also waits for the previous checkpoint's puts; the last
+ * checkpoint is waited for at the end hdf5    the same chunked datasets "u" and "v" (attribute
+ * "step") in a new file DIR/ckpt-<s>.h5, written with H5Dwrite and closed thread  a writer thread
+ * pwrites the raw arrays to a new file DIR/thread-<s>.raw: the simulation waits for the previous
+ * write, copies both fields into a staging buffer (allocated and touched once, before the run) and
+ * goes on inline  pwrite of the raw arrays to a new file DIR/inline-<s>.raw from the simulation No
+ * arm calls fsync: every checkpoint ends in memory (the RAM tier or the page cache). The files are
+ * left in DIR (the caller removes them). The stall of an arm is the time its simulation spends in
+ * checkpoint calls, plus the final wait for the last checkpoint; the total is the whole run (steps
+ * and checkpoints). Setup before the first step (connecting, the thread arm's staging buffer) is
+ * not counted.
  *
  * --slots N: checkpoints go round N slots instead (the k-th to slot (k - 1) mod N: dataset
  * "ckpt-<slot>/u", file ckpt-<slot>.h5 or <arm>-<slot>.raw), each written over in place
@@ -46,9 +43,12 @@
  * Output: a progress line per checkpoint on stderr; on stdout first
  *   memory fresh_mbs=<n> touched_mbs=<n>     memset of 64 MiB never touched, and again
  * then one line per arm:
- *   arm=<name> total_s=<t> stall_s=<t> bytes=<n> checkpoints=<n> restart=ok|FAIL(<why>)
- * Exit status: 0 when every arm ran and restarted bit-exact, 1 otherwise, 2 on usage errors.
- * Single-threaded apart from the thread arm's writer. Links libcte (static) and HDF5. */
+ *   arm=<name> total_s=<t> stall_s=<t> waited_s=<t> bytes=<n> checkpoints=<n>
+ * restart=ok|FAIL(<why>) (waited_s: the part of the stall spent waiting for an earlier checkpoint
+ * to be stored: the cte arm's wait for its puts to be answered, the thread arm's for its writer; 0
+ * for the others) Exit status: 0 when every arm ran and restarted bit-exact, 1 otherwise, 2 on
+ * usage errors. Single-threaded apart from the thread arm's writer. Links libcte (static) and HDF5.
+ */
 #define _GNU_SOURCE
 #include <cte/cte.h>
 #include <cte/dataset.h>
@@ -203,6 +203,7 @@ struct arm {
     pthread_cond_t cv;
     double *stage;
     int busy, quit, last_step, io_err;
+    double waited; /* cte, thread: stalled waiting for an earlier checkpoint to be stored */
 };
 
 static uint64_t chunk_planes(const opts_t *o, int n)
@@ -250,9 +251,11 @@ static int cte_open_sets(arm_t *a, int step, int create)
 static void cte_drop_sets(arm_t *a)
 {
     if (!a->du) return;
+    double t0 = now();
     cte_check(a, cte_dataset_close(a->du), "wait u");
     cte_check(a, cte_dataset_close(a->dv), "wait v");
     a->du = a->dv = NULL;
+    a->waited += now() - t0;
 }
 
 /* Before the run (untimed, as the thread arm's staging buffer is touched before the run):
@@ -504,9 +507,11 @@ static void thread_begin(arm_t *a, const sim_t *s)
 
 static void thread_wait_idle(arm_t *a)
 {
+    double t0 = now();
     pthread_mutex_lock(&a->mu);
     while (a->busy) pthread_cond_wait(&a->cv, &a->mu);
     pthread_mutex_unlock(&a->mu);
+    a->waited += now() - t0;
     if (a->io_err) die("write %s: %s", a->path, strerror(a->io_err));
 }
 
@@ -580,7 +585,7 @@ static const arm_t ARMS[] = {
 /* ---- runs ---- */
 
 typedef struct result {
-    double total, stall;
+    double total, stall, waited;
     uint64_t bytes;
     int checkpoints;
 } result_t;
@@ -625,6 +630,7 @@ static void run_arm(arm_t *a, const opts_t *o, result_t *r, reference_t *ref)
     stall += now() - f0;
     r->total = now() - t0;
     r->stall = stall;
+    r->waited = a->waited;
     if (!ref->uend) {
         ref->uend = xmalloc(a->bytes), ref->vend = xmalloc(a->bytes);
         memcpy(ref->uend, s.u, a->bytes), memcpy(ref->vend, s.v, a->bytes);
@@ -801,9 +807,11 @@ int main(int argc, char **argv)
         if (o.damage && !strcmp(o.damage, arms[k].name)) arms[k].damage(&arms[k], ref.step);
         int rc = restart_arm(&arms[k], &o, &ref, why, sizeof why);
         failed |= rc != 0;
-        printf("arm=%s total_s=%.4f stall_s=%.4f bytes=%llu checkpoints=%d restart=%s%s%s%s\n",
-               arms[k].name, res[k].total, res[k].stall, (unsigned long long)res[k].bytes,
-               res[k].checkpoints, rc ? "FAIL(" : "ok", rc ? why : "", rc ? ")" : "", "");
+        printf("arm=%s total_s=%.4f stall_s=%.4f waited_s=%.4f bytes=%llu checkpoints=%d "
+               "restart=%s%s%s\n",
+               arms[k].name, res[k].total, res[k].stall, res[k].waited,
+               (unsigned long long)res[k].bytes, res[k].checkpoints, rc ? "FAIL(" : "ok",
+               rc ? why : "", rc ? ")" : "");
         fflush(stdout);
     }
     free(ref.u), free(ref.v), free(ref.uend), free(ref.vend);
