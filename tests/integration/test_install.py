@@ -22,6 +22,7 @@ LAYOUT = ["bin/cte-server", "bin/cte-bench", "etc/cte-server/cte-server.yaml",
           "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md",
           "share/doc/cte-server/docs/libcte.md", "share/doc/cte-server/docs/python.md",
           "share/doc/cte-server/docs/shm.md", "share/doc/cte-server/docs/ycsb-compare.svg",
+          "share/doc/cte-server/docs/checkpoints.svg",
           "include/cte/cte.h", "include/cte/dataset.h", "lib/libcte.a", "lib/libcte.so", "lib/libcte.so.0",
           "lib/libcte.so.0.1.0", "lib/pkgconfig/cte.pc", "bin/cte-ycsb"] + \
     ["share/cte-server/ycsb/workloads/workload" + w for w in "abcdef"]
