@@ -22,6 +22,9 @@
 extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
     __attribute__((weak));
 
+extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
+                               const char *opts) __attribute__((weak));
+
 static _Atomic size_t used;
 
 static void oom(size_t n)
@@ -179,6 +182,13 @@ int alloc_background_purge(int on)
     if (!jemalloc_is_malloc()) return -ENOTSUP;
     int rc = mallctl("background_thread", NULL, NULL, &v, sizeof(v));
     return rc ? -rc : 0; /* mallctl returns a positive errno */
+}
+
+int alloc_stats_report(void (*write)(void *ud, const char *text), void *ud)
+{
+    if (!jemalloc_is_malloc() || !malloc_stats_print) return -ENOTSUP;
+    malloc_stats_print(write, ud, NULL);
+    return 0;
 }
 
 int alloc_purge_after_drop(size_t min_drop)

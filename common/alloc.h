@@ -50,6 +50,9 @@ int alloc_purge(void);
  * without them jemalloc purges only when it allocates or frees. Returns 0, or a negative errno
  * (-ENOTSUP without jemalloc). */
 int alloc_background_purge(int on);
+/* jemalloc's whole statistics report (malloc_stats_print), handed to write in pieces of text
+ * on the calling thread. Returns 0, or -ENOTSUP without jemalloc. */
+int alloc_stats_report(void (*write)(void *ud, const char *text), void *ud);
 /* For a periodic caller (the server cron): purges when the bytes in use fell by at least
  * min_drop (and by an eighth) below the highest count seen since the last purge, as after
  * FLUSHALL or a DEL of a large value. Returns 1 if it purged, else 0. Not thread-safe: one

@@ -341,6 +341,31 @@ dict_node_t *dict_random(dict_t *d, uint64_t rnd)
     return n;
 }
 
+dict_node_t *dict_random_fair(dict_t *d, uint64_t rnd, uint64_t chain_bound)
+{
+    uint64_t len = dict_size(d), s = rnd | 1;
+    if (len == 0) return NULL;
+    if (len <= 64) {
+        uint64_t k = xorshift(&s) % len;
+        dict_iter_t it;
+        dict_iter_init(&it, d, 0);
+        dict_node_t *n = dict_iter_next(&it);
+        while (k--) n = dict_iter_next(&it);
+        dict_iter_deinit(&it);
+        return n;
+    }
+    if (!dict_is_rehashing(d) && chain_bound) {
+        uint64_t size = d->size[0];
+        for (int tries = 0; tries < 256; tries++) {
+            uint64_t r = xorshift(&s);
+            dict_node_t *n = d->table[0][r & (size - 1)];
+            for (uint64_t k = (r >> 40) % chain_bound; n && k; k--) n = n->next;
+            if (n) return n;
+        }
+    }
+    return dict_random(d, xorshift(&s));
+}
+
 void dict_iter_init(dict_iter_t *it, dict_t *d, int safe)
 {
     it->d = d;

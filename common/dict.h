@@ -86,6 +86,13 @@ uint64_t dict_scan(dict_t *d, uint64_t cursor, dict_scan_fn *fn, void *ud);
 
 /* A node chosen at random, roughly uniform; NULL if empty. rnd is a caller PRNG value. */
 dict_node_t *dict_random(dict_t *d, uint64_t rnd);
+/* A node chosen uniformly at random (what SRANDMEMBER and HRANDFIELD need; NULL if empty),
+ * from the caller PRNG value rnd. Tables of up to 64 nodes pick an index and walk to it
+ * (exactly uniform); larger ones draw a bucket and a chain position below chain_bound,
+ * retrying when the position is past the chain's end, so nodes in long chains are as likely
+ * as others (the intent of Redis's dictGetFairRandomKey): chain_bound should be a few times
+ * the table's fill limit. Mid-rehash, or after 256 misses, falls back to dict_random. */
+dict_node_t *dict_random_fair(dict_t *d, uint64_t rnd, uint64_t chain_bound);
 
 /* Unsafe fast iteration (no changes to d during it): for each node, in bucket order. */
 typedef struct dict_iter {

@@ -1,6 +1,8 @@
 /* util.c - number parsing/formatting with Redis's rules, clocks, randomness. */
 #include "common/util.h"
 
+#include "common/alloc.h"
+
 #include <ctype.h>
 #include <limits.h>
 #include <errno.h>
@@ -72,18 +74,23 @@ size_t ll_to_str(char *dst, long long v)
 
 int str_to_d(const char *s, size_t len, double *out)
 {
-    char buf[256];
-    if (len == 0 || len >= sizeof(buf)) return 0;
-    if (isspace((unsigned char)s[0])) return 0;
+    /* any length, as Redis's strtod on the whole argument: DBL_MAX written out in full has
+     * 309 digits; a copy of a long one is as large as the argument already in memory */
+    char small[256], *buf = len < sizeof(small) ? small : xmalloc(len + 1);
+    int ok = 0;
+    if (len == 0 || isspace((unsigned char)s[0])) goto done;
     memcpy(buf, s, len);
     buf[len] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
-    if ((size_t)(end - buf) != len || isnan(v)) return 0;
-    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) return 0;
+    if ((size_t)(end - buf) != len || isnan(v)) goto done;
+    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) goto done;
     *out = v;
-    return 1;
+    ok = 1;
+done:
+    if (buf != small) xfree(buf);
+    return ok;
 }
 
 int str_to_ld(const char *s, size_t len, long double *out)

@@ -172,6 +172,25 @@ static int add_tiers(const opt_t *o, config_tier_t *tiers, int *n, buf_t *msg)
     return rc;
 }
 
+/* Parses opts[i] into its row. A CONFIG__LINES key given several times (--user a --user b, as
+ * redis-server takes them) gets every value so far, one per line. */
+static int parse_option(config_t *c, const config__row_t *r, const opt_t *opts, int i,
+                        config__why_t *why)
+{
+    if (!(r->flags & CONFIG__LINES)) return config__parse_row(c, r, opts[i].value, 0, why);
+    buf_t all;
+    buf_init(&all);
+    buf_reserve(&all, 1);
+    for (int j = 0; j <= i; j++) {
+        if (config__lookup(opts[j].name) != r) continue;
+        if (all.len) buf_push(&all, '\n');
+        buf_append_str(&all, opts[j].value);
+    }
+    int rc = config__parse_row(c, r, all.data, 0, why);
+    buf_deinit(&all);
+    return rc;
+}
+
 /* Applies the options to c in order. The --tier options together replace c's tiers. */
 static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
 {
@@ -190,7 +209,7 @@ static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
         } else if (!(r = config__lookup(o->name))) {
             buf_printf(msg, "command line: unknown option '--%s'", o->name);
             rc = -1;
-        } else if (config__parse_row(c, r, o->value, 0, &why) < 0) {
+        } else if (parse_option(c, r, opts, i, &why) < 0) {
             buf_append_str(msg, "command line: ");
             config__bad_value(msg, r, o->name, o->value, &why);
             rc = -1;

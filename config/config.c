@@ -186,10 +186,16 @@ int config_set(config_t *c, const char *name, const char *value, char *err, size
 
 /* ---- CONFIG GET ------------------------------------------------------------------------- */
 
-static int any_match(int n, const char *const *pats, const char *name)
+/* 1 if one of the patterns matches name; a hidden row only by its exact name. */
+static int any_match(int n, const char *const *pats, const char *name, unsigned flags)
 {
-    for (int i = 0; i < n; i++)
-        if (strglob_match(pats[i], strlen(pats[i]), name, strlen(name), 1)) return 1;
+    for (int i = 0; i < n; i++) {
+        if (flags & CONFIG__HIDDEN) {
+            if (!strcasecmp(pats[i], name)) return 1;
+        } else if (strglob_match(pats[i], strlen(pats[i]), name, strlen(name), 1)) {
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -201,8 +207,8 @@ void config_get_many(const config_t *c, int npatterns, const char *const *patter
     buf_init(&v);
     for (size_t i = 0; i < config__nrows; i++) {
         const config__row_t *r = &config__rows[i];
-        int by_name = any_match(npatterns, patterns, r->name);
-        int by_alias = r->alias && any_match(npatterns, patterns, r->alias);
+        int by_name = any_match(npatterns, patterns, r->name, r->flags);
+        int by_alias = r->alias && any_match(npatterns, patterns, r->alias, r->flags);
 
         if (!by_name && !by_alias) continue;
         buf_clear(&v);

@@ -133,6 +133,10 @@ typedef struct config {
     int unixsocketperm;    /* unixsocketperm: mode bits, e.g. 0700 */
     int protected_mode;    /* protected-mode */
     char *requirepass;     /* requirepass: "" = none */
+    char *aclfile;             /* aclfile: "" = none */
+    int acl_pubsub_default;    /* acl-pubsub-default: 0 resetchannels, 1 allchannels */
+    long long acllog_max_len;  /* acllog-max-len */
+    config_strlist_t users;    /* users: ACL rules, one user per item */
     int maxclients;        /* maxclients */
     int timeout;           /* timeout: idle seconds, 0 = never */
     int tcp_keepalive;     /* tcp-keepalive: seconds, 0 = off */
@@ -158,8 +162,10 @@ typedef struct config {
     int maxmemory_policy; /* maxmemory-policy: CONFIG_MAXMEMORY_* */
     int maxmemory_samples; /* maxmemory-samples */
     int maxmemory_eviction_tenacity; /* maxmemory-eviction-tenacity: 0..100 */
+    int busy_reply_threshold;        /* busy-reply-threshold (lua-time-limit): ms */
     int lfu_log_factor;   /* lfu-log-factor */
     int lfu_decay_time;   /* lfu-decay-time: minutes */
+    int tracking_table_max_keys; /* tracking-table-max-keys: 0 = no limit */
     /* persistence */
     int appendonly;                      /* appendonly */
     char *appendfilename;                /* appendfilename: a name inside dir */
@@ -201,6 +207,30 @@ typedef struct config {
     int organizer_half_life;               /* organizer-half-life: seconds */
     config_tier_t tiers[CONFIG_MAX_TIERS]; /* tiers[0..ntiers-1], fastest first */
     int ntiers;                            /* >= 1 */
+    /* Redis 7.0 keys accepted for compatibility and inert here (CONFIG GET shows what CONFIG
+     * SET stored; nothing reads them): replication, RDB, defragmentation, latency tracking,
+     * shutdown signals. The README's configuration reference marks each row. */
+    struct {
+        long long maxmemory_clients; /* maxmemory-clients: bytes, or -percent */
+        long long repl_backlog_size, active_defrag_ignore_bytes;
+        int repl_backlog_ttl, repl_timeout, repl_ping_replica_period, replica_priority;
+        int repl_diskless_sync_delay, repl_diskless_load, shutdown_timeout;
+        int active_defrag_threshold_lower, active_defrag_threshold_upper;
+        int active_defrag_cycle_min, active_defrag_cycle_max, active_defrag_max_scan_fields;
+        int active_expire_effort;
+        int replica_read_only, replica_serve_stale_data, replica_ignore_maxmemory;
+        int replica_lazy_flush, replica_announced, repl_diskless_sync, repl_disable_tcp_nodelay;
+        int lazyfree_lazy_eviction, lazyfree_lazy_expire, lazyfree_lazy_server_del;
+        int lazyfree_lazy_user_flush, activedefrag, stop_writes_on_bgsave_error;
+        int rdbcompression, rdbchecksum, dynamic_hz, jemalloc_bg_thread, crash_log_enabled;
+        int crash_memcheck_enabled, aof_use_rdb_preamble, aof_timestamp_enabled;
+        int aof_rewrite_incremental_fsync, rdb_save_incremental_fsync;
+        int no_appendfsync_on_rewrite, latency_tracking, cluster_enabled, disable_thp;
+        int key_load_delay;
+        char *masterauth, *masteruser, *replica_announce_ip, *dbfilename, *replicaof;
+        int shutdown_on_sigint, shutdown_on_sigterm; /* bits: save nosave now force */
+        char *latency_tracking_info_percentiles;
+    } inert;
 
     /* Not settings. */
     char *config_file; /* absolute path of the file config_apply_args loaded, NULL when the

@@ -15,6 +15,9 @@
 /* Row flags. */
 #define CONFIG__IMMUTABLE 1u /* CONFIG SET refuses it; the file and command line may set it */
 #define CONFIG__MULTI 2u     /* a YAML list is accepted and joined with spaces */
+#define CONFIG__LINES 4u     /* with CONFIG__MULTI: the items are joined with newlines */
+/* CONFIG GET shows a hidden key only when asked by its exact name (Redis's HIDDEN_CONFIG) */
+#define CONFIG__HIDDEN 8u
 
 /* Why a value was refused. msg is Redis's reason as CONFIG SET prints it after " - ". When
  * generic is set the value simply is not of the row's type, and file and command-line
@@ -65,7 +68,8 @@ struct config__row {
 extern const config__row_t config__rows[];
 extern const size_t config__nrows;
 extern const config__type_t config__type_bool, config__type_int, config__type_memory,
-    config__type_octal, config__type_enum, config__type_string, config__type_list;
+    config__type_octal, config__type_enum, config__type_string, config__type_list,
+    config__type_lines;
 extern const char config__default_yaml_text[];
 
 /* The row named name (or aliased so), case-insensitive; NULL when none. */

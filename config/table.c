@@ -381,6 +381,11 @@ static const config__enum_t loglevel_enum[] = {
     {"debug", CONFIG_LOG_DEBUG},     {"verbose", CONFIG_LOG_VERBOSE}, {"notice", CONFIG_LOG_NOTICE},
     {"warning", CONFIG_LOG_WARNING}, {"nothing", CONFIG_LOG_NOTHING}, {NULL, 0},
 };
+static const config__enum_t pubsub_default_enum[] = {
+    {"resetchannels", 0},
+    {"allchannels", 1},
+    {NULL, 0},
+};
 static const config__enum_t fsync_enum[] = {
     {"always", CONFIG_FSYNC_ALWAYS},
     {"everysec", CONFIG_FSYNC_EVERYSEC},
@@ -411,6 +416,133 @@ static const config__enum_t debug_enum[] = {
     {NULL, 0},
 };
 
+/* ---- maxmemory-clients: bytes or a percentage of maxmemory ------------------------------ */
+
+/* Kept as Redis keeps it: bytes, or a percentage as a negative number. */
+static int mem_or_pct_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                            config__why_t *why)
+{
+    size_t len = strlen(v);
+    long long n;
+    if (len > 1 && v[len - 1] == '%') {
+        char num[32];
+        char *end;
+        if (len - 1 >= sizeof num) goto bad;
+        memcpy(num, v, len - 1);
+        num[len - 1] = '\0';
+        n = strtoll(num, &end, 10);
+        if (*end || !isdigit((unsigned char)num[0])) goto bad;
+        if (n > 100) {
+            config__why_set(why, 0, "percentage argument must be less or equal to 100");
+            return -1;
+        }
+        n = -n;
+    } else if (config__parse_memory(v, &n) < 0) {
+        goto bad;
+    }
+    memcpy((char *)c + r->offset, &n, sizeof n);
+    return 0;
+bad:
+    config__why_set(why, 1, "argument must be a memory or percent value");
+    return -1;
+}
+
+static void mem_or_pct_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    long long n;
+    memcpy(&n, (const char *)c + r->offset, sizeof n);
+    if (n < 0) buf_printf(out, "%lld%%", -n);
+    else config__format_memory(out, n, human);
+}
+
+static void mem_or_pct_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_append_str(out, brief ? "bytes or N%" : "a memory value or a percentage up to 100%");
+}
+
+static const config__type_t type_mem_or_pct = {
+    .name = "memory-or-percent",
+    .parse = mem_or_pct_parse,
+    .format = mem_or_pct_format,
+    .describe = mem_or_pct_describe,
+};
+
+/* shutdown-on-sigint/sigterm: "default" (0), or some of save nosave now force, kept as bits
+ * and shown in this order, as Redis keeps and shows its flags configs. */
+static const char *const shutdown_words[] = {"save", "nosave", "now", "force"};
+
+static int shutdown_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                          config__why_t *why)
+{
+    int bits = 0, words = 0;
+    for (const char *p = v + strspn(v, " "); *p; p += strspn(p, " ")) {
+        size_t len = strcspn(p, " "), i;
+        words++;
+        if (len == 7 && !strncasecmp(p, "default", 7)) {
+            p += len;
+            continue;
+        }
+        for (i = 0; i < 4; i++)
+            if (len == strlen(shutdown_words[i]) && !strncasecmp(p, shutdown_words[i], len)) break;
+        if (i == 4) { /* not a flag: refused as a whole */
+            words = 0;
+            break;
+        }
+        bits |= 1 << i;
+        p += len;
+    }
+    if (!words) {
+        config__why_set(why, 1, "argument(s) must be one of the following: default, save, "
+                                "nosave, now, force");
+        return -1;
+    }
+    if ((bits & 3) == 3) {
+        config__why_set(why, 0, "shutdown options SAVE and NOSAVE can't be used simultaneously");
+        return -1;
+    }
+    memcpy((char *)c + r->offset, &bits, sizeof bits);
+    return 0;
+}
+
+static void shutdown_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    int bits, n = 0;
+    memcpy(&bits, (const char *)c + r->offset, sizeof bits);
+    if (!bits) buf_append_str(out, "default");
+    for (int i = 0; i < 4; i++)
+        if (bits & (1 << i)) buf_printf(out, "%s%s", n++ ? " " : "", shutdown_words[i]);
+}
+
+static void shutdown_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_append_str(out, brief ? "default, or save|nosave now force"
+                              : "default, or some of save, nosave, now, force");
+}
+
+static const config__type_t type_shutdown = {
+    .name = "flags",
+    .parse = shutdown_parse,
+    .format = shutdown_format,
+    .describe = shutdown_describe,
+};
+
+/* latency-tracking-info-percentiles: numbers in 0..100, space-separated (may be empty). */
+static const char *check_percentiles(const char *v)
+{
+    for (const char *p = v; *p;) {
+        char *end;
+        double d = strtod(p, &end);
+        if (end == p || (*end && *end != ' ') || d < 0 || d > 100)
+            return "latency-tracking-info-percentiles must be between 0.0 and 100.0";
+        p = end + strspn(end, " ");
+    }
+    return NULL;
+}
+
+static const config__enum_t diskless_load_enum[] = {
+    {"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0},
+};
+
 #define F(fld) .offset = offsetof(config_t, fld), .size = sizeof(((config_t *)0)->fld)
 #define T(t) .type = &config__type_##t
 #define IMM .flags = CONFIG__IMMUTABLE
@@ -435,6 +567,18 @@ const config__row_t config__rows[] = {
             "refused)."},
     {"requirepass", T(string), F(requirepass), .def = "",
      .doc = "Password that clients give with AUTH (empty: no password)."},
+    {"aclfile", T(string), F(aclfile), .def = "", IMM,
+     .doc = "File of ACL users (`user <name> <rules>` lines) that ACL LOAD reads and ACL SAVE "
+            "writes; relative to dir (empty: none, users come from `users`)."},
+    {"acl-pubsub-default", T(enum), F(acl_pubsub_default), .def = "resetchannels",
+     .enums = pubsub_default_enum,
+     .doc = "Channel permissions a new ACL user (or a reset one) starts with."},
+    {"acllog-max-len", T(int), F(acllog_max_len), .def = "128", LL_MAX,
+     .doc = "Most entries the ACL LOG keeps."},
+    {"users", T(lines), F(users), .def = "", .max = 1000000, .alias = "user",
+     .flags = CONFIG__MULTI | CONFIG__LINES | CONFIG__IMMUTABLE,
+     .doc = "ACL users, one per item, as ACL SETUSER rules after the name: "
+            "[\"alice on >pw ~* +@all\"]. Not with aclfile."},
     {"maxclients", T(int), F(maxclients), .def = "10000", .min = 1, I_MAX,
      .doc = "Most clients connected at once."},
     {"timeout", T(int), F(timeout), .def = "0", I_MAX,
@@ -488,6 +632,9 @@ const config__row_t config__rows[] = {
      .doc = "How slowly the LFU counter of a key grows with its accesses (Redis's setting)."},
     {"lfu-decay-time", T(int), F(lfu_decay_time), .def = "1", .min = 0, .max = 1000000,
      .doc = "Minutes of idleness per decrement of a key's LFU counter (Redis's setting)."},
+    {"tracking-table-max-keys", T(int), F(tracking_table_max_keys), .def = "1000000", .min = 0,
+     I_MAX, .doc = "Most keys client-side caching remembers for CLIENT TRACKING clients; past "
+                   "it, random ones are invalidated (0: no limit)."},
     {"maxmemory-policy", T(enum), F(maxmemory_policy), .def = "noeviction", .enums = policy_enum,
      .doc = "What to evict when maxmemory is reached (noeviction: refuse writes)."},
     {"maxmemory-samples", T(int), F(maxmemory_samples), .def = "5", .min = 1, .max = 64,
@@ -496,6 +643,10 @@ const config__row_t config__rows[] = {
      .min = 0, .max = 100,
      .doc = "Time spent evicting per command before the rest is left to the background "
             "(10: 500 us, 100: no limit; Redis's scale)."},
+    {"busy-reply-threshold", T(int), F(busy_reply_threshold), .def = "5000", I_MAX,
+     .alias = "lua-time-limit",
+     .doc = "Milliseconds a script (EVAL, FCALL) may run before other clients get -BUSY and "
+            "SCRIPT KILL / FUNCTION KILL may stop it (0: never)."},
     /* persistence */
     {"appendonly", T(bool), F(appendonly), .def = "no",
      .doc = "Log every write to the append-only file and replay it at start."},
@@ -555,8 +706,9 @@ const config__row_t config__rows[] = {
     {"latency-monitor-threshold", T(int), F(latency_monitor_threshold), .def = "0", LL_MAX,
      .doc = "Record events slower than this many milliseconds for LATENCY (0: off)."},
     /* search: */
-    {"search-enabled", T(bool), F(search_enabled), .def = "yes", IMM,
-     .doc = "Index blob contents for keyword search (BM25)."},
+    {"search-enabled", T(bool), F(search_enabled), .def = "yes",
+     .doc = "Index blob contents for keyword search (BM25). CONFIG SET indexes every blob again "
+            "(yes) or drops their contents from the index (no)."},
     {"search-max-bytes-per-blob", T(memory), F(search_max_bytes_per_blob), .def = "1mb", LL_MAX,
      .doc = "Bytes of each blob indexed, from its start (0: contents are not indexed)."},
     {"search-skip-binary", T(bool), F(search_skip_binary), .def = "yes",
@@ -585,6 +737,104 @@ const config__row_t config__rows[] = {
      .flags = CONFIG__IMMUTABLE | CONFIG__MULTI,
      .doc = "Storage tiers, fastest first: name:kind:capacity[:path[:score]], kind ram or file, "
             "path relative to dir, score in [0, 1] (default: spread evenly)."},
+    /* Redis 7.0 keys accepted for compatibility, inert here (config_t.inert) */
+#define INERT(what) .doc = "Accepted as Redis 7.0 does; no effect here (" what ")."
+    {"maxmemory-clients", .type = &type_mem_or_pct, F(inert.maxmemory_clients), .def = "0",
+     INERT("clients are not evicted for their memory")},
+    {"repl-backlog-size", T(memory), F(inert.repl_backlog_size), .def = "1mb", .min = 16384,
+     LL_MAX, INERT("no replication")},
+    {"repl-backlog-ttl", T(int), F(inert.repl_backlog_ttl), .def = "3600", I_MAX,
+     INERT("no replication")},
+    {"repl-timeout", T(int), F(inert.repl_timeout), .def = "60", .min = 1, I_MAX,
+     INERT("no replication")},
+    {"repl-ping-replica-period", .alias = "repl-ping-slave-period", T(int),
+     F(inert.repl_ping_replica_period), .def = "10", .min = 1, I_MAX, INERT("no replication")},
+    {"repl-diskless-sync", T(bool), F(inert.repl_diskless_sync), .def = "yes",
+     INERT("no replication")},
+    {"repl-diskless-sync-delay", T(int), F(inert.repl_diskless_sync_delay), .def = "5", I_MAX,
+     INERT("no replication")},
+    {"repl-diskless-load", T(enum), F(inert.repl_diskless_load), .def = "disabled",
+     .enums = diskless_load_enum, INERT("no replication")},
+    {"repl-disable-tcp-nodelay", T(bool), F(inert.repl_disable_tcp_nodelay), .def = "no",
+     INERT("no replication")},
+    {"replica-priority", .alias = "slave-priority", T(int), F(inert.replica_priority),
+     .def = "100", I_MAX, INERT("no replication")},
+    {"replica-read-only", .alias = "slave-read-only", T(bool), F(inert.replica_read_only),
+     .def = "yes", INERT("never a replica")},
+    {"replica-serve-stale-data", .alias = "slave-serve-stale-data", T(bool),
+     F(inert.replica_serve_stale_data), .def = "yes", INERT("never a replica")},
+    {"replica-ignore-maxmemory", .alias = "slave-ignore-maxmemory", T(bool),
+     F(inert.replica_ignore_maxmemory), .def = "yes", INERT("never a replica")},
+    {"replica-lazy-flush", .alias = "slave-lazy-flush", T(bool), F(inert.replica_lazy_flush),
+     .def = "no", INERT("never a replica")},
+    {"replica-announced", T(bool), F(inert.replica_announced), .def = "yes",
+     INERT("never a replica")},
+    {"replica-announce-ip", .alias = "slave-announce-ip", T(string),
+     F(inert.replica_announce_ip), .def = "", INERT("never a replica")},
+    {"masterauth", T(string), F(inert.masterauth), .def = "", INERT("never a replica")},
+    {"masteruser", T(string), F(inert.masteruser), .def = "", INERT("never a replica")},
+    {"replicaof", .alias = "slaveof", T(string), F(inert.replicaof), .def = "", IMM,
+     INERT("never a replica")},
+    {"lazyfree-lazy-eviction", T(bool), F(inert.lazyfree_lazy_eviction), .def = "no",
+     INERT("evicted values are freed at once")},
+    {"lazyfree-lazy-expire", T(bool), F(inert.lazyfree_lazy_expire), .def = "no",
+     INERT("expired values are freed at once")},
+    {"lazyfree-lazy-server-del", T(bool), F(inert.lazyfree_lazy_server_del), .def = "no",
+     INERT("values that commands overwrite are freed at once")},
+    {"lazyfree-lazy-user-flush", T(bool), F(inert.lazyfree_lazy_user_flush), .def = "no",
+     INERT("FLUSHDB and FLUSHALL free at once, ASYNC or not")},
+    {"activedefrag", T(bool), F(inert.activedefrag), .def = "no", INERT("no defragmentation")},
+    {"active-defrag-ignore-bytes", T(memory), F(inert.active_defrag_ignore_bytes),
+     .def = "100mb", .min = 1, LL_MAX, INERT("no defragmentation")},
+    {"active-defrag-threshold-lower", T(int), F(inert.active_defrag_threshold_lower),
+     .def = "10", .max = 1000, INERT("no defragmentation")},
+    {"active-defrag-threshold-upper", T(int), F(inert.active_defrag_threshold_upper),
+     .def = "100", .max = 1000, INERT("no defragmentation")},
+    {"active-defrag-cycle-min", T(int), F(inert.active_defrag_cycle_min), .def = "1", .min = 1,
+     .max = 99, INERT("no defragmentation")},
+    {"active-defrag-cycle-max", T(int), F(inert.active_defrag_cycle_max), .def = "25",
+     .min = 1, .max = 99, INERT("no defragmentation")},
+    {"active-defrag-max-scan-fields", T(int), F(inert.active_defrag_max_scan_fields),
+     .def = "1000", .min = 1, I_MAX, INERT("no defragmentation")},
+    {"active-expire-effort", T(int), F(inert.active_expire_effort), .def = "1", .min = 1,
+     .max = 10, INERT("the expiry cycle has a fixed effort")},
+    {"dynamic-hz", T(bool), F(inert.dynamic_hz), .def = "yes", INERT("hz is fixed")},
+    {"jemalloc-bg-thread", T(bool), F(inert.jemalloc_bg_thread), .def = "yes",
+     INERT("freed pages are given back by the server cron")},
+    {"stop-writes-on-bgsave-error", T(bool), F(inert.stop_writes_on_bgsave_error),
+     .def = "yes", INERT("no RDB file; append-only file errors always stop writes")},
+    {"rdbcompression", T(bool), F(inert.rdbcompression), .def = "yes", INERT("no RDB file")},
+    {"rdbchecksum", T(bool), F(inert.rdbchecksum), .def = "yes", IMM, INERT("no RDB file")},
+    {"rdb-save-incremental-fsync", T(bool), F(inert.rdb_save_incremental_fsync), .def = "yes",
+     INERT("no RDB file")},
+    {"dbfilename", T(string), F(inert.dbfilename), .def = "dump.rdb", INERT("no RDB file")},
+    {"aof-use-rdb-preamble", T(bool), F(inert.aof_use_rdb_preamble), .def = "yes",
+     INERT("the append-only file holds commands only")},
+    {"aof-timestamp-enabled", T(bool), F(inert.aof_timestamp_enabled), .def = "no",
+     INERT("the append-only file always has its own time lines")},
+    {"aof-rewrite-incremental-fsync", T(bool), F(inert.aof_rewrite_incremental_fsync),
+     .def = "yes", INERT("rewrites are written whole, then synced")},
+    {"no-appendfsync-on-rewrite", T(bool), F(inert.no_appendfsync_on_rewrite), .def = "no",
+     INERT("appendfsync applies during rewrites too")},
+    {"latency-tracking", T(bool), F(inert.latency_tracking), .def = "yes",
+     INERT("no per-command latency percentiles")},
+    {"latency-tracking-info-percentiles", T(string), F(inert.latency_tracking_info_percentiles),
+     .def = "50 99 99.9", .check = check_percentiles, INERT("no per-command latency percentiles")},
+    {"shutdown-timeout", T(int), F(inert.shutdown_timeout), .def = "10", I_MAX,
+     INERT("no replicas to wait for")},
+    {"shutdown-on-sigint", .type = &type_shutdown, F(inert.shutdown_on_sigint), .def = "default",
+     .flags = CONFIG__MULTI, INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
+    {"shutdown-on-sigterm", .type = &type_shutdown, F(inert.shutdown_on_sigterm),
+     .def = "default", .flags = CONFIG__MULTI,
+     INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
+    {"cluster-enabled", T(bool), F(inert.cluster_enabled), .def = "no", IMM,
+     INERT("no cluster mode")},
+    {"disable-thp", T(bool), F(inert.disable_thp), .def = "yes", IMM,
+     INERT("transparent huge pages are left as the system sets them")},
+    {"key-load-delay", T(int), F(inert.key_load_delay), .def = "0", .min = INT_MIN, I_MAX,
+     .flags = CONFIG__HIDDEN,
+     INERT("a debugging key of Redis's RDB loading; hidden from CONFIG GET *")},
+#undef INERT
 };
 
 const size_t config__nrows = sizeof config__rows / sizeof config__rows[0];

@@ -473,3 +473,52 @@ const config__type_t config__type_list = {
     .release = list_release,
     .copy = list_copy,
 };
+
+/* ---- lines: a list of strings that may hold spaces (users) ------------------------------ */
+
+static int lines_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                       config__why_t *why)
+{
+    config_strlist_t next = {NULL, 0};
+
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, "\n");
+        size_t b = 0, e = len;
+        while (b < e && isspace((unsigned char)p[b])) b++;
+        while (e > b && isspace((unsigned char)p[e - 1])) e--;
+        if (e > b) {
+            if (next.count >= r->max) {
+                config__strlist_free(&next);
+                config__why_set(why, 1, "too many values (at most %lld)", r->max);
+                return -1;
+            }
+            next.items = xrealloc(next.items, (next.count + 1) * sizeof *next.items);
+            next.items[next.count++] = xmemdup(p + b, e - b);
+        }
+        p += len;
+        if (*p) p++;
+    }
+    config__strlist_free(field(c, r));
+    *(config_strlist_t *)field(c, r) = next;
+    return 0;
+}
+
+static void lines_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    const config_strlist_t *l = cfield(c, r);
+    for (int i = 0; i < l->count; i++) buf_printf(out, "%s%s", i ? "\n" : "", l->items[i]);
+}
+
+static void lines_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    buf_printf(out, "%s%lld strings (a YAML list)", brief ? "up to " : "at most ", r->max);
+}
+
+const config__type_t config__type_lines = {
+    .name = "lines",
+    .parse = lines_parse,
+    .format = lines_format,
+    .describe = lines_describe,
+    .release = list_release,
+    .copy = list_copy,
+};

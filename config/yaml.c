@@ -82,7 +82,7 @@ static int value_text(load_t *L, const config__row_t *r, const char *key, yaml_n
         yaml_node_t *item = node(L, *it);
         if (item->type != YAML_SCALAR_NODE)
             return fail(L, item, "the list of '%s' may only hold plain values", key);
-        if (it > v->data.sequence.items.start) buf_push(out, ' ');
+        if (it > v->data.sequence.items.start) buf_push(out, (r->flags & CONFIG__LINES) ? '\n' : ' ');
         if (scalar_text(L, item, out) < 0) return -1;
     }
     return 0;

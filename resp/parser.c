@@ -53,6 +53,8 @@ static const char E_MBULK_LEN[] = "Protocol error: invalid multibulk length";
 static const char E_MBULK_BIG[] = "Protocol error: too big mbulk count string";
 static const char E_BULK_LEN[] = "Protocol error: invalid bulk length";
 static const char E_BULK_BIG[] = "Protocol error: too big bulk count string";
+static const char E_UNAUTH_MBULK[] = "Protocol error: unauthenticated multibulk length";
+static const char E_UNAUTH_BULK[] = "Protocol error: unauthenticated bulk length";
 static const char E_INLINE_BIG[] = "Protocol error: too big inline request";
 static const char E_QUOTES[] = "Protocol error: unbalanced quotes in request";
 static const char E_DOLLAR[] = "Protocol error: expected '$', got '";
@@ -261,6 +263,7 @@ static int read_count(resp_parser_t *p, const char *buf, size_t len, size_t *con
     if (rc != STEP_DONE) return rc;
     if (!ok || n > INT_MAX || (n > 0 && (unsigned long long)n > p->max_args))
         return fail(p, E_MBULK_LEN);
+    if (n > 10 && p->unauthenticated) return fail(p, E_UNAUTH_MBULK);
     p->pos = cr + 2;
     if (n <= 0) {
         *consumed = p->pos;
@@ -282,6 +285,7 @@ static int read_bulk_header(resp_parser_t *p, const char *buf, size_t len)
     if (rc != STEP_DONE) return rc;
     if (!ok || n < 0 || (unsigned long long)n > p->max_bulk || (unsigned long long)n > SIZE_MAX / 2)
         return fail(p, E_BULK_LEN);
+    if (n > 16384 && p->unauthenticated) return fail(p, E_UNAUTH_BULK);
     p->pos = cr + 2;
     p->bulk_len = n;
     p->state = ST_BULK_DATA;
@@ -302,6 +306,7 @@ static int read_area_ref(resp_parser_t *p, const char *buf, size_t len, size_t b
         (unsigned long long)n > p->max_bulk || (unsigned long long)off > p->area_size ||
         (unsigned long long)n > p->area_size - (unsigned long long)off)
         return fail(p, E_AREA_REF);
+    if (n > 16384 && p->unauthenticated) return fail(p, E_UNAUTH_BULK);
     push_arg(p, (size_t)off | AREA_BIT, (size_t)n, bound);
     p->nrefs++;
     p->pos = cr + 2;

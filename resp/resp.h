@@ -30,6 +30,10 @@ typedef struct resp_parser {
     size_t max_bulk;   /* proto-max-bulk-len: 512 MiB */
     size_t max_args;   /* largest multibulk count accepted: 1024*1024 */
     size_t max_inline; /* longest inline request / count line: 64 KiB */
+    /* set while the client must still authenticate: as Redis 7.0, at most 10 arguments of
+     * at most 16384 bytes ("Protocol error: unauthenticated multibulk length" / "... bulk
+     * length"), so a stranger cannot make the server buffer big requests */
+    int unauthenticated;
     /* a shared-memory client's request data area (server/net/shm.c): when set, a multibulk
      * argument may be "&<len>,<offset>\r\n", bytes [offset, offset+len) of area instead of a
      * bulk; NULL: such a line is the usual "expected '$'" error */

@@ -10,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "server/acl.h"
 #include "server/clientmap.h"
 #include "server/command.h"
 #include "server/reply.h"
@@ -266,6 +267,7 @@ int block_unblock(client_t *c, int err)
     if (!b || b->retrying || b->postponed || b->job || b->name) return 0;
     if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
+    else if (b->timeout_reply == BLOCK_REPLY_ZERO) reply_int(c, 0);
     else reply_null_array(c);
     free_state(c);
     resume_later(c);
@@ -355,6 +357,25 @@ void block_handle_ready(void)
     }
 }
 
+/* A command CLIENT PAUSE held back is checked against its user's rules again before it runs
+ * (they may have changed during the pause, as Redis re-processes it): 1 after the -NOPERM
+ * reply (and ACL LOG entry) when it may no longer run. */
+static int postponed_denied(client_t *c)
+{
+    struct block_state *b = c->blk;
+    const command_t *cmd = c->cmd;
+    int argc = c->argc;
+    resp_arg_t *argv = c->argv;
+    c->cmd = b->cmd;
+    c->argc = b->argc;
+    c->argv = b->argv;
+    int denied = acl_reject_or_reply(c, ACL_CTX_TOPLEVEL) != 0;
+    c->cmd = cmd;
+    c->argc = argc;
+    c->argv = argv;
+    return denied;
+}
+
 void block_release_postponed(void)
 {
     client_t **list = NULL;
@@ -371,7 +392,10 @@ void block_release_postponed(void)
     for (int i = n - 1; i >= 0; i--) {
         client_t *c = list[i];
         c->blk->postponed = 0;
-        retry(c);
+        if (postponed_denied(c))
+            free_state(c);
+        else
+            retry(c);
         if (!c->blk) resume_later(c);
     }
     xfree(list);

@@ -11,7 +11,7 @@
 
 #include "server/client.h"
 
-enum block_timeout_reply { BLOCK_REPLY_NULL_ARRAY, BLOCK_REPLY_NULL };
+enum block_timeout_reply { BLOCK_REPLY_NULL_ARRAY, BLOCK_REPLY_NULL, BLOCK_REPLY_ZERO /* WAIT */ };
 
 /* Parses a blocking timeout in seconds (a double, >= 0) into absolute Unix ms (0 = forever).
  * Replies with Redis's error and returns -1 on bad input. */

@@ -8,6 +8,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/command.h"
 #include "server/introspect.h"
@@ -15,6 +16,7 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +44,7 @@ client_t *client_new(const transport_ops_t *ops, void *conn, int fd)
     c->rbuf = &c->out;
     resp_parser_init(&c->parser);
     c->parser.max_bulk = (size_t)srv.cfg.proto_max_bulk_len;
-    if (!srv.cfg.requirepass || !srv.cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    acl_client_reset(c); /* the default user, authenticated if it needs no password */
     c->next = srv.clients;
     if (srv.clients) srv.clients->prev = c;
     srv.clients = c;
@@ -62,6 +64,17 @@ static void unlink_pending(client_t *c)
     c->flags &= ~(uint32_t)CLIENT_PENDING_WRITE;
 }
 
+void client_unlist(client_t *c)
+{
+    if (c->flags & CLIENT_UNLISTED) return;
+    if (c->prev) c->prev->next = c->next;
+    else srv.clients = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    srv.nclients--;
+    c->flags |= CLIENT_UNLISTED;
+}
+
 void client_free(client_t *c)
 {
     unlink_pending(c);
@@ -69,10 +82,8 @@ void client_free(client_t *c)
     pubsub_client_reset(c);
     block_client_reset(c);
     introspect_forget_monitor(c);
-    if (c->prev) c->prev->next = c->next;
-    else srv.clients = c->next;
-    if (c->next) c->next->prev = c->prev;
-    srv.nclients--;
+    tracking_client_free(c);
+    client_unlist(c);
     client_reply_drop(c);
     buf_deinit(&c->qbuf);
     buf_deinit(&c->refcopy);
@@ -165,9 +176,11 @@ int client_process_input(client_t *c)
     if (c->flags & CLIENT_IN_INPUT) return 0; /* woken from inside its own command: the outer
                                                  loop goes on by itself */
     c->flags |= CLIENT_IN_INPUT;
+    if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     while (pos < c->qbuf.len &&
            !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         size_t used = 0;
+        c->parser.unauthenticated = acl_auth_required(c); /* Redis's limits before AUTH */
         int r = resp_parse(&c->parser, c->qbuf.data + pos, c->qbuf.len - pos, &used);
         if (r == RESP_AGAIN) break;
         if (r == RESP_ERROR) {
@@ -377,6 +390,7 @@ static const char *flag_letters(const client_t *c, char *buf)
     char *p = buf;
     if (c->flags & CLIENT_MULTI) *p++ = 'x';
     if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
+    p = tracking_flag_letters(c, p);
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
     if (c->flags & CLIENT_UNIX_SOCKET) *p++ = 'U';
     if (c->flags & CLIENT_PUBSUB) *p++ = 'P';
@@ -403,12 +417,13 @@ void client_info_line(client_t *c, buf_t *out)
     buf_printf(out,
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
-               "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default "
-               "redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s",
+               "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=%s "
+               "redir=%lld resp=%d lib-name=%s lib-ver=%s transport=%s",
                (unsigned long long)c->id, peer, local, c->fd, c->name ? c->name : "",
                (now - c->ctime_ms) / 1000, (now - c->last_cmd_ms) / 1000, flag_letters(c, flags),
                c->dbid, c->qbuf.len, c->qbuf.cap > c->qbuf.len ? c->qbuf.cap - c->qbuf.len : 0,
-               c->qbuf.cap, c->out.cap, sizeof(*c) + c->qbuf.cap + c->out.cap,
-               c->lastcmd ? c->lastcmd->fullname : "NULL", c->resp, c->lib_name ? c->lib_name : "",
+               c->qbuf.cap, c->out.len + c->seg_bytes, sizeof(*c) + c->qbuf.cap + c->out.cap,
+               c->lastcmd ? c->lastcmd->fullname : "NULL", acl_client_user_name(c),
+               tracking_redir_field(c), c->resp, c->lib_name ? c->lib_name : "",
                c->lib_ver ? c->lib_ver : "", transport_name(c));
 }

@@ -54,6 +54,11 @@ enum client_flag {
     CLIENT_IN_CALL = 1 << 16,
     CLIENT_IN_INPUT = 1 << 17, /* client_process_input is running for this client */
     CLIENT_SHM = 1 << 18,      /* on the shared-memory transport (server/net/shm.c) */
+    CLIENT_PUSHING = 1 << 19,  /* a pub/sub push is being written: CLIENT REPLY OFF/SKIP let it
+                                  through, as Redis does */
+    CLIENT_SCRIPT = 1 << 20,   /* the client scripts run their commands on (server/script) */
+    CLIENT_NO_PROPAGATE = 1 << 21, /* its writes are not logged (redis.set_repl) */
+    CLIENT_UNLISTED = 1 << 22, /* not in the list of clients (client_unlist) */
 };
 
 typedef struct client {
@@ -69,6 +74,7 @@ typedef struct client {
 
     /* input */
     buf_t qbuf;
+    size_t qbuf_peak; /* most bytes qbuf held since the last cron look (server.c) */
     resp_parser_t parser;
     int argc;
     resp_arg_t *argv; /* views into qbuf (or the parser), valid during one command */
@@ -100,11 +106,16 @@ typedef struct client {
     struct tx_state *tx;
     struct sub_state *sub;
     struct block_state *blk;
+    struct acl_user *user; /* server/acl.h: whose permissions apply; NULL: none checked */
+    struct track_state *trk; /* client-side caching (server/tracking.c) */
 } client_t;
 
 /* A new client on a transport (ops may be NULL for a socketless client). Registered in the
  * server's client list. Never fails. */
 client_t *client_new(const transport_ops_t *ops, void *conn, int fd);
+/* Takes c out of the list of clients (CLIENT LIST, INFO, the cron): for internal clients
+ * such as the scripts'. client_free still frees it. */
+void client_unlist(client_t *c);
 /* Unregisters and frees a client. Transports call it once the connection is closed. */
 void client_free(client_t *c);
 /* Asks the transport to close c (at once, or after the pending replies with

@@ -60,10 +60,17 @@ typedef struct command {
      * shared-memory client it may stay a view into the client's data area (server/net/shm.c);
      * every other argument is copied first. 0: none. */
     int value_arg;
+    /* The flags of the command's key specs, as Redis 7.0 names them ("OW update", "RO access",
+     * "RW access delete"), one spec per '|'-separated part: the i-th key found gets part
+     * min(i, parts - 1) (LMOVE: "RW access delete|RW insert"; ZUNIONSTORE: "OW update|RO
+     * access"). NULL: "RO access" for read-only commands, "RW update" for the others.
+     * COMMAND GETKEYSANDFLAGS and COMMAND INFO's key specs read it. */
+    const char *key_flags;
     /* filled at start-up */
     struct command *parent;
     char fullname[48];
     uint64_t calls, usec, rejected_calls, failed_calls;
+    int acl_id; /* the command's number in ACL bitmaps (server/acl.c) */
 } command_t;
 
 /* One row of a command table, with designated initializers so the fields filled at start-up
@@ -90,6 +97,9 @@ const command_t *command_lookup_sub(const command_t *parent, const resp_arg_t *n
 /* Calls fn for every top-level command. */
 void command_foreach(void (*fn)(void *ud, const command_t *cmd), void *ud);
 size_t command_count(void);
+/* The key-spec flags of the i-th key cmd finds (see key_flags) into out (64 bytes), space
+ * separated. Returns out. */
+char *command_key_flags(const command_t *cmd, int i, char *out);
 /* Key positions of argv for cmd (static ranges or getkeys); returns the count. */
 int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max);
 

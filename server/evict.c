@@ -19,6 +19,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "server/introspect.h"
 #include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -213,7 +214,8 @@ static kv_t *pick(int p, db_t **dbp)
 
 int evict_perform(uint64_t budget_us)
 {
-    if (!over_limit()) return EVICT_OK;
+    /* nothing is evicted while clients are paused, as Redis (a pretended success) */
+    if (!over_limit() || introspect_pause_active()) return EVICT_OK;
     int p = srv.cfg.maxmemory_policy;
     if (p == CONFIG_MAXMEMORY_NOEVICTION) return EVICT_FAIL;
     uint64_t start = mono_us(), freed = 0;

@@ -52,6 +52,8 @@ typedef struct server_room {
     void (*key_event)(db_t *db, const char *key, size_t len, int klass, const char *event);
     /* a storage plan finished (server/executor.h), inline or off the loop */
     void (*plan_done)(void);
+    /* a setting changed (CONFIG SET): 0, or -1 with a message in err (logged) */
+    int (*config_changed)(const char *name, char *err, size_t errlen);
 } server_room_t;
 
 /* Sets the log of writes (NULL: none). ops must outlive the server. */

@@ -8,6 +8,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/block.h"
+#include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -15,6 +16,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define SLOWLOG_MAX_ARGS 32
 #define SLOWLOG_MAX_ARG_LEN 128
@@ -76,6 +78,83 @@ static void slow_resize(long long cap)
     slow_cap = cap;
 }
 
+/* ---- secrets: arguments shown as "(redacted)" in MONITOR and the slow log, as Redis hides
+ * them: AUTH's arguments, HELLO's AUTH user and password, ACL SETUSER's name and rules, the
+ * value CONFIG SET gives a sensitive parameter, MIGRATE's AUTH and AUTH2 credentials. ---- */
+
+static const char *const sensitive_configs[] = {"requirepass", "masterauth", "masteruser"};
+
+static int word_eq(const resp_arg_t *a, const char *w)
+{
+    return a->len == strlen(w) && !strncasecmp(a->ptr, w, a->len);
+}
+
+/* Marks the secret arguments of c's command in mark[0..argc) (zeroed by the caller). */
+static void hello_secrets(const client_t *c, char *mark)
+{
+    for (int j = 2; j < c->argc; j++) {
+        if (word_eq(&c->argv[j], "auth") && j + 2 < c->argc) {
+            mark[j + 1] = mark[j + 2] = 1;
+            j += 2;
+        } else if (word_eq(&c->argv[j], "setname") && j + 1 < c->argc) {
+            j++;
+        } else {
+            return;
+        }
+    }
+}
+
+static void migrate_secrets(const client_t *c, char *mark)
+{
+    for (int j = 6; j < c->argc; j++) {
+        if (word_eq(&c->argv[j], "auth") && j + 1 < c->argc) {
+            mark[++j] = 1;
+        } else if (word_eq(&c->argv[j], "auth2") && j + 2 < c->argc) {
+            mark[j + 1] = mark[j + 2] = 1;
+            j += 2;
+        } else if (word_eq(&c->argv[j], "keys")) {
+            return;
+        }
+    }
+}
+
+static void config_set_secrets(const client_t *c, char *mark)
+{
+    for (int j = 2; j + 1 < c->argc; j += 2)
+        for (size_t k = 0; k < sizeof(sensitive_configs) / sizeof(sensitive_configs[0]); k++)
+            if (word_eq(&c->argv[j], sensitive_configs[k])) mark[j + 1] = 1;
+}
+
+static const struct {
+    const char *fullname;
+    int from; /* every argument from this index is secret; 0: ask fn */
+    void (*fn)(const client_t *c, char *mark);
+} secret_rows[] = {
+    {"auth", 1, NULL},
+    {"acl|setuser", 2, NULL},
+    {"hello", 0, hello_secrets},
+    {"migrate", 0, migrate_secrets},
+    {"config|set", 0, config_set_secrets},
+};
+
+/* Which arguments of c's command to hide: an array of c->argc flags (xfree it), or NULL when
+ * none is secret. */
+static char *secret_args(const client_t *c)
+{
+    for (size_t i = 0; i < sizeof(secret_rows) / sizeof(secret_rows[0]); i++) {
+        if (strcmp(c->cmd->fullname, secret_rows[i].fullname)) continue;
+        char *mark = xcalloc((size_t)c->argc, 1);
+        if (secret_rows[i].fn)
+            secret_rows[i].fn(c, mark);
+        else
+            for (int j = secret_rows[i].from; j < c->argc; j++) mark[j] = 1;
+        return mark;
+    }
+    return NULL;
+}
+
+#define REDACTED "(redacted)"
+
 static void slow_add(client_t *c, long long duration_us)
 {
     slow_resize(srv.cfg.slowlog_max_len);
@@ -90,12 +169,16 @@ static void slow_add(client_t *c, long long duration_us)
     e->argc = argc;
     e->argv = xmalloc(sizeof(char *) * (size_t)argc);
     e->lens = xmalloc(sizeof(size_t) * (size_t)argc);
+    char *secret = secret_args(c);
     for (int i = 0; i < argc; i++) {
         char more[64];
         if (argc != c->argc && i == argc - 1) {
             int n = snprintf(more, sizeof(more), "... (%d more arguments)", c->argc - argc + 1);
             e->argv[i] = xmemdup(more, (size_t)n);
             e->lens[i] = (size_t)n;
+        } else if (secret && secret[i]) {
+            e->argv[i] = xstrdup(REDACTED);
+            e->lens[i] = sizeof(REDACTED) - 1;
         } else if (c->argv[i].len > SLOWLOG_MAX_ARG_LEN) {
             int n = snprintf(more, sizeof(more), "... (%zu more bytes)",
                              c->argv[i].len - SLOWLOG_MAX_ARG_LEN);
@@ -113,6 +196,7 @@ static void slow_add(client_t *c, long long duration_us)
     e->peer[0] = '\0';
     if (c->ops && c->ops->addr) c->ops->addr(c, e->peer, sizeof(e->peer), local, sizeof(local));
     e->name = xstrdup(c->name ? c->name : "");
+    xfree(secret);
     if (slow_len < slow_cap) slow_len++;
 }
 
@@ -348,9 +432,9 @@ static void append_quoted(buf_t *b, const char *p, size_t len)
     buf_push(b, '"');
 }
 
-void introspect_before_call(client_t *c)
+void introspect_feed_monitors(client_t *c)
 {
-    if (!nmonitors || srv.loading || (c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
+    if (!nmonitors || srv.loading) return;
     buf_t b;
     buf_init(&b);
     long long us = time_us();
@@ -359,10 +443,15 @@ void introspect_before_call(client_t *c)
     else if (c->ops && c->ops->addr) c->ops->addr(c, peer, sizeof(peer), local, sizeof(local));
     else snprintf(peer, sizeof(peer), "lua");
     buf_printf(&b, "+%lld.%06lld [%d %s]", us / 1000000, us % 1000000, c->dbid, peer);
+    char *secret = secret_args(c);
     for (int i = 0; i < c->argc; i++) {
         buf_push(&b, ' ');
-        append_quoted(&b, c->argv[i].ptr, c->argv[i].len);
+        if (secret && secret[i])
+            append_quoted(&b, REDACTED, sizeof(REDACTED) - 1);
+        else
+            append_quoted(&b, c->argv[i].ptr, c->argv[i].len);
     }
+    xfree(secret);
     buf_append(&b, "\r\n", 2);
     for (int i = 0; i < nmonitors; i++)
         if (monitors[i] != c) reply_proto(monitors[i], b.data, b.len);
@@ -377,21 +466,27 @@ void introspect_after_call(client_t *c, long long duration_us)
     long long lat = srv.cfg.latency_monitor_threshold;
     if (lat > 0 && duration_us / 1000 >= lat)
         latency_add(&latency_events[(c->cmd->flags & CMD_FAST) ? 1 : 0], duration_us / 1000);
+    if (!(c->cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)) && !block_is_retry(c))
+        introspect_feed_monitors(c);
 }
 
 /* ---- CLIENT PAUSE / UNPAUSE ---- */
 
-int introspect_paused(const command_t *cmd)
+int introspect_paused(const client_t *c, const command_t *cmd)
 {
     if (!paused) return 0;
     if (pause_all) return 1;
-    /* WRITE mode holds back writes and commands that may write (as Redis) */
-    return (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+    /* WRITE mode holds back writes and commands that may write (as Redis), and a transaction
+     * that holds one */
+    uint32_t flags = cmd->flags;
+    if (!cmd->parent && strcmp(cmd->name, "exec") == 0) flags |= multi_queued_flags(c);
+    return (flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
 }
 
 static void unpause(void)
 {
     paused = 0;
+    db_expire_paused = 0;
     pause_until_ms = 0;
     block_release_postponed();
 }
@@ -430,6 +525,7 @@ void client_pause_cmd(client_t *c)
     if (!paused || until > pause_until_ms) pause_until_ms = until;
     if (!paused || all) pause_all = all;
     paused = 1;
+    db_expire_paused = 1; /* keys whose time is up are hidden, deleted after the pause */
     reply_ok(c);
 }
 
@@ -447,6 +543,12 @@ void introspect_deinit(void)
     nmonitors = capmonitors = 0;
     for (int i = 0; i < NLATENCY; i++) latency_events[i].n = latency_events[i].idx = 0;
     paused = 0;
+    db_expire_paused = 0;
+}
+
+int introspect_pause_active(void)
+{
+    return paused;
 }
 
 static command_t slowlog_sub[] = {

@@ -7,6 +7,7 @@
 
 #include "common/alloc.h"
 #include "common/dict.h"
+#include "server/acl.h"
 #include "server/clientmap.h"
 #include "server/hooks.h"
 #include "server/block.h"
@@ -258,6 +259,24 @@ static int watched_key_expired(client_t *c)
     return 0;
 }
 
+/* ACL rules may have changed since the command was queued (Redis checks again at EXEC). */
+static int exec_denied_or_reply(client_t *c)
+{
+    static const char *const why[] = {
+        "", "no permission to execute the command or subcommand",
+        "no permission to touch the specified keys", "no permission",
+        "no permission to access one of the channels used as arguments"};
+    int pos, r = acl_check_command(c, c->cmd, c->argc, c->argv, &pos);
+    if (r == ACL_OK) return 0;
+    const char *obj = r == ACL_DENIED_CMD ? c->cmd->fullname : c->argv[pos].ptr;
+    size_t objlen = r == ACL_DENIED_CMD ? strlen(obj) : c->argv[pos].len;
+    acl_log_add(c, r, ACL_CTX_MULTI, obj, objlen, NULL, 0);
+    reply_errorf(c, "NOPERM ACLs rules changed between the moment the transaction was "
+                    "accumulated and the EXEC call. This command is no longer allowed for the "
+                    "following reason: %s", why[r]);
+    return 1;
+}
+
 static void exec_cmd(client_t *c)
 {
     if (!(c->flags & CLIENT_MULTI)) {
@@ -299,6 +318,7 @@ static void exec_cmd(client_t *c)
         c->argc = tx->q[i].argc;
         c->argv = tx->q[i].argv;
         c->cmd = tx->q[i].cmd;
+        if (exec_denied_or_reply(c)) continue;
         command_call(c);
     }
     server_log_exec_end();
@@ -306,6 +326,15 @@ static void exec_cmd(client_t *c)
     c->argc = argc;
     c->argv = argv;
     discard_queue(c);
+}
+
+int multi_exec_rejected(client_t *c, const char *err)
+{
+    if (!c->cmd || c->cmd->proc != exec_cmd) return 0;
+    discard_queue(c);
+    unwatch_all(c);
+    reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
+    return 1;
 }
 
 static void watch_cmd(client_t *c)

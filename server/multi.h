@@ -21,6 +21,10 @@ int multi_should_queue(const client_t *c, const command_t *cmd);
 void multi_queue(client_t *c);
 /* The command flags (CMD_*) of every command c queued, or-ed; 0 outside MULTI. */
 uint32_t multi_queued_flags(const client_t *c);
+/* The dispatcher rejected c->cmd with err (an error line without '-'): when that command is
+ * EXEC, the transaction (and WATCH) is discarded and c gets Redis's "EXECABORT Transaction
+ * discarded because of: <err>", returning 1; else 0 and the caller replies err itself. */
+int multi_exec_rejected(client_t *c, const char *err);
 /* Marks c's transaction as failed because a command was rejected while queueing. */
 void multi_flag_error(client_t *c);
 /* Drops c's transaction and watched keys (RESET, disconnect). */

@@ -98,12 +98,15 @@ static int unsubscribe(clientmap_t *table, dict_t *mine, client_t *c, const char
 
 static void reply_sub_event(client_t *c, const char *kind, const char *name, size_t len)
 {
+    uint32_t was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
     if (c->resp >= 3) reply_proto(c, ">3\r\n", 4);
     else reply_array(c, 3);
     reply_bulk_cstr(c, kind);
     if (name) reply_bulk(c, name, len);
     else reply_null(c);
     reply_int(c, pubsub_client_count(c));
+    if (!was) c->flags &= ~(uint32_t)CLIENT_PUSHING;
 }
 
 static void subscribe_cmd(client_t *c)
@@ -176,6 +179,25 @@ static void punsubscribe_cmd(client_t *c)
     unsub_generic(c, 1);
 }
 
+static void foreach_name(dict_t *d, int pattern,
+                         void (*fn)(void *ud, const char *name, size_t len, int pattern), void *ud)
+{
+    dict_iter_t it;
+    dict_iter_init(&it, d, 0);
+    for (dict_node_t *n; (n = dict_iter_next(&it));)
+        fn(ud, ((name_node_t *)n)->name, n->aux, pattern);
+    dict_iter_deinit(&it);
+}
+
+void pubsub_client_foreach(client_t *c, void (*fn)(void *ud, const char *name, size_t len,
+                                                   int pattern),
+                           void *ud)
+{
+    if (!c->sub) return;
+    foreach_name(&c->sub->patterns, 1, fn, ud);
+    foreach_name(&c->sub->channels, 0, fn, ud);
+}
+
 void pubsub_client_reset(client_t *c)
 {
     if (!c->sub) return;
@@ -192,12 +214,15 @@ static void deliver(client_t *c, const char *pat, size_t plen, const char *ch, s
                     const char *msg, size_t mlen)
 {
     int n = pat ? 4 : 3;
+    uint32_t was = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
     if (c->resp >= 3) reply_proto(c, pat ? ">4\r\n" : ">3\r\n", 4);
     else reply_array(c, n);
     reply_bulk_cstr(c, pat ? "pmessage" : "message");
     if (pat) reply_bulk(c, pat, plen);
     reply_bulk(c, ch, clen);
     reply_bulk(c, msg, mlen);
+    if (!was) c->flags &= ~(uint32_t)CLIENT_PUSHING;
 }
 
 long long pubsub_publish(const char *channel, size_t clen, const char *msg, size_t mlen)

@@ -16,6 +16,11 @@ extern command_t cmds_pubsub[];
 /* Delivers message to every subscriber of channel (and matching patterns); returns the
  * number of receivers. */
 long long pubsub_publish(const char *channel, size_t clen, const char *msg, size_t mlen);
+/* Calls fn with each channel (pattern 0) and pattern (pattern 1) c is subscribed to; fn must
+ * not subscribe or unsubscribe (ACL checks use it). */
+void pubsub_client_foreach(client_t *c, void (*fn)(void *ud, const char *name, size_t len,
+                                                   int pattern),
+                           void *ud);
 /* Unsubscribes c from everything (RESET, disconnect), without replies. */
 void pubsub_client_reset(client_t *c);
 /* Number of channels plus patterns c is subscribed to. */

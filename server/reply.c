@@ -1,6 +1,7 @@
 /* reply.c - reply helpers over the RESP writer (see reply.h).
  *
- * Replies go to c->out. A client that has CLIENT REPLY OFF/SKIP set gets nothing appended.
+ * Replies go to c->out. A client that has CLIENT REPLY OFF/SKIP set gets nothing appended,
+ * but pub/sub pushes (CLIENT_PUSHING: subscribe confirmations, messages), as in Redis.
  * Every helper ends by asking the transport to send (client_want_write is cheap: it only
  * links the client into the pending list once).
  *
@@ -28,8 +29,8 @@
 
 static inline int muted(client_t *c)
 {
-    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_FAKE | CLIENT_CLOSE_ASAP)) !=
-           0;
+    if (c->flags & (CLIENT_FAKE | CLIENT_CLOSE_ASAP)) return 1;
+    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(c->flags & CLIENT_PUSHING);
 }
 
 /* Smaller of a and b, where 0 means "no limit". */
@@ -275,6 +276,12 @@ void reply_bool(client_t *c, int v)
 {
     buf_t *b = out(c);
     if (b) resp_w_bool(b, c->resp, v);
+}
+
+void reply_help(client_t *c, const char *const *lines, size_t n)
+{
+    reply_array(c, (long long)n);
+    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
 }
 
 void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext)

@@ -41,6 +41,8 @@ void reply_set(client_t *c, long long n);     /* RESP2: array */
 void reply_double(client_t *c, double d);
 void reply_bool(client_t *c, int v);
 void reply_verbatim(client_t *c, const char *p, size_t len, const char *ext);
+/* A HELP reply: lines[0..n) as an array of simple strings. */
+void reply_help(client_t *c, const char *const *lines, size_t n);
 /* An aggregate whose length is known later: returns a handle for reply_defer_finish. */
 size_t reply_defer(client_t *c);
 void reply_defer_finish(client_t *c, size_t handle, char kind, long long n); /* kind '*','%','~' */

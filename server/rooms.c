@@ -5,12 +5,16 @@
  * Call server_rooms_register() before server_init() (main and the unit-test harness do). */
 #include "server/rooms.h"
 
+#include "server/acl.h"
 #include "server/cmd/cmd.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/hooks.h"
 #include "server/net/shm.h"
 #include "server/persist/aof.h"
+#include "server/tracking.h"
+#include "server/persist/rewrite.h"
+#include "server/script/script.h"
 
 #include <string.h>
 
@@ -53,6 +57,15 @@ static void search_plan_done(void)
     searchcmd_on_writes_settled();
 }
 
+/* ACL users exist before any client runs a command (the AOF replays as a fake client) */
+static const server_room_t acl_room = {
+    .name = "acl",
+    .commands = cmds_acl,
+    .init = acl_init,
+    .deinit = acl_deinit,
+    .config_changed = acl_config_changed,
+};
+
 static void aof_cron_step(long long now_ms)
 {
     aof_cron();
@@ -72,15 +85,21 @@ static const server_room_t rooms[] = {
     {"sets", cmds_set},
     {"bits", cmds_bits},
     {"sort", cmds_sort},
+    {"admin", cmds_admin},
+    {"scripting", cmds_script, script_init, script_deinit},
+    {"functions", function__cmds_function},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},
     {"search", NULL, search_init, searchcmd_deinit, search_cron, searchcmd_on_key_event,
      search_plan_done},
     {"aof", cmds_aof, NULL, NULL, aof_cron_step},
     {"shm", cmds_shm},
+    {"tracking", NULL, NULL, tracking_deinit, tracking_cron, tracking_key_event},
 };
 
 void server_rooms_register(void)
 {
+    server_add_room(&acl_room);
     for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++) server_add_room(&rooms[i]);
     server_set_log(&aof_log);
+    rewrite_set_prelude(script_rewrite); /* function libraries, before the keys */
 }

@@ -5,6 +5,7 @@
 #include "server/server.h"
 
 #include "common/alloc.h"
+#include "server/lazyfree.h"
 #include "common/dict.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -102,11 +103,23 @@ static void on_key_deleted(void *ud, db_t *db, kv_t *kv, int reason)
     }
 }
 
+/* Redis 7.0's "new" event (class n, not in A): a key was created, before the event of the
+ * command that created it. */
+static void on_key_added(void *ud, db_t *db, kv_t *kv)
+{
+    notify_keyspace_event(NOTIFY_NEW, "new", kv_key(kv), kv_keylen(kv), db->id);
+}
+
 static void on_config_change(const char *name, void *ud)
 {
     server_apply_config();
     char err[256];
     if (server_log_config_changed(name, err, sizeof(err)) < 0) log_warning("%s", err);
+    const server_room_t *const *rooms;
+    size_t n = server_rooms(&rooms);
+    for (size_t i = 0; i < n; i++)
+        if (rooms[i]->config_changed && rooms[i]->config_changed(name, err, sizeof(err)) < 0)
+            log_warning("%s", err);
 }
 
 void server_init(void)
@@ -130,6 +143,7 @@ void server_init(void)
     storage_lru_clock = (uint32_t)(srv.start_ms / 1000) & 0xffffff;
     command_table_init();
     db_set_observer(on_key_deleted, NULL);
+    db_set_add_observer(on_key_added, NULL);
     config_on_change(&srv.cfg, on_config_change, NULL);
     server_apply_config();
     srv.init_error[0] = '\0';
@@ -140,10 +154,19 @@ void server_init(void)
         if (rooms[i]->init && rooms[i]->init(srv.init_error, sizeof(srv.init_error)) < 0 &&
             !srv.init_error[0])
             snprintf(srv.init_error, sizeof(srv.init_error), "%s: start-up failed", rooms[i]->name);
+    srv.startup_memory = alloc_used_memory();
+}
+
+size_t server_memory_peak(void)
+{
+    size_t now = alloc_used_memory();
+    if (now > srv.stat.peak_memory) srv.stat.peak_memory = now;
+    return (size_t)srv.stat.peak_memory;
 }
 
 void server_deinit(void)
 {
+    lazyfree_stop();
     while (srv.clients) client_free(srv.clients);
     for (int i = 0; i < srv.ndb; i++) db_deinit(&srv.db[i]);
     const server_room_t *const *rooms;
@@ -178,14 +201,19 @@ void server_key_changed(client_t *c, db_t *db, const char *key, size_t len, int 
 
 static void sample_ops(long long now);
 
-/* Frees the buffers of clients idle for 2 s (as Redis's clientsCronResizeQueryBuffer): a
- * busy client keeps them so large values do not pay for a fresh allocation each time. */
+/* Frees the buffers of clients idle for 2 s, and an empty query buffer of more than 32 KiB
+ * that is over twice what it held since the last look (as Redis's
+ * clientsCronResizeQueryBuffer): a busy client keeps its buffers so large values do not pay
+ * for a fresh allocation each time, and one large request (SADD of 100,000 members) does not
+ * hold its buffer for as long as the client keeps sending small ones. */
 static void shrink_idle_buffers(long long now)
 {
     for (client_t *c = srv.clients; c; c = c->next) {
-        if (now - c->last_cmd_ms < 2000) continue;
-        if (c->qbuf.len == 0 && c->qbuf.cap > 32 * 1024) buf_deinit(&c->qbuf);
-        if (c->out.len == 0 && c->out.cap > 32 * 1024) buf_deinit(&c->out);
+        int idle = now - c->last_cmd_ms >= 2000;
+        if (c->qbuf.len == 0 && c->qbuf.cap > 32 * 1024 && (idle || c->qbuf.cap / 2 > c->qbuf_peak))
+            buf_deinit(&c->qbuf);
+        c->qbuf_peak = c->qbuf.len;
+        if (idle && c->out.len == 0 && c->out.cap > 32 * 1024) buf_deinit(&c->out);
     }
 }
 
@@ -225,6 +253,7 @@ void server_cron(void)
         if (rooms[i]->cron) rooms[i]->cron(now);
     evict_cron();
     alloc_purge_after_drop(SERVER_PURGE_DROP);
+    server_memory_peak();
     sample_ops(now);
 }
 

@@ -15,6 +15,10 @@
 
 #include <stdint.h>
 
+/* The Redis version HELLO, INFO and LOLWUT report, so that client libraries enable the
+ * features of the Redis that cte-server behaves as. */
+#define COMPAT_REDIS_VERSION "7.0.15"
+
 /* Keyspace event classes: the notify-keyspace-events bits of config.h, Redis's letters. */
 enum notify_class {
     NOTIFY_KEYSPACE = CONFIG_NOTIFY_KEYSPACE, /* K */
@@ -40,6 +44,7 @@ typedef struct server_stats {
     uint64_t shm_data_in_bytes, shm_data_out_bytes; /* through shm data areas (INFO clients) */
     uint64_t total_error_replies, unexpected_error_replies;
     uint64_t client_qbuf_limit_disconnections, client_outbuf_limit_disconnections;
+    uint64_t peak_memory; /* highest used_memory seen by the cron, INFO and MEMORY STATS */
 } server_stats_t;
 
 typedef struct server {
@@ -55,6 +60,9 @@ typedef struct server {
     long long start_ms;
     char run_id[41];
     int shutdown_asap;
+    /* while a script runs past busy-reply-threshold: the -BUSY error other clients get for
+     * commands not flagged CMD_ALLOW_BUSY (server/script), else NULL */
+    const char *busy_error;
     int loading;
     server_stats_t stat;
     void *errors; /* errorstats: dict of error prefix -> count (server/stats.c) */
@@ -62,6 +70,7 @@ typedef struct server {
     int tcp_port;    /* the port actually bound (port 0 picks one) */
     const char *executable;
     char init_error[256]; /* set by server_init when the start must fail */
+    size_t startup_memory; /* used_memory when server_init was done (MEMORY STATS) */
 } server_t;
 
 extern server_t srv;
@@ -87,5 +96,8 @@ void server_count_error(const char *msg);
 void server_info_errorstats(buf_t *b);
 /* Commands per second over the last ~1.6 s (INFO instantaneous_ops_per_sec). */
 uint64_t server_ops_per_sec(void);
+/* The highest used_memory seen (srv.stat.peak_memory, raised to now's first); CONFIG RESETSTAT
+ * starts it again, as Redis. */
+size_t server_memory_peak(void);
 
 #endif

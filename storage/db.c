@@ -20,6 +20,14 @@ int db_expire_paused;
 long long db_now_ms;
 static db_deleted_fn *observer;
 static void *observer_ud;
+static db_added_fn *add_observer;
+static void *add_observer_ud;
+
+void db_set_add_observer(db_added_fn *fn, void *ud)
+{
+    add_observer = fn;
+    add_observer_ud = ud;
+}
 
 void db_set_observer(db_deleted_fn *fn, void *ud)
 {
@@ -125,6 +133,7 @@ kv_t *db_add(db_t *db, const void *key, size_t len, obj_t *val)
     kv->node.hash = dict_hash(key, len);
     kv->val = val;
     dict_insert(&db->keys, &kv->node);
+    if (add_observer) add_observer(add_observer_ud, db, kv);
     return kv;
 }
 

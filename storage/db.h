@@ -53,6 +53,9 @@ enum { DB_DEL_EXPIRED = 1, DB_DEL_EVICTED = 2 };
  * still in place during the call. */
 typedef void db_deleted_fn(void *ud, db_t *db, kv_t *kv, int reason);
 void db_set_observer(db_deleted_fn *fn, void *ud);
+/* Called after db_add put a new key in db (the server sends Redis's "new" keyspace event). */
+typedef void db_added_fn(void *ud, db_t *db, kv_t *kv);
+void db_set_add_observer(db_added_fn *fn, void *ud);
 
 /* When set, lookups do not delete expired keys (loading, replicas); they still hide them. */
 extern int db_expire_paused;

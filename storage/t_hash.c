@@ -558,33 +558,11 @@ static hash_entry_t *collect(hash_t *h)
     return v;
 }
 
-/* A random node of a hashtable. Small tables pick an index and walk to it (exactly uniform);
- * larger ones draw a bucket and a chain position below a bound of 4x the fill limit, retrying
- * when the position is past the chain's end, so that fields in long chains are not less likely
- * than others (as Redis's dictGetFairRandomKey intends). Mid-rehash, or after many misses,
- * falls back to dict_random. */
+/* A random node of a hashtable, uniform (dict_random_fair, chain positions below 4x the fill
+ * limit). */
 static dict_node_t *ht_random_node(dict_t *d)
 {
-    uint64_t len = dict_size(d);
-    if (len <= 64) {
-        uint64_t k = rand_u64() % len;
-        dict_iter_t it;
-        dict_iter_init(&it, d, 0);
-        dict_node_t *n = dict_iter_next(&it);
-        while (k--) n = dict_iter_next(&it);
-        dict_iter_deinit(&it);
-        return n;
-    }
-    if (!dict_is_rehashing(d)) {
-        uint64_t size = d->size[0], bound = 4 * max_fill(size);
-        for (int tries = 0; tries < 256; tries++) {
-            uint64_t r = rand_u64();
-            dict_node_t *n = d->table[0][r & (size - 1)];
-            for (uint64_t k = (r >> 40) % bound; n && k; k--) n = n->next;
-            if (n) return n;
-        }
-    }
-    return dict_random(d, rand_u64());
+    return dict_random_fair(d, rand_u64(), 4 * max_fill(d->size[0]));
 }
 
 void hash_random(hash_t *h, hash_entry_t *e)

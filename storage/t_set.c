@@ -461,7 +461,9 @@ void set_random(const set_t *s, set_elem_t *e)
         elem_from_int(e, is_get(is, rand_u64() % is->len));
         return;
     }
-    elem_from_node(e, dict_random(as_ht(s), rand_u64()));
+    /* uniform, as Redis's dictGetFairRandomKey: the table holds at most one member per bucket
+     * on average, so chains past 8 are rare */
+    elem_from_node(e, dict_random_fair(as_ht(s), rand_u64(), 8));
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -75,8 +75,7 @@ int set_remove_elem(set_t *s, const set_elem_t *e);
 /* 1 if m is a member. */
 int set_contains(const set_t *s, const void *m, size_t len);
 int set_contains_elem(const set_t *s, const set_elem_t *e);
-/* A member of a non-empty set chosen at random (uniformly for an intset, about uniformly for
- * a hashtable). */
+/* A member of a non-empty set chosen uniformly at random (dict_random_fair for a hashtable). */
 void set_random(const set_t *s, set_elem_t *e);
 
 /* ---- iteration ---- */

@@ -6,6 +6,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/cmd/search.h"
 #include "server/introspect.h"
@@ -13,11 +14,11 @@
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <ctype.h>
 #include <string.h>
 
-#define COMPAT_REDIS_VERSION "7.0.15"
 
 static void ping_cmd(client_t *c)
 {
@@ -48,28 +49,12 @@ static void quit_cmd(client_t *c)
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
-static int password_ok(const resp_arg_t *pass)
-{
-    const char *want = srv.cfg.requirepass;
-    return want && strlen(want) == pass->len && memcmp(want, pass->ptr, pass->len) == 0;
-}
-
-static int no_password(void)
-{
-    return !srv.cfg.requirepass || !srv.cfg.requirepass[0];
-}
-
-/* Checks user/password as the default user; replies with the error and returns -1 if wrong. */
+/* Authenticates c as user (the default user when NULL); replies with the error and returns
+ * -1 if the pair is wrong or the user is off. */
 static int authenticate_or_reply(client_t *c, const resp_arg_t *user, const resp_arg_t *pass)
 {
-    if (user && !str_eq_nocase(user->ptr, user->len, "default")) {
-        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-        return -1;
-    }
-    if (no_password() || password_ok(pass)) {
-        c->flags |= CLIENT_AUTHENTICATED;
-        return 0;
-    }
+    static const resp_arg_t default_name = {"default", 7};
+    if (acl_authenticate(c, user ? user : &default_name, pass) == 0) return 0;
     reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
     return -1;
 }
@@ -80,7 +65,7 @@ static void auth_cmd(client_t *c)
         reply_syntax_error(c);
         return;
     }
-    if (c->argc == 2 && no_password()) {
+    if (c->argc == 2 && acl_user_nopass(acl_default_user())) {
         reply_error(c, "ERR AUTH <password> called without any password configured for the "
                        "default user. Are you sure your configuration is correct?");
         return;
@@ -160,9 +145,9 @@ static void hello_cmd(client_t *c)
         }
     }
     if (pass && authenticate_or_reply(c, user, pass) < 0) return;
-    if (!(c->flags & CLIENT_AUTHENTICATED)) {
+    if (acl_auth_required(c)) {
         reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
-                       "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                       "otherwise the HELLO AUTH <user> <pass> option can be used to "
                        "authenticate the client and select the RESP protocol version at the "
                        "same time");
         return;
@@ -209,13 +194,14 @@ static void reset_cmd(client_t *c)
     multi_reset(c);
     introspect_forget_monitor(c);
     pubsub_client_reset(c);
+    tracking_client_reset(c);
     c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC | CLIENT_REPLY_OFF |
                             CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);
     c->resp = 2;
     client_select(c, 0);
     xfree(c->name);
     c->name = NULL;
-    if (!no_password()) c->flags &= ~(uint32_t)CLIENT_AUTHENTICATED;
+    acl_client_reset(c);
     reply_simple(c, "RESET");
 }
 
@@ -346,6 +332,7 @@ static void client_kill_cmd(client_t *c)
     long long id = 0;
     int skipme = 1, type = -1;
     const resp_arg_t *addr = NULL, *laddr = NULL;
+    const acl_user_t *user = NULL;
     for (int j = 2; j < c->argc; j += 2) {
         if (j + 1 >= c->argc) {
             reply_syntax_error(c);
@@ -368,7 +355,7 @@ static void client_kill_cmd(client_t *c)
                 return;
             }
         } else if (arg_is(o, "USER")) {
-            if (!arg_is(v, "default")) {
+            if (!(user = acl_user_find(v->ptr, v->len))) {
                 reply_errorf(c, "ERR No such user '%.*s'", (int)v->len, v->ptr);
                 return;
             }
@@ -394,6 +381,7 @@ static void client_kill_cmd(client_t *c)
         if (type == 0 && !is_normal(x)) continue;
         if (type == 1 && !(x->flags & CLIENT_PUBSUB)) continue;
         if (type == 2) continue;
+        if (user && x->user != user) continue;
         if (x == c && skipme) continue;
         killed++;
         if (x == c) self = 1;
@@ -407,7 +395,7 @@ static void client_reply_cmd(client_t *c)
 {
     const resp_arg_t *m = &c->argv[2];
     if (arg_is(m, "ON")) {
-        c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+        c->flags &= ~(uint32_t)(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT);
         reply_ok(c);
     } else if (arg_is(m, "OFF")) {
         c->flags |= CLIENT_REPLY_OFF;
@@ -483,6 +471,15 @@ static void client_help_cmd(client_t *c)
         "    Stop the current client pause, resuming traffic.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "HELP",
         "    Print this help.",
     };
@@ -521,6 +518,21 @@ static command_t client_subcommands[] = {
      "O(N) Where N is the number of paused clients"},
     {"help", client_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "connection", "5.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
+    /* client-side caching: server/tracking.c */
+    {"tracking", tracking_client_tracking_cmd, -3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "connection", "6.0.0", "Controls server-assisted client-side caching for the connection.",
+     "O(1). Some options may introduce additional complexity."},
+    {"caching", tracking_client_caching_cmd, 3, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "connection", "6.0.0", "Instructs the server whether to track the keys in the next request.",
+     "O(1)"},
+    {"getredir", tracking_client_getredir_cmd, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
+     0, "connection", "6.0.0",
+     "Returns the client ID to which the connection's tracking notifications are redirected.",
+     "O(1)"},
+    {"trackinginfo", tracking_client_trackinginfo_cmd, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+     0, 0, 0, "connection", "6.2.0",
+     "Returns information about server-assisted client-side caching for the connection.",
+     "O(1)"},
     {NULL},
 };
 

@@ -19,6 +19,7 @@
 #include "common/glob.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/lazyfree.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -84,13 +85,17 @@ static db_t *db_arg_or_reply(client_t *c, const resp_arg_t *a)
 
 /* ---- DEL UNLINK EXISTS TOUCH TYPE RANDOMKEY ---- */
 
+/* DEL and UNLINK: UNLINK (and DEL with lazyfree-lazy-user-del yes) leaves large values to
+ * the lazyfree thread. */
 static void del_cmd(client_t *c)
 {
     long long n = 0;
+    int lazy = c->cmd->name[0] == 'u' || srv.cfg.lazyfree_lazy_user_del;
     for (int j = 1; j < c->argc; j++) {
         kv_t *kv = lookup_write_db(c->db, c->argv[j].ptr, c->argv[j].len);
         if (!kv) continue;
-        db_delete_kv(c->db, kv);
+        if (lazy) lazyfree_value(db_take_value(c->db, kv));
+        else db_delete_kv(c->db, kv);
         changed(c, c->db, &c->argv[j], "del");
         n++;
     }
@@ -671,7 +676,7 @@ command_t cmds_keys[] = {
     {"copy", copy_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "6.2.0",
      "Copies the value of a key to a new key.",
      "O(N) worst case for collections, where N is the number of nested items. O(1) for string "
-     "values."},
+     "values.", .key_flags = "RO access|OW update"},
     EXPIRE_ROW("expire", expire_cmd, "1.0.0", "Sets the expiration time of a key in seconds."),
     EXPIRE_ROW("pexpire", pexpire_cmd, "2.6.0",
                "Sets the expiration time of a key in milliseconds."),

@@ -651,9 +651,9 @@ command_t cmds_list[] = {
         "searching for elements near the head or the tail of the list, or when the MAXLEN option "
         "is provided, the command may run in constant time."),
     CMD_ROW("lmove", lmove_cmd, 5, RW | CMD_DENYOOM, 1, 2, 1, "list", "6.2.0",
-            "Pop an element from a list, push it to another list and return it", "O(1)"),
+            "Pop an element from a list, push it to another list and return it", "O(1)", .key_flags = "RW access delete|RW insert"),
     CMD_ROW("rpoplpush", rpoplpush_cmd, 3, RW | CMD_DENYOOM, 1, 2, 1, "list", "1.2.0",
-            "Remove the last element in a list, prepend it to another list and return it", "O(1)"),
+            "Remove the last element in a list, prepend it to another list and return it", "O(1)", .key_flags = "RW access delete|RW insert"),
     CMD_ROW(
         "lmpop", lmpop_cmd, -4, RW | CMD_MOVABLE_KEYS, 0, 0, 0, "list", "7.0.0",
         "Pop elements from a list",

@@ -27,6 +27,7 @@
 #include "search/regex.h"
 #include "search/search.h"
 #include "search/token.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/cmd/tag.h"
 #include "server/executor.h"
@@ -164,6 +165,25 @@ static void on_blob_change(void *ud, const tag_obj_t *t, const blob_t *b, int de
     index_contents((blob_t *)b, gen);
 }
 
+static void reindex_blob(void *ud, blob_t *b)
+{
+    on_blob_change(NULL, ud, b, 0);
+}
+
+void searchcmd_reindex_all(void)
+{
+    if (!cat) return;
+    for (int i = 0; i < srv.ndb; i++) {
+        dict_iter_t it;
+        dict_iter_init(&it, &srv.db[i].keys, 1);
+        for (dict_node_t *n; (n = dict_iter_next(&it));) {
+            kv_t *kv = (kv_t *)n;
+            if (kv->val->type == OBJ_TAG) tag_foreach((tag_obj_t *)kv->val, reindex_blob, kv->val);
+        }
+        dict_iter_deinit(&it);
+    }
+}
+
 static void on_tag_free(void *ud, const tag_obj_t *t)
 {
     if (cat) search_tag_freed(cat, t);
@@ -262,6 +282,19 @@ static int count_or_reply(client_t *c, const resp_arg_t *a, long long *out)
         return -1;
     }
     return 0;
+}
+
+/* TQUERY BLOBS and TSEARCH reach the blobs of every tag: like SORT's BY and GET patterns they
+ * need a user that may read every key (allkeys or %R~*). TQUERY TAGS lists names only, as
+ * KEYS does. 0, or -1 after replying. */
+static int all_keys_or_reply(client_t *c, const char *what)
+{
+    if (acl_check_all_keys(c, ACL_KEYS_READ)) return 0;
+    reply_errorf(c,
+                 "NOPERM this user has no permissions to read every key, which %s needs (it "
+                 "reaches the blobs of every tag)",
+                 what);
+    return -1;
 }
 
 /* ---- TQUERY ---- */
@@ -427,7 +460,8 @@ void tquery_cmd(client_t *c)
         ok = rx_or_reply(c, c->argv[2].ptr, c->argv[2].len) && tq_options(c, 3, j) == 0;
     } else if (arg_is(sub, "BLOBS") && c->argc >= 4) {
         j->kind = TQ_BLOBS;
-        ok = rx_or_reply(c, c->argv[2].ptr, c->argv[2].len) &&
+        ok = all_keys_or_reply(c, "TQUERY BLOBS") == 0 &&
+             rx_or_reply(c, c->argv[2].ptr, c->argv[2].len) &&
              rx_or_reply(c, c->argv[3].ptr, c->argv[3].len) && tq_options(c, 4, j) == 0;
     } else {
         reply_syntax_error(c);
@@ -474,6 +508,7 @@ void tsearch_cmd(client_t *c)
             return;
         }
     }
+    if (all_keys_or_reply(c, "TSEARCH") < 0) return;
     if (!srv.cfg.search_enabled) {
         reply_error(c, "ERR search is disabled (search-enabled no)");
         return;

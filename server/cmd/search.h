@@ -27,6 +27,10 @@ void searchcmd_on_swapdb(int a, int b);
 void searchcmd_on_writes_settled(void);
 /* Periodic work (server cron): a bounded step of index compaction. */
 void searchcmd_cron(void);
+/* CONFIG SET search-enabled changed its value: every blob of every database is indexed again
+ * from its first search-max-bytes-per-blob bytes (yes), or its contents leave the index (no).
+ * RAM blobs at once, file-tier blobs through read plans as after a write. */
+void searchcmd_reindex_all(void);
 /* INFO's "# Search" section. */
 void searchcmd_info(buf_t *b);
 

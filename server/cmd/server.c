@@ -11,15 +11,21 @@
 #include "common/util.h"
 #include "server/command.h"
 #include "server/persist/aof.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
+#include "server/evict.h"
+#include "server/lazyfree.h"
 #include "server/multi.h"
+#include "server/net/net.h"
 #include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/persist/rewrite.h"
+#include "server/script/script.h"
 #include "server/server.h"
 #include "server/store.h"
+#include "server/tracking.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -30,7 +36,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define COMPAT_REDIS_VERSION "7.0.15"
 #define CTE_VERSION "0.1.0"
 
 /* ---- DBSIZE FLUSHDB FLUSHALL TIME ---- */
@@ -53,6 +58,7 @@ static void flushdb_cmd(client_t *c)
 {
     if (flush_mode_or_reply(c) < 0) return;
     multi_touch_db(c->db, NULL);
+    tracking_invalidate_all();
     srv.dirty += (long long)db_flush(c->db) + 1;
     alloc_purge();
     reply_ok(c);
@@ -62,6 +68,7 @@ static void flushall_cmd(client_t *c)
 {
     if (flush_mode_or_reply(c) < 0) return;
     long long n = 0;
+    tracking_invalidate_all();
     for (int i = 0; i < srv.ndb; i++) {
         multi_touch_db(&srv.db[i], NULL);
         n += (long long)db_flush(&srv.db[i]);
@@ -142,6 +149,34 @@ static void config_get_cmd(client_t *c)
     buf_deinit(&e.names);
 }
 
+/* After CONFIG SET of names (whose values before were old[]): when port or bind changed,
+ * listens on the new ones at once, as Redis. When that fails, puts every value of the request
+ * back, listens on the old port and addresses again and replies Redis's error (-1). */
+static int listen_again_or_reply(client_t *c, int n, char *const *names, char *const *old)
+{
+    int changed = -1; /* index of the first of port, bind whose value changed */
+    buf_t now;
+    buf_init(&now);
+    for (int i = 0; i < n && changed < 0; i++) {
+        if (strcasecmp(names[i], "port") && strcasecmp(names[i], "bind")) continue;
+        buf_clear(&now);
+        config_get_value(&srv.cfg, names[i], &now);
+        if (strcmp(now.data, old[i]) != 0) changed = i;
+    }
+    buf_deinit(&now);
+    if (changed < 0 || net_listen_again() == 0) return 0;
+    char err[256];
+    if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)old, err,
+                        sizeof(err)) < 0 ||
+        net_listen_again() < 0)
+        log_warning("Could not listen again on the previous port and addresses");
+    int bind = strcasecmp(names[changed], "bind") == 0;
+    reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                 bind ? "bind" : "port",
+                 bind ? "Failed to bind to specified addresses." : "Unable to listen on this port");
+    return -1;
+}
+
 static void config_set_cmd(client_t *c)
 {
     char err[512];
@@ -150,17 +185,26 @@ static void config_set_cmd(client_t *c)
         reply_arity_error(c);
         return;
     }
-    char **names = xmalloc(sizeof(char *) * (size_t)n * 2), **values = names + n;
+    char **names = xmalloc(sizeof(char *) * (size_t)n * 3), **values = names + n, **old = values + n;
     for (int i = 0; i < n; i++) {
         names[i] = xmemdup(c->argv[2 + 2 * i].ptr, c->argv[2 + 2 * i].len);
         values[i] = xmemdup(c->argv[3 + 2 * i].ptr, c->argv[3 + 2 * i].len);
+        buf_t v;
+        buf_init(&v);
+        config_get_value(&srv.cfg, names[i], &v); /* an unknown name: set fails below */
+        buf_reserve(&v, 1);
+        v.data[v.len] = '\0';
+        old[i] = xstrdup(v.data);
+        buf_deinit(&v);
     }
+    int search_was = srv.cfg.search_enabled;
     if (config_set_many(&srv.cfg, n, (const char *const *)names, (const char *const *)values,
                         err, sizeof(err)) < 0)
         reply_error(c, err);
-    else
+    else if (listen_again_or_reply(c, n, names, old) == 0)
         reply_ok(c);
-    for (int i = 0; i < 2 * n; i++) xfree(names[i]);
+    if (srv.cfg.search_enabled != search_was) searchcmd_reindex_all();
+    for (int i = 0; i < 3 * n; i++) xfree(names[i]);
     xfree(names);
 }
 
@@ -175,6 +219,7 @@ static void reset_command_stats(void *ud, const command_t *cmd)
 static void config_resetstat_cmd(client_t *c)
 {
     memset(&srv.stat, 0, sizeof(srv.stat));
+    lazyfree_reset_stats();
     command_foreach(reset_command_stats, NULL);
     dict_clear((dict_t *)srv.errors, NULL);
     reply_ok(c);
@@ -187,6 +232,7 @@ static void config_rewrite_cmd(client_t *c)
         reply_error(c, "ERR The server is running without a config file");
         return;
     }
+    acl_config_sync_users(); /* users: the live ACL users, as Redis rewrites its user lines */
     if (config_rewrite(&srv.cfg, srv.cfg.config_file, err, sizeof(err)) < 0) {
         reply_errorf(c, "ERR Rewriting config file: %s", err);
         return;
@@ -196,8 +242,7 @@ static void config_rewrite_cmd(client_t *c)
 
 static void help_reply(client_t *c, const char *const *lines, size_t n)
 {
-    reply_array(c, (long long)n);
-    for (size_t i = 0; i < n; i++) reply_simple(c, lines[i]);
+    reply_help(c, lines, n);
 }
 
 static void config_help_cmd(client_t *c)
@@ -232,62 +277,42 @@ static const struct {
     {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
 };
 
-static const char *group_category(const char *group)
+typedef struct cat_reply {
+    client_t *c;
+    int n;
+} cat_reply_t;
+
+static void count_category(void *ud, const char *cat)
 {
-    static const struct {
-        const char *group, *cat;
-    } map[] = {{"generic", "@keyspace"},     {"string", "@string"},   {"hash", "@hash"},
-               {"sorted-set", "@sortedset"}, {"list", "@list"},       {"set", "@set"},
-               {"connection", "@connection"}, {"pubsub", "@pubsub"},  {"transactions", "@transaction"},
-               {"bitmap", "@bitmap"},        {"tag", "@tag"},         {"scripting", "@scripting"}};
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (group && strcmp(group, map[i].group) == 0) return map[i].cat;
-    return NULL;
+    ((cat_reply_t *)ud)->n++;
 }
 
-/* 1 if the category cat[0..len) (with its '@') is among the first n of cats. */
-static int has_category(const char *const *cats, const size_t *lens, int n, const char *cat,
-                        size_t len)
+static void reply_category(void *ud, const char *cat)
 {
-    for (int i = 0; i < n; i++)
-        if (lens[i] == len && memcmp(cats[i], cat, len) == 0) return 1;
-    return 0;
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "@%s", cat);
+    reply_simple(((cat_reply_t *)ud)->c, tmp);
 }
 
-/* ACL categories: derived from the flags and the group, plus the row's own (.acl, words like
- * "@dangerous @set"). */
+/* ACL categories, as ACL CAT has them (server/acl.h). */
 static void reply_categories(client_t *c, const command_t *cmd)
 {
-    const char *cats[24];
-    size_t lens[24];
+    cat_reply_t r = {c, 0};
+    acl_command_categories(cmd, count_category, &r);
+    reply_set(c, r.n);
+    acl_command_categories(cmd, reply_category, &r);
+}
+
+/* words ("RW access delete") as a set of simple strings */
+static void reply_flag_words(client_t *c, char *words)
+{
     int n = 0;
-    if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
-    if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
-    if (cmd->flags & CMD_ADMIN) {
-        cats[n++] = "@admin";
-        cats[n++] = "@dangerous";
-    }
-    cats[n++] = (cmd->flags & CMD_FAST) ? "@fast" : "@slow";
-    const char *g = group_category(cmd->group);
-    if (g) cats[n++] = g;
-    for (int i = 0; i < n; i++) lens[i] = strlen(cats[i]);
-    for (const char *p = cmd->acl; p && *p && n < 24;) {
-        size_t len = strcspn(p, " ");
-        if (len && p[0] == '@' && !has_category(cats, lens, n, p, len)) {
-            cats[n] = p;
-            lens[n++] = len;
-        }
-        p += len;
+    for (char *p = words; *p; n++) {
+        p += strcspn(p, " ");
         p += strspn(p, " ");
     }
     reply_set(c, n);
-    for (int i = 0; i < n; i++) {
-        char tmp[64];
-        size_t len = lens[i] < sizeof(tmp) - 1 ? lens[i] : sizeof(tmp) - 1;
-        memcpy(tmp, cats[i], len);
-        tmp[len] = '\0';
-        reply_simple(c, tmp);
-    }
+    for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
 static void reply_key_specs(client_t *c, const command_t *cmd)
@@ -299,9 +324,8 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_array(c, 1);
     reply_map(c, 3);
     reply_bulk_cstr(c, "flags");
-    reply_set(c, 2);
-    reply_simple(c, (cmd->flags & CMD_WRITE) ? "RW" : "RO");
-    reply_simple(c, (cmd->flags & CMD_WRITE) ? "update" : "access");
+    char fl[64];
+    reply_flag_words(c, command_key_flags(cmd, 0, fl));
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -327,7 +351,7 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
 static void reply_command_info(client_t *c, const command_t *cmd)
 {
     if (!cmd) {
-        reply_null_array(c);
+        reply_null(c); /* $-1 in RESP2, as Redis's addReplyNull */
         return;
     }
     reply_array(c, 10);
@@ -441,24 +465,45 @@ struct list_ctx {
     long long n;
 };
 
+struct cat_match {
+    const resp_arg_t *want;
+    int hit;
+};
+
+static void match_category(void *ud, const char *cat)
+{
+    struct cat_match *m = ud;
+    m->hit |= arg_is(m->want, cat);
+}
+
+/* Whether cmd passes COMMAND LIST's filter: its full name ("config|get") matches the pattern
+ * (glob, any case), or the category (without '@') is one of its ACL categories. */
+static int list_match(const struct list_ctx *x, const command_t *cmd)
+{
+    if (x->pattern)
+        return strglob_match(x->pattern->ptr, x->pattern->len, cmd->fullname,
+                             strlen(cmd->fullname), 1);
+    if (x->category) {
+        struct cat_match m = {x->category, 0};
+        acl_command_categories(cmd, match_category, &m);
+        return m.hit;
+    }
+    return 1;
+}
+
+/* Every command and subcommand, as Redis 7.0 lists them: the parent, then its "parent|sub"s. */
 static void list_each(void *ud, const command_t *cmd)
 {
     struct list_ctx *x = ud;
-    if (x->pattern && !strglob_match(x->pattern->ptr, x->pattern->len, cmd->name,
-                                     strlen(cmd->name), 1))
-        return;
-    if (x->category) {
-        const char *g = group_category(cmd->group);
-        int hit = g && arg_is(x->category, g + 1);
-        hit |= (cmd->flags & CMD_WRITE) && arg_is(x->category, "write");
-        hit |= (cmd->flags & CMD_READONLY) && arg_is(x->category, "read");
-        hit |= (cmd->flags & CMD_FAST) && arg_is(x->category, "fast");
-        hit |= !(cmd->flags & CMD_FAST) && arg_is(x->category, "slow");
-        hit |= (cmd->flags & CMD_ADMIN) && arg_is(x->category, "admin");
-        if (!hit) return;
+    if (list_match(x, cmd)) {
+        reply_bulk_cstr(x->c, cmd->fullname);
+        x->n++;
     }
-    reply_bulk_cstr(x->c, cmd->name);
-    x->n++;
+    for (const command_t *s = cmd->subcommands; s && s->name; s++) {
+        if (!list_match(x, s)) continue;
+        reply_bulk_cstr(x->c, s->fullname);
+        x->n++;
+    }
 }
 
 static void command_list_cmd(client_t *c)
@@ -468,7 +513,7 @@ static void command_list_cmd(client_t *c)
         if (arg_is(&c->argv[3], "PATTERN")) x.pattern = &c->argv[4];
         else if (arg_is(&c->argv[3], "ACLCAT")) x.category = &c->argv[4];
         else if (arg_is(&c->argv[3], "MODULE")) {
-            reply_array(c, 0);
+            reply_array(c, 0); /* no modules: no module's commands */
             return;
         } else {
             reply_syntax_error(c);
@@ -483,9 +528,9 @@ static void command_list_cmd(client_t *c)
     reply_defer_finish(c, h, '*', x.n);
 }
 
-static void command_getkeys_cmd(client_t *c)
+/* COMMAND GETKEYS, and GETKEYSANDFLAGS (with_flags): each key with its key spec's flags. */
+static void getkeys_generic(client_t *c, int with_flags)
 {
-    int pos[256];
     resp_arg_t *argv = c->argv + 2;
     int argc = c->argc - 2;
     const command_t *cmd = command_lookup(&argv[0]);
@@ -498,13 +543,31 @@ static void command_getkeys_cmd(client_t *c)
         reply_error(c, "ERR Invalid number of arguments specified for command");
         return;
     }
-    int n = command_get_keys(cmd, argc, argv, pos, 256);
+    /* at most one key per argument: sized by the request, which is already in memory */
+    int *pos = xmalloc(sizeof(int) * (size_t)argc);
+    int n = command_get_keys(cmd, argc, argv, pos, argc);
     if (n == 0) {
         reply_error(c, "ERR The command has no key arguments");
-        return;
+    } else {
+        reply_array(c, n);
+        for (int i = 0; i < n; i++) {
+            char fl[64];
+            if (with_flags) reply_array(c, 2);
+            reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+            if (with_flags) reply_flag_words(c, command_key_flags(cmd, i, fl));
+        }
     }
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
+    xfree(pos);
+}
+
+static void command_getkeys_cmd(client_t *c)
+{
+    getkeys_generic(c, 0);
+}
+
+static void command_getkeysandflags_cmd(client_t *c)
+{
+    getkeys_generic(c, 1);
 }
 
 static void command_help_cmd(client_t *c)
@@ -523,6 +586,8 @@ static void command_help_cmd(client_t *c)
         "    Return documentation details about multiple Redis commands.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
         "    Print this help.",
     };
@@ -543,6 +608,9 @@ static command_t command_subcommands[] = {
      "Returns a list of command names.", "O(N) where N is the total number of Redis commands"},
     {"getkeys", command_getkeys_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
      "Extracts the key names from an arbitrary command.",
+     "O(N) where N is the number of arguments to the command"},
+    {"getkeysandflags", command_getkeysandflags_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0,
+     "server", "7.0.0", "Extracts the key names and access flags for an arbitrary command.",
      "O(N) where N is the number of arguments to the command"},
     {"help", command_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
@@ -591,6 +659,175 @@ static void memory_purge_cmd(client_t *c)
     else reply_ok(c);
 }
 
+static double ratio(size_t a, size_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* What MEMORY STATS and MEMORY DOCTOR look at, as Redis's getMemoryOverheadData: overhead is
+ * what the server holds besides the data (its start-up memory, the clients' buffers, the
+ * keyspace's bucket arrays); the dataset is the rest. */
+typedef struct mem_overview {
+    size_t peak, total, startup, clients, overhead, dataset, keys;
+    size_t clients_n, biggest_client;
+    double dataset_perc, peak_perc;
+    alloc_stats_t st;
+    size_t rss;
+} mem_overview_t;
+
+static size_t client_memory(const client_t *x)
+{
+    return sizeof(*x) + x->qbuf.cap + x->out.cap + x->seg_bytes;
+}
+
+static void mem_overview(mem_overview_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->peak = server_memory_peak();
+    m->total = alloc_used_memory();
+    m->startup = srv.startup_memory;
+    for (client_t *x = srv.clients; x; x = x->next) {
+        size_t n = client_memory(x);
+        m->clients += n;
+        m->clients_n++;
+        if (n > m->biggest_client) m->biggest_client = n;
+    }
+    m->overhead = m->startup + m->clients;
+    for (int i = 0; i < srv.ndb; i++) {
+        m->overhead += dict_buckets_bytes(&srv.db[i].keys) + dict_buckets_bytes(&srv.db[i].expires);
+        m->keys += db_size(&srv.db[i]);
+    }
+    m->dataset = m->total > m->overhead ? m->total - m->overhead : 0;
+    size_t net = m->total > m->startup ? m->total - m->startup : 0;
+    m->dataset_perc = net ? (double)m->dataset * 100 / (double)net : 0;
+    m->peak_perc = m->peak ? (double)m->total * 100 / (double)m->peak : 0;
+    alloc_stats(&m->st);
+    m->rss = alloc_rss();
+}
+
+static void stat_int(client_t *c, const char *name, long long v)
+{
+    reply_bulk_cstr(c, name);
+    reply_int(c, v);
+}
+
+static void stat_double(client_t *c, const char *name, double v)
+{
+    reply_bulk_cstr(c, name);
+    reply_double(c, v);
+}
+
+/* MEMORY STATS: Redis 7.0's map, field for field (replication, cluster, AOF-buffer, Lua and
+ * function caches are 0 here: there are none of them), then db.<n> for each non-empty
+ * database with the bytes of its two hash tables' bucket arrays. */
+static void memory_stats_cmd(client_t *c)
+{
+    mem_overview_t m;
+    mem_overview(&m);
+    int ndb = 0;
+    for (int i = 0; i < srv.ndb; i++) ndb += db_size(&srv.db[i]) > 0;
+    reply_map(c, 27 + ndb);
+    stat_int(c, "peak.allocated", (long long)m.peak);
+    stat_int(c, "total.allocated", (long long)m.total);
+    stat_int(c, "startup.allocated", (long long)m.startup);
+    stat_int(c, "replication.backlog", 0);
+    stat_int(c, "clients.slaves", 0);
+    stat_int(c, "clients.normal", (long long)m.clients);
+    stat_int(c, "cluster.links", 0);
+    stat_int(c, "aof.buffer", 0);
+    stat_int(c, "lua.caches", 0);
+    stat_int(c, "functions.caches", 0);
+    stat_int(c, "overhead.total", (long long)m.overhead);
+    stat_int(c, "keys.count", (long long)m.keys);
+    stat_int(c, "keys.bytes-per-key",
+             m.keys ? (long long)((m.total > m.startup ? m.total - m.startup : 0) / m.keys) : 0);
+    stat_int(c, "dataset.bytes", (long long)m.dataset);
+    stat_double(c, "dataset.percentage", m.dataset_perc);
+    stat_double(c, "peak.percentage", m.peak_perc);
+    stat_int(c, "allocator.allocated", (long long)m.st.allocated);
+    stat_int(c, "allocator.active", (long long)m.st.active);
+    stat_int(c, "allocator.resident", (long long)m.st.resident);
+    stat_double(c, "allocator-fragmentation.ratio", ratio(m.st.active, m.st.allocated));
+    stat_int(c, "allocator-fragmentation.bytes", (long long)m.st.active - (long long)m.st.allocated);
+    stat_double(c, "allocator-rss.ratio", ratio(m.st.resident, m.st.active));
+    stat_int(c, "allocator-rss.bytes", (long long)m.st.resident - (long long)m.st.active);
+    stat_double(c, "rss-overhead.ratio", ratio(m.rss, m.st.resident));
+    stat_int(c, "rss-overhead.bytes", (long long)m.rss - (long long)m.st.resident);
+    stat_double(c, "fragmentation", ratio(m.rss, m.total));
+    stat_int(c, "fragmentation.bytes", (long long)m.rss - (long long)m.total);
+    for (int i = 0; i < srv.ndb; i++) {
+        if (!db_size(&srv.db[i])) continue;
+        char name[32];
+        snprintf(name, sizeof(name), "db.%d", i);
+        reply_bulk_cstr(c, name);
+        reply_map(c, 2);
+        stat_int(c, "overhead.hashtable.main", (long long)dict_buckets_bytes(&srv.db[i].keys));
+        stat_int(c, "overhead.hashtable.expires",
+                 (long long)dict_buckets_bytes(&srv.db[i].expires));
+    }
+}
+
+/* MEMORY DOCTOR: a report in words of what mem_overview shows, checking what Redis's doctor
+ * checks that applies here: an almost empty server, a peak far above the memory in use, RSS
+ * far above it (fragmentation), and clients whose buffers hold much memory. */
+static void memory_doctor_cmd(client_t *c)
+{
+    mem_overview_t m;
+    mem_overview(&m);
+    buf_t b;
+    buf_init(&b);
+    if (m.total < 5 * 1024 * 1024) {
+        buf_append_str(&b, "Hi Sam, this instance is empty or is using very little memory, my "
+                           "issues detector can't be used in these conditions. Please, leave "
+                           "for your mission on Earth and fill it with some data. The new Sam "
+                           "and I will be back to our programming as soon as I finished "
+                           "rebooting.\n");
+    } else {
+        buf_t issues;
+        buf_init(&issues);
+        if (m.peak > m.total + m.total / 2)
+            buf_printf(&issues, " * Peak memory: at some point the server used %zu bytes, more "
+                                "than 150%% of the %zu bytes it uses now. RSS may stay near the "
+                                "peak; MEMORY PURGE gives freed pages back.\n\n",
+                       m.peak, m.total);
+        if (m.rss > m.total + m.total * 2 / 5 && m.rss - m.total > 10 * 1024 * 1024)
+            buf_printf(&issues, " * High fragmentation: RSS is %.2f times the memory in use "
+                                "(INFO memory's fragmentation fields say where).\n\n",
+                       ratio(m.rss, m.total));
+        if (m.clients_n && m.clients / m.clients_n > 200 * 1024)
+            buf_printf(&issues, " * Big client buffers: the %zu clients hold %zu bytes, %zu on "
+                                "average (CLIENT LIST's qbuf and omem fields say which).\n\n",
+                       (size_t)m.clients_n, m.clients, m.clients / m.clients_n);
+        if (issues.len)
+            buf_printf(&b, "Sam, I detected a few issues in this Redis instance memory "
+                           "implants:\n\n%s"
+                           "I'm here to keep you safe, Sam. I want to help you.\n",
+                       issues.data);
+        else
+            buf_append_str(&b, "Hi Sam, I can't find any memory issue in your instance. I can "
+                               "only account for what occurs on this base.\n");
+        buf_deinit(&issues);
+    }
+    reply_verbatim(c, b.data, b.len, "txt");
+    buf_deinit(&b);
+}
+
+static void malloc_stats_piece(void *ud, const char *text)
+{
+    buf_append_str(ud, text);
+}
+
+/* MEMORY MALLOC-STATS: jemalloc's own report, as Redis gives it. */
+static void memory_malloc_stats_cmd(client_t *c)
+{
+    buf_t b;
+    buf_init(&b);
+    if (alloc_stats_report(malloc_stats_piece, &b) < 0)
+        buf_append_str(&b, "Stats not supported for the current allocator");
+    reply_verbatim(c, b.data ? b.data : "", b.len, "txt");
+    buf_deinit(&b);
+}
+
 static void memory_help_cmd(client_t *c)
 {
     static const char *const lines[] = {
@@ -599,6 +836,12 @@ static void memory_help_cmd(client_t *c)
         "    Return memory in bytes used by <key> and its value.",
         "PURGE",
         "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "DOCTOR",
+        "    Return memory problems reports.",
         "HELP",
         "    Print this help.",
     };
@@ -610,6 +853,12 @@ static command_t memory_subcommands[] = {
      "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
     {"purge", memory_purge_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
      "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"},
+    {"stats", memory_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns details about memory usage.", "O(1)"},
+    {"malloc-stats", memory_malloc_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Returns the allocator statistics.", "Depends on how much memory is allocated, could be slow"},
+    {"doctor", memory_doctor_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
+     "Outputs a memory problems report.", "O(1)"},
     {"help", memory_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "4.0.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
     {NULL},
@@ -654,24 +903,22 @@ static void info_server(buf_t *b)
 static void info_clients(buf_t *b)
 {
     uint64_t blocked = block_count();
+    tracking_stats_t tr;
+    tracking_stats(&tr);
     buf_printf(b,
                "# Clients\r\nconnected_clients:%llu\r\ncluster_connections:0\r\n"
-               "maxclients:%d\r\nblocked_clients:%llu\r\ntracking_clients:0\r\n"
+               "maxclients:%d\r\nblocked_clients:%llu\r\ntracking_clients:%llu\r\n"
                "clients_in_timeout_table:0\r\nshm_clients:%llu\r\nshm_data_in_bytes:%llu\r\n"
                "shm_data_out_bytes:%llu\r\n\r\n",
                (unsigned long long)srv.nclients, srv.cfg.maxclients, (unsigned long long)blocked,
-               (unsigned long long)srv.nshm_clients, (unsigned long long)srv.stat.shm_data_in_bytes,
+               (unsigned long long)tr.clients, (unsigned long long)srv.nshm_clients,
+               (unsigned long long)srv.stat.shm_data_in_bytes,
                (unsigned long long)srv.stat.shm_data_out_bytes);
 }
 
 static void get_one(void *ud, const char *name, const char *value)
 {
     snprintf(ud, 64, "%s", value);
-}
-
-static double ratio(size_t a, size_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
 }
 
 /* Redis 7.0's fragmentation fields, from jemalloc's stats and the process's RSS. */
@@ -700,15 +947,26 @@ static void info_memory(buf_t *b)
     bytes_human(h1, sizeof(h1), (double)used);
     bytes_human(h2, sizeof(h2), (double)rss);
     bytes_human(h3, sizeof(h3), (double)srv.cfg.maxmemory);
+    size_t peak = server_memory_peak();
+    char h4[32];
+    bytes_human(h4, sizeof(h4), (double)peak);
     buf_printf(b,
                "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-               "used_memory_rss_human:%s\r\nallocator_allocated:%zu\r\n"
+               "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+               "used_memory_startup:%zu\r\nallocator_allocated:%zu\r\n"
                "allocator_active:%zu\r\nallocator_resident:%zu\r\nmaxmemory:%lld\r\n"
                "maxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
-               used, h1, rss, h2, st.allocated, st.active, st.resident,
+               used, h1, rss, h2, peak, h4, srv.startup_memory, st.allocated, st.active, st.resident,
                (long long)srv.cfg.maxmemory, h3, policy);
     info_memory_fragmentation(b, used, rss, &st);
-    buf_printf(b, "mem_allocator:%s\r\n\r\n", alloc_name());
+    script_info_memory(b);
+    /* RAM tiers' blob bytes are not counted for maxmemory */
+    size_t counted = evict_counted_memory();
+    buf_printf(b,
+               "mem_not_counted_for_evict:%zu\r\nmem_allocator:%s\r\n"
+               "lazyfree_pending_objects:%llu\r\n\r\n",
+               used > counted ? used - counted : 0, alloc_name(),
+               (unsigned long long)lazyfree_pending());
 }
 
 static void info_persistence(buf_t *b)
@@ -721,25 +979,31 @@ static void info_stats(buf_t *b)
     const server_stats_t *s = &srv.stat;
     uint64_t nch, npat;
     pubsub_counts(&nch, &npat);
+    tracking_stats_t tr;
+    tracking_stats(&tr);
     buf_printf(b,
                "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\n"
                "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
                "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
+               "tracking_total_keys:%llu\r\ntracking_total_items:%llu\r\n"
+               "tracking_total_prefixes:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"
                "client_output_buffer_limit_disconnections:%llu\r\n"
-               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\n\r\n",
+               "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\nlazyfreed_objects:%llu\r\n\r\n",
                (unsigned long long)s->numconnections, (unsigned long long)s->numcommands,
                (unsigned long long)server_ops_per_sec(), (unsigned long long)s->net_input_bytes,
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
                (unsigned long long)s->expired_keys, (unsigned long long)s->evicted_keys,
                (unsigned long long)s->keyspace_hits, (unsigned long long)s->keyspace_misses,
-               (unsigned long long)nch, (unsigned long long)npat,
+               (unsigned long long)nch, (unsigned long long)npat, (unsigned long long)tr.keys,
+               (unsigned long long)tr.items, (unsigned long long)tr.prefixes,
                (unsigned long long)s->client_qbuf_limit_disconnections,
                (unsigned long long)s->client_outbuf_limit_disconnections,
                (unsigned long long)s->total_error_replies,
-               (unsigned long long)s->unexpected_error_replies);
+               (unsigned long long)s->unexpected_error_replies,
+               (unsigned long long)lazyfree_freed());
 }
 
 static void info_replication(buf_t *b)
@@ -809,6 +1073,12 @@ static void info_keyspace(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+/* No cluster mode: redis-py's suite and cluster-aware clients read cluster_enabled. */
+static void info_cluster(buf_t *b)
+{
+    buf_append_str(b, "# Cluster\r\ncluster_enabled:0\r\n\r\n");
+}
+
 typedef struct info_section {
     const char *name;
     void (*fn)(buf_t *b);
@@ -820,7 +1090,8 @@ static const info_section_t sections[] = {
     {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
     {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
-    {"errorstats", info_errorstats, 1}, {"keyspace", info_keyspace, 1},
+    {"errorstats", info_errorstats, 1}, {"cluster", info_cluster, 1},
+    {"keyspace", info_keyspace, 1},
     {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
 
@@ -855,7 +1126,9 @@ static void info_cmd(client_t *c)
 static void debug_reload(client_t *c)
 {
     char err[256];
-    if (aof_reload(err, sizeof(err)) < 0) reply_error(c, err);
+    int rc = aof_reload(err, sizeof(err));
+    tracking_invalidate_all(); /* emptied and loaded again (or maybe, on failure) */
+    if (rc < 0) reply_error(c, err);
     else reply_ok(c);
 }
 

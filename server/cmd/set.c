@@ -172,8 +172,7 @@ static void smove_cmd(client_t *c)
         changed(c, dst, "sadd");
         srv.dirty = dirty + 2;
     } else {
-        multi_touch_key(c->db, dst->ptr, dst->len); /* Redis signals dst modified anyway */
-        srv.dirty = dirty + 1;
+        srv.dirty = dirty + 1; /* dst already had it: unchanged, WATCH on it holds (Redis 7.0) */
     }
     reply_int(c, 1);
 }
@@ -847,7 +846,7 @@ command_t cmds_set[] = {
             "Remove one or more members from a set",
             "O(N) where N is the number of members to be removed."),
     CMD_ROW("smove", smove_cmd, 4, RW | CMD_FAST, 1, 2, 1, GROUP, "1.0.0",
-            "Move a member from one set to another", "O(1)"),
+            "Move a member from one set to another", "O(1)", .key_flags = "RW access delete|RW insert"),
     CMD_ROW("sismember", sismember_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
             "Determine if a given value is a member of a set", "O(1)"),
     CMD_ROW("smismember", smismember_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",

@@ -41,6 +41,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "server/command.h"
+#include "server/acl.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "storage/t_hash.h"
@@ -102,7 +103,17 @@ static int parse_opts(client_t *c, int readonly, sort_opts_t *o)
             /* Redis looks for the '*' with strchr: bytes after a NUL do not count. */
             size_t n = strnlen(o->by->ptr, o->by->len);
             if (!memchr(o->by->ptr, '*', n)) o->dontsort = 1;
+            else if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
+                reply_error(c, "ERR BY option of SORT denied due to insufficient ACL "
+                               "permissions.");
+                return -1;
+            }
         } else if (word_is(a, "get") && left >= 1) {
+            if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
+                reply_error(c, "ERR GET option of SORT denied due to insufficient ACL "
+                               "permissions.");
+                return -1;
+            }
             o->get[o->nget++] = &c->argv[++j];
         } else {
             reply_syntax_error(c);
@@ -463,8 +474,9 @@ static void sort_generic(client_t *c, int readonly)
         reply_wrongtype(c);
         return;
     }
-    /* A set in hash order would make the stored list differ between replicas: sort it. */
-    if (o.dontsort && val && val->type == OBJ_SET && o.store) {
+    /* A set in hash order would make the stored list differ between replicas, or a script's
+     * result depend on it: sort it (as Redis does for STORE and for scripts). */
+    if (o.dontsort && val && val->type == OBJ_SET && (o.store || (c->flags & CLIENT_SCRIPT))) {
         o.dontsort = 0;
         o.alpha = 1;
         o.by = NULL;
@@ -568,7 +580,7 @@ command_t cmds_sort[] = {
      .summary = "Sort the elements in a list, set or sorted set",
      .complexity = SORT_CPLX,
      .acl = "@set @sortedset @list @dangerous",
-     .getkeys = sort_getkeys},
+     .getkeys = sort_getkeys, .key_flags = "RO access|OW update"},
     {.name = "sort_ro",
      .proc = sort_ro_cmd,
      .arity = -2,

@@ -12,10 +12,12 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/acl.h"
 #include "server/block.h"
 #include "server/hooks.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -251,6 +253,7 @@ static void conn_want_write(client_t *c)
 
 void net_flush_pending(void)
 {
+    tracking_before_sleep(); /* BCAST invalidations, as Redis's beforeSleep sends them */
     server_log_flush(); /* appendfsync always: replies leave only once their writes are on disk */
     while (srv.pending_write) {
         client_t *c = srv.pending_write;
@@ -329,7 +332,9 @@ static int is_loopback(const struct sockaddr_storage *ss)
 
 int net_protected_refuses(int rc, const struct sockaddr_storage *ss)
 {
-    if (!srv.cfg.protected_mode || (srv.cfg.requirepass && *srv.cfg.requirepass)) return 0;
+    /* as Redis: protected mode holds while the default user needs no password */
+    if (!srv.cfg.protected_mode || !acl_default_user() || !acl_user_nopass(acl_default_user()))
+        return 0;
     return rc != 0 || !is_loopback(ss); /* fails closed, as Redis's connIsLocal */
 }
 
@@ -504,20 +509,54 @@ static void on_prepare(uv_prepare_t *h)
     uv_timer_start(&block_timer, on_block_timer, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
+static int started;
+
+/* Opens the TCP listeners of port on every address of bind (none for port 0, as Redis);
+ * *ntcp counts them. Returns 0 or the first error (the listeners opened so far stay open). */
+static int listen_all_tcp(int port, const config_strlist_t *bind, int *ntcp)
+{
+    srv.tcp_port = port;
+    for (int i = 0; port > 0 && i < bind->count; i++) {
+        const char *a = bind->items[i];
+        int optional = a[0] == '-';
+        int rc = listen_tcp(optional ? a + 1 : a, port, optional);
+        if (rc < 0) return rc;
+        (*ntcp)++;
+    }
+    return 0;
+}
+
+/* Closes the TCP listeners, keeping the Unix one. */
+static void close_tcp_listeners(void)
+{
+    listener_t **pp = &listeners;
+    while (*pp) {
+        listener_t *l = *pp;
+        if (l->is_unix) {
+            pp = &l->next;
+            continue;
+        }
+        *pp = l->next;
+        uv_close(&l->h.handle, (uv_close_cb)xfree);
+    }
+}
+
+int net_listen_again(void)
+{
+    int n = 0;
+    if (!started) return 0;
+    close_tcp_listeners(); /* the old ones first: the new set may share an address and port */
+    int rc = listen_all_tcp(srv.cfg.port, &srv.cfg.bind, &n);
+    if (rc < 0) close_tcp_listeners();
+    return rc;
+}
+
 int net_start(void)
 {
     const config_t *cfg = &srv.cfg;
     int ntcp = 0;
-    srv.tcp_port = cfg->port;
-    if (cfg->port > 0) { /* port 0: no TCP, as Redis */
-        for (int i = 0; i < cfg->bind.count; i++) {
-            const char *a = cfg->bind.items[i];
-            int optional = a[0] == '-';
-            int rc = listen_tcp(optional ? a + 1 : a, cfg->port, optional);
-            if (rc < 0) return rc;
-            ntcp++;
-        }
-    }
+    int rc = listen_all_tcp(cfg->port, &cfg->bind, &ntcp);
+    if (rc < 0) return rc;
     if (cfg->unixsocket && cfg->unixsocket[0]) {
         int rc = listen_unix(cfg->unixsocket, cfg->unixsocketperm);
         if (rc < 0) return rc;
@@ -533,11 +572,13 @@ int net_start(void)
     uv_prepare_start(&flush_prepare, on_prepare);
     uv_unref((uv_handle_t *)&flush_check);
     uv_unref((uv_handle_t *)&flush_prepare);
+    started = 1;
     return 0;
 }
 
 void net_stop(void)
 {
+    started = 0;
     while (listeners) {
         listener_t *l = listeners;
         listeners = l->next;

@@ -7,6 +7,11 @@
 /* Opens the listeners from srv.cfg (bind list and port, unixsocket) on srv.loop and starts the
  * end-of-turn flush of replies. Returns 0, or a negative libuv/errno code (logged). */
 int net_start(void);
+/* CONFIG SET port/bind: replaces the TCP listeners by those of srv.cfg's port and bind.
+ * Returns 0 (also when net_start has not run), or a negative error when one of them cannot be
+ * opened (a busy port, an address not on this host): then no TCP listener is left open, and
+ * the caller puts the old port and bind back into srv.cfg and calls it again. */
+int net_listen_again(void);
 /* Closes the listeners (and the Unix socket file) and every socket client. */
 void net_stop(void);
 /* Hands every client with pending output to its transport. */

@@ -260,11 +260,19 @@ static void rewrite_key(void *ud, kv_t *kv)
     drain(cb, 0);
 }
 
+static void (*prelude)(buf_t *out);
+
+void rewrite_set_prelude(void (*fn)(buf_t *out))
+{
+    prelude = fn;
+}
+
 long long rewrite_dataset(buf_t *out, rewrite_sink_fn *sink, void *ud)
 {
     cmdbuf_t cb = {out, 0, {0}, 0, sink, ud, 0};
     buf_init(&cb.args);
     long long skipped = 0;
+    if (prelude) prelude(out);
     for (int i = 0; i < srv.ndb; i++) {
         db_t *db = &srv.db[i];
         if (db_size(db) == 0) continue;

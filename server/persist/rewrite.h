@@ -17,4 +17,7 @@ typedef int rewrite_sink_fn(void *ud, const char *p, size_t len);
  * Returns the number of blobs left out because a write to them was in flight (0 normally),
  * or -1 if the sink failed. */
 long long rewrite_dataset(buf_t *out, rewrite_sink_fn *sink, void *ud);
+/* Sets what rewrite_dataset writes before the databases: commands (RESP) that rebuild state
+ * that is not keys, such as function libraries (server/rooms.c sets it). NULL: nothing. */
+void rewrite_set_prelude(void (*fn)(buf_t *out));
 #endif

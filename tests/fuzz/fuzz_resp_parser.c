@@ -1,7 +1,8 @@
 /* fuzz_resp_parser.c - libFuzzer target for resp/parser.c.
  *
  * Input layout: byte 0 picks the parser limits (small ones make every limit reachable) and,
- * with bit 6, a 256-byte shm data area that "&<len>,<offset>" arguments may reference,
+ * with bit 6, a 256-byte shm data area that "&<len>,<offset>" arguments may reference, with
+ * bit 7 the limits before AUTH (at most 10 arguments of at most 16384 bytes),
  * bytes 1..4 seed the generator that cuts the rest into reads; the rest is the byte stream a
  * client sends. The stream is parsed twice, as the server reads it: once whole, once in random
  * reads, each call on a fresh heap block of exactly the buffered size (so ASan catches a read
@@ -76,6 +77,7 @@ static void set_limits(resp_parser_t *p, uint8_t sel)
     p->max_bulk = bulk[sel & 3];
     p->max_args = args[(sel >> 2) & 3];
     p->max_inline = inl[(sel >> 4) & 3];
+    p->unauthenticated = (sel & 128) != 0;
 }
 
 static int in_range(const char *ptr, size_t len, const char *lo, size_t n)
@@ -88,9 +90,11 @@ static void check_request(const resp_parser_t *p, const char *buf, size_t consum
     CHECK(p->argc >= 1 && p->argv);
     if (buf[0] == '*') {
         CHECK((size_t)p->argc <= p->max_args);
+        CHECK(!p->unauthenticated || p->argc <= 10);
         int refs = 0;
         for (int i = 0; i < p->argc; i++) {
             CHECK(p->argv[i].len <= p->max_bulk);
+            CHECK(!p->unauthenticated || p->argv[i].len <= 16384);
             if (p->area && in_range(p->argv[i].ptr, p->argv[i].len, p->area, p->area_size))
                 refs++;
             else

@@ -739,6 +739,111 @@ def _gen_bits(self):
 
 Gen.gen_bits = _gen_bits
 
+
+# ACL: users u0..u2 get random rules (only categories and commands both servers have in full,
+# since GETUSER describes a user by counting each category's commands), then GETUSER, LIST,
+# USERS, DRYRUN, CAT and DELUSER. The connections never AUTH as them.
+ACL_USERS = ["u0", "u1", "u2", "u 3"]
+ACL_RULES = ["on", "off", "nopass", "resetpass", ">p1", ">p2", "<p1", "<nosuch", "reset",
+             "#" + "a" * 64, "!" + "a" * 64, "#abc", "#" + "A" * 64,
+             "~k*", "~s*", "~*", "%R~h*", "%W~l*", "%RW~z*", "%X~a", "~", "%R", "allkeys",
+             "resetkeys", "&ch*", "&*", "&", "allchannels", "resetchannels", "+@string",
+             "-@string", "+@hash", "-@hash", "+@list", "-@list", "+@set", "+@sortedset",
+             "-@sortedset", "+@bitmap", "+@all", "-@all", "allcommands", "nocommands", "+get",
+             "-get", "+hset", "-hset", "+set", "-lpush", "+select|0", "+select|1", "-select",
+             "+select|", "+get|x|y", "+nosuch", "-@nosuch", "+@HASH", "bogus", "(~x +get)",
+             "(+set ~y &c)", "()", "( +@list ~l* )", "(", "(~a", "+get)", "clearselectors",
+             "sanitize-payload", "skip-sanitize-payload", "", "+", "-", "+|", "-get|x", "ON",
+             "+GET", "+@ALL", "~*x", "&", ">", "<", "#", "%", ")", "%RW~*"]
+ACL_DRY = [["GET", "k1"], ["GET", "s1"], ["SET", "k1", "v"], ["SET", "k1", "v", "GET"],
+           ["HSET", "h1", "f", "v"], ["HGET", "h1", "f"], ["LPUSH", "l1", "v"],
+           ["LRANGE", "l1", "0", "-1"], ["SADD", "S1", "m"], ["ZADD", "z1", "1", "m"],
+           ["COPY", "h1", "l1"], ["COPY", "l1", "h1"], ["SELECT", "0"], ["SELECT", "1"],
+           ["PUBLISH", "ch1", "m"], ["PUBLISH", "x", "m"], ["SUBSCRIBE", "ch1", "x"],
+           ["PSUBSCRIBE", "ch*"], ["PSUBSCRIBE", "c*"], ["MGET", "k1", "x", "s2"],
+           ["DEL", "k1", "l1"], ["BITFIELD", "k1", "GET", "u8", "0"],
+           ["BITFIELD", "k1", "SET", "u8", "0", "1"], ["EXISTS", "h1"], ["PING"],
+           ["SET", "k1"], ["NOSUCH"], ["CLIENT", "NOSUCH"], ["CLIENT", "ID"]]
+
+
+def _gen_acl(self):
+    u = lambda: self.pick(ACL_USERS)
+    c = self.pick(["SETUSER", "SETUSER", "SETUSER", "SETUSER", "GETUSER", "GETUSER", "LIST",
+                   "USERS", "DRYRUN", "DRYRUN", "DRYRUN", "CAT", "DELUSER", "WHOAMI"])
+    if c == "SETUSER":
+        return ["ACL", c, u()] + [self.pick(ACL_RULES) for _ in range(self.r.randint(0, 5))]
+    if c == "GETUSER":
+        return ["ACL", c, u()]
+    if c == "DRYRUN":
+        return ["ACL", c, self.pick(ACL_USERS + ["default"])] + self.pick(ACL_DRY)
+    if c == "CAT":
+        # (ACL CAT alone lists our own categories too: tag and search)
+        return ["ACL", c, self.pick(["string", "hash", "list", "set", "sortedset", "bitmap",
+                                     "nosuch", "HASH"])] + (["x"] if self.chance(0.05) else [])
+    if c == "DELUSER":
+        return ["ACL", c] + [u() for _ in range(self.r.randint(1, 2))]
+    return ["ACL", c]
+
+
+Gen.gen_acl = _gen_acl
+
+# EVAL: scripts that call the other groups' commands and return every kind of value; errors
+# name the script by its SHA-1 and line, so they compare byte for byte too.
+EVAL_SCRIPTS = [
+    ("return redis.call('GET', KEYS[1])", STR_KEYS, 0),
+    ("return redis.pcall('INCR', KEYS[1])", STR_KEYS, 0),
+    ("return redis.call('INCRBY', KEYS[1], ARGV[1])", STR_KEYS, 1),
+    ("return {redis.call('LRANGE', KEYS[1], 0, -1), redis.call('LLEN', KEYS[1])}", LIST_KEYS, 0),
+    ("redis.call('RPUSH', KEYS[1], ARGV[1]); return redis.call('LPOP', KEYS[1])", LIST_KEYS, 1),
+    ("redis.call('HSET', KEYS[1], 'f', ARGV[1]); return {redis.call('HGET', KEYS[1], 'f'), "
+     "redis.call('HLEN', KEYS[1])}", HASH_KEYS, 1),
+    ("return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')", ZSET_KEYS, 0),
+    ("return redis.call('ZINCRBY', KEYS[1], ARGV[1], 'm1')", ZSET_KEYS, 1),
+    ("return redis.call('SCARD', KEYS[1])", SET_KEYS, 0),
+    ("return redis.call('SISMEMBER', KEYS[1], ARGV[1])", SET_KEYS, 1),
+    ("return {1, 2.5, 'x', true, false, {ok='fine'}, {1, {2}}, nil, 3}", [], 0),
+    ("return {err='MY_ERR custom'}", [], 0),
+    ("return redis.error_reply(ARGV[1])", [], 1),
+    ("return redis.status_reply(ARGV[1])", [], 1),
+    ("return tonumber(ARGV[1]) + 1", [], 1),
+    ("return {double=tonumber(ARGV[1]) or 0}", [], 1),
+    ("return redis.sha1hex(ARGV[1])", [], 1),
+    ("return cjson.encode({1, 2, ARGV[1]})", [], 1),
+    ("return cmsgpack.unpack(cmsgpack.pack({1, 'a', ARGV[1]}))", [], 1),
+    ("return struct.unpack('>I2', struct.pack('>I2', 258))", [], 0),
+    ("return bit.band(tonumber(ARGV[1]) or 0, 6)", [], 1),
+    ("redis.setresp(3); return {redis.call('EXISTS', KEYS[1]), true, false}", ALL_KEYS, 0),
+    ("redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'm1')", ZSET_KEYS, 0),
+    ("return redis.call('nosuchcommand')", [], 0),
+    ("return redis.call('GET')", [], 0),
+    ("return redis.pcall('SELECT', 99)", [], 0),
+    ("return undefined_global", [], 0),
+    ("x = 1", [], 0),
+    ("return redis.call()", [], 0),
+    ("return 1 +", [], 0),
+    ("#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'x')", STR_KEYS, 0),
+    ("#!lua flags=bogus\nreturn 1", [], 0),
+    ("#!lua\nreturn redis.call('DEL', KEYS[1])", ALL_KEYS, 0),
+]
+
+
+def _gen_eval(self):
+    body, keys, nargs = self.pick(EVAL_SCRIPTS)
+    ks = [self.pick(keys)] if keys else []
+    argv = [self.pick(["1", "5", "-2", "x", "", "3.5", "m1", "ERR oops", "OK"])
+            for _ in range(nargs)]
+    roll = self.r.random()
+    if roll < 0.05:
+        return ["EVAL", body, self.pick(["-1", "x", "9"])] + ks + argv
+    if roll < 0.10:
+        return ["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"]
+    if roll < 0.15:
+        return ["EVAL_RO", body, str(len(ks))] + ks + argv
+    return ["EVAL", body, str(len(ks))] + ks + argv
+
+
+Gen.gen_eval = _gen_eval
+
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
     "strings": 22,
@@ -751,6 +856,8 @@ GROUPS = {
     "errors": 2,
     "sort": 6,
     "bits": 8,
+    "acl": 6,
+    "eval": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
@@ -783,10 +890,26 @@ def shape(r):
     return r
 
 
+def _acl_norm(r):
+    """ACL replies: GETUSER lists single commands in an order Redis leaves undefined (its
+    command table's hash order), and so does ACL CAT: words of strings and items of arrays are
+    compared sorted."""
+    k, v = r.kind, r.val
+    if k in "$+" and v is not None:
+        return R(k, b" ".join(sorted(v.split(b" "))))
+    if k in "*~" and v is not None:
+        return R(k, sorted((_acl_norm(x) for x in v), key=_sort_key))
+    if k == "%":
+        return R(k, [(a, _acl_norm(b)) for a, b in v])
+    return r
+
+
 def normalize(name, r):
     """The comparable form of reply r to command name (None: compare the bytes as they are)."""
     if r.kind == "-":
         return None
+    if name == "ACL":
+        return _acl_norm(r)
     if name in TTL_LIKE and r.kind == ":" and r.val > 0:
         return R(":", 1)
     if name in SHAPE_ONLY:

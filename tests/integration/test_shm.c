@@ -751,3 +751,70 @@ Test(shm, attach_is_refused_where_it_cannot_work, .init = setup, .fini = teardow
     cr_assert(strstr(line, "disabled"), "%s", line);
     cte_conn_free(c);
 }
+
+/* ---- client-side caching over the rings (server/tracking.c) ---- */
+
+/* Keeps the keys of each "invalidate" push (a null for a flush), one line each. */
+static void note_invalidation(cte_conn_t *c, const cte_reply_t *push, void *ud)
+{
+    char *log = ud;
+    const cte_reply_t *kind = cte_reply_elem(push, 0), *keys = cte_reply_elem(push, 1);
+    if (cte_reply_len(push) != 2 || strcmp(cte_reply_str(kind, NULL), "invalidate")) return;
+    if (cte_reply_kind(keys) == CTE_REPLY_NULL) strcat(log, "(null)");
+    for (size_t i = 0; cte_reply_kind(keys) == CTE_REPLY_ARRAY && i < cte_reply_len(keys); i++) {
+        strcat(log, i ? " " : "");
+        strcat(log, cte_reply_str(cte_reply_elem(keys, i), NULL));
+    }
+    strcat(log, "\n");
+}
+
+Test(shm, tracking_pushes_and_redirected_messages_arrive_through_the_rings, .init = setup,
+     .fini = teardown)
+{
+    char addr[160], log[1024] = "", line[256];
+    cte_conn_t *c = open_or_fail("tcp"), *m = cte_conn_new();
+    snprintf(addr, sizeof addr, "shm:%s", S.sock);
+    cr_assert_eq(cte_conn_open(m, addr, CTE_RESP3), 0, "%s", cte_conn_errmsg(m));
+    cte_conn_set_push_cb(m, note_invalidation, log);
+    cte_reply_free(call_ok(m, "CLIENT", "TRACKING", "on"));
+    cte_reply_free(call_ok(c, "SET", "k", "v1"));
+    cte_reply_free(call_ok(m, "GET", "k", NULL));
+    cte_reply_free(call_ok(c, "SET", "k", "v2"));
+    cte_reply_t *r = call_ok(m, "PING", NULL, NULL);
+    cr_assert_str_eq(cte_reply_str(r, NULL), "PONG", "the push did not take the reply's place");
+    cte_reply_free(r);
+    cr_assert_str_eq(log, "k\n");
+    /* BCAST: sent before the server sleeps, so before the next reply */
+    cte_reply_free(call_ok(m, "CLIENT", "TRACKING", "off"));
+    cte_reply_t *b;
+    cr_assert_eq(cte_call(m, &b, "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p:", NULL), 0);
+    cte_reply_free(b);
+    cte_reply_free(call_ok(c, "SET", "p:1", "x"));
+    cte_reply_free(call_ok(c, "SET", "q:1", "x"));
+    cte_reply_free(call_ok(m, "PING", NULL, NULL));
+    cte_reply_free(call_ok(c, "FLUSHALL", NULL, NULL));
+    cte_reply_free(call_ok(m, "PING", NULL, NULL));
+    cr_assert_str_eq(log, "k\np:1\n(null)\n");
+
+    /* RESP2: a shm client subscribed to __redis__:invalidate gets what c asked to redirect */
+    raw_t sub;
+    cr_assert_eq(raw_attach(&sub, NULL, line, sizeof line), 0, "%s", line);
+    raw_cmd(&sub, "*2\r\n$9\r\nSUBSCRIBE\r\n$20\r\n__redis__:invalidate\r\n");
+    cr_assert_eq(raw_expect(&sub, "__redis__:invalidate\r\n:1\r\n", 5), 1);
+    r = call_ok(c, "CLIENT", "LIST", NULL);
+    const char *s = strstr(cte_reply_str(r, NULL), "cmd=subscribe");
+    cr_assert_not_null(s, "%s", cte_reply_str(r, NULL));
+    while (s > cte_reply_str(r, NULL) && strncmp(s, "id=", 3)) s--;
+    char id[32];
+    snprintf(id, sizeof id, "%lld", atoll(s + 3));
+    cte_reply_free(r);
+    cr_assert_eq(cte_call(c, &b, "CLIENT", "TRACKING", "on", "REDIRECT", id, NULL), 0);
+    cte_reply_free(b);
+    cte_reply_free(call_ok(c, "GET", "rk", NULL));
+    cte_reply_free(call_ok(m, "SET", "rk", "1"));
+    const char *msg = "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$2\r\nrk\r\n";
+    cr_assert_eq(raw_expect(&sub, msg, 5), 1);
+    raw_close(&sub);
+    cte_conn_free(m);
+    cte_conn_free(c);
+}

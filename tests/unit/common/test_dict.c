@@ -169,3 +169,36 @@ Test(dict, hash_depends_on_every_byte)
         }
     }
 }
+
+/* Pearson's chi-square of the draws of n items against a uniform distribution. */
+static double fair_chi_square(dict_t *d, int n, int draws, uint64_t seed)
+{
+    int *hits = xcalloc((size_t)n, sizeof(int));
+    uint64_t s = seed;
+    for (int i = 0; i < draws; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        item_t *it = (item_t *)dict_random_fair(d, s ^ (s >> 29), 8);
+        cr_assert_not_null(it);
+        hits[it->value]++;
+    }
+    double expect = (double)draws / n, x2 = 0;
+    for (int i = 0; i < n; i++) x2 += (hits[i] - expect) * (hits[i] - expect) / expect;
+    xfree(hits);
+    return x2;
+}
+
+/* Redis's TCL test "SRANDMEMBER histogram distribution - hashtable" (df 9, limit 40) failed
+ * with dict_random's bucket-then-chain draw: 114-184. */
+Test(dict, random_fair_is_uniform_over_long_and_short_chains)
+{
+    dict_t d;
+    dict_init(&d, &item_type);
+    cr_assert_null(dict_random_fair(&d, 42, 8));
+    for (int i = 0; i < 10; i++) dict_insert(&d, &item_new(i)->node);
+    cr_assert_lt(fair_chi_square(&d, 10, 10000, 7), 40);
+    for (int i = 10; i < 1000; i++) dict_insert(&d, &item_new(i)->node);
+    while (dict_is_rehashing(&d)) dict_rehash(&d, 100);
+    /* df 999: mean 999, standard deviation about 45 */
+    cr_assert_lt(fair_chi_square(&d, 1000, 200000, 11), 1300);
+    dict_clear(&d, NULL);
+}

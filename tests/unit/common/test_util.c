@@ -3,6 +3,8 @@
 #include "common/util.h"
 
 #include <criterion/criterion.h>
+#include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,19 @@ Test(util, str_to_d_follows_redis_rules)
     cr_assert_not(str_to_d(" 1", 2, &d));
     cr_assert_not(str_to_d("1x", 2, &d));
     cr_assert_not(str_to_d("", 0, &d));
+}
+
+/* Redis's TCL test "zset score double range": DBL_MAX written out in full (309 digits and a
+ * fraction) is a valid score. */
+Test(util, str_to_d_takes_dbl_max_written_in_full)
+{
+    char big[400];
+    double d;
+    int n = snprintf(big, sizeof(big), "%.17f", DBL_MAX);
+    cr_assert_gt(n, 300);
+    cr_assert(str_to_d(big, (size_t)n, &d) && d == DBL_MAX);
+    big[n - 1] = 'x';
+    cr_assert_not(str_to_d(big, (size_t)n, &d));
 }
 
 Test(util, ld_to_str_is_human_friendly_like_incrbyfloat)

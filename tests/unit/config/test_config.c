@@ -431,6 +431,10 @@ Test(config, immutable_keys_are_refused_with_redis_s_message)
     cr_assert_eq(set("tiers", "a:ram:1gb"), -1);
     cr_assert_eq(set("io-threads", "4"), -1);
     cr_assert_eq(set("unixsocket", "/tmp/x"), -1);
+    /* our own start-up-only key, worded as Redis words its immutable ones */
+    cr_assert_eq(set("tiers", "ram:ram:1gb"), -1);
+    cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument 'tiers') - "
+                          "can't set immutable config");
 }
 
 Test(config, unknown_keys_are_refused_with_redis_s_message)
@@ -498,15 +502,15 @@ Test(config, set_many_refuses_a_key_named_twice)
 }
 
 typedef struct seen {
-    char names[128][64];
-    char values[128][256];
+    char names[512][64];
+    char values[512][256];
     int n;
 } seen_t;
 
 static void collect(void *ud, const char *name, const char *value)
 {
     seen_t *s = ud;
-    cr_assert_lt(s->n, 128);
+    cr_assert_lt(s->n, 512);
     snprintf(s->names[s->n], 64, "%s", name);
     snprintf(s->values[s->n], 256, "%s", value);
     s->n++;
@@ -534,20 +538,83 @@ Test(config, config_get_with_a_plain_name_returns_that_key)
 Test(config, config_get_star_lists_every_name_and_alias_once)
 {
     seen_t s = {.n = 0};
-    size_t want = config__nrows;
-    for (size_t i = 0; i < config__nrows; i++) want += config__rows[i].alias != NULL;
+    size_t want = 0;
+    for (size_t i = 0; i < config__nrows; i++)
+        if (!(config__rows[i].flags & CONFIG__HIDDEN)) want += 1 + (config__rows[i].alias != NULL);
     config_get(&cfg, "*", collect, &s);
     cr_assert_eq((size_t)s.n, want);
     cr_assert(seen_has(&s, "hash-max-ziplist-entries"));
     cr_assert(seen_has(&s, "hash-max-listpack-entries"));
 }
 
+/* Redis's TCL test "CONFIG GET hidden configs". */
+Test(config, hidden_keys_answer_only_to_their_own_name)
+{
+    seen_t s = {.n = 0};
+    config_get(&cfg, "*", collect, &s);
+    cr_assert_not(seen_has(&s, "key-load-delay"));
+    s.n = 0;
+    config_get(&cfg, "key-*-delay", collect, &s);
+    cr_assert_eq(s.n, 0);
+    config_get(&cfg, "KEY-LOAD-DELAY", collect, &s);
+    cr_assert_eq(s.n, 1);
+    cr_assert_str_eq(s.values[0], "0");
+}
+
+Test(config, maxmemory_clients_takes_bytes_or_a_percentage_as_redis)
+{
+    char err[256];
+    buf_t v;
+    buf_init(&v);
+    cr_assert_eq(config_set(&cfg, "maxmemory-clients", "10%", err, sizeof(err)), 0);
+    config_get_value(&cfg, "maxmemory-clients", &v);
+    cr_assert_str_eq(v.data, "10%");
+    cr_assert_eq(config_set(&cfg, "maxmemory-clients", "1mb", err, sizeof(err)), 0);
+    buf_clear(&v);
+    config_get_value(&cfg, "maxmemory-clients", &v);
+    cr_assert_str_eq(v.data, "1048576");
+    const char *names[] = {"maxmemory", "maxmemory-clients", "client-query-buffer-limit"};
+    const char *values[] = {"10000001", "200%", "invalid"};
+    cr_assert_eq(config_set_many(&cfg, 3, names, values, err, sizeof(err)), -1);
+    cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument "
+                          "'maxmemory-clients') - percentage argument must be less or equal to 100");
+    cr_assert_eq(config_set(&cfg, "maxmemory-clients", "x%", err, sizeof(err)), -1);
+    buf_clear(&v);
+    config_get_value(&cfg, "maxmemory-clients", &v);
+    cr_assert_str_eq(v.data, "1048576");
+    buf_deinit(&v);
+}
+
+Test(config, shutdown_signal_flags_are_checked_as_redis)
+{
+    char err[256];
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigterm", "nosave now", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "save", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "save nosave", err, sizeof(err)), -1);
+    cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument "
+                          "'shutdown-on-sigint') - shutdown options SAVE and NOSAVE can't be "
+                          "used simultaneously");
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "", err, sizeof(err)), -1);
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "bogus", err, sizeof(err)), -1);
+    /* kept as flags and shown in Redis's order */
+    cr_assert_eq(config_set(&cfg, "shutdown-on-sigint", "force NOW nosave", err, sizeof(err)), 0);
+    buf_t v;
+    buf_init(&v);
+    config_get_value(&cfg, "shutdown-on-sigint", &v);
+    cr_assert_str_eq(v.data, "nosave now force");
+    buf_deinit(&v);
+    cr_assert_eq(config_set(&cfg, "repl-backlog-size", "10000002", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&cfg, "slave-read-only", "no", err, sizeof(err)), 0);
+    cr_assert_eq(cfg.inert.replica_read_only, 0);
+}
+
 Test(config, config_get_globs_are_case_insensitive)
 {
     seen_t s = {.n = 0};
     config_get(&cfg, "MAXMEMORY*", collect, &s);
-    cr_assert_eq(s.n, 4);
+    cr_assert_eq(s.n, 5);
     cr_assert(seen_has(&s, "maxmemory"));
+    cr_assert(seen_has(&s, "maxmemory-clients"));
     cr_assert(seen_has(&s, "maxmemory-policy"));
     cr_assert(seen_has(&s, "maxmemory-samples"));
     cr_assert(seen_has(&s, "maxmemory-eviction-tenacity"));
@@ -1091,4 +1158,27 @@ Test(config, the_markdown_reference_has_a_row_per_key)
     cr_assert(strstr(md.data, "- `appendonly`: `yes`"), "%s", md.data);
     cr_assert(strstr(md.data, "- `tiers`: `ram:ram:1gb disk:file:8gb:tiers/disk`"));
     buf_deinit(&md);
+}
+
+Test(config, users_are_a_list_of_rule_strings_that_may_hold_spaces)
+{
+    cr_assert_eq(yaml("users:\n  - \"alice on >p w ~* +@all\"\n  - bob off\n"), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 2);
+    cr_assert_str_eq(cfg.users.items[0], "alice on >p w ~* +@all");
+    cr_assert_str_eq(cfg.users.items[1], "bob off");
+    cr_assert_eq(args("--user", "carol on nopass", NULL), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 1);
+    cr_assert_str_eq(cfg.users.items[0], "carol on nopass");
+    /* repeated, as redis-server's --user: every one counts */
+    cr_assert_eq(args("--user", "a on", "--port", "7000", "--users", "b off", NULL), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 2);
+    cr_assert_str_eq(cfg.users.items[1], "b off");
+    cr_assert_neq(set("users", "x"), 0); /* immutable, as Redis's user lines */
+    cr_assert_eq(yaml("aclfile: users.acl\nacl-pubsub-default: allchannels\n"
+                      "acllog-max-len: 5\n"),
+                 0, "%s", err);
+    cr_assert_str_eq(cfg.aclfile, "users.acl");
+    cr_assert_eq(cfg.acl_pubsub_default, 1);
+    cr_assert_eq(cfg.acllog_max_len, 5);
+    cr_assert_neq(set("acl-pubsub-default", "some"), 0);
 }

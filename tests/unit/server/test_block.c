@@ -199,3 +199,61 @@ Test(block, client_pause_write_holds_writes_until_unpause)
     cr_assert_str_eq(pending(a), "+OK\r\n");
     cr_assert_str_eq(run(b, "GET k"), "$1\r\nv\r\n");
 }
+
+Test(block, client_pause_write_holds_an_exec_of_writes_but_not_of_reads)
+{
+    cr_assert_str_eq(run(a, "MULTI"), "+OK\r\n");
+    cr_assert_str_eq(run(a, "SET k v"), "+QUEUED\r\n");
+    cr_assert_str_eq(run(b, "MULTI"), "+OK\r\n");
+    cr_assert_str_eq(run(b, "GET k"), "+QUEUED\r\n");
+    cr_assert_str_eq(run(p, "CLIENT PAUSE 100000 WRITE"), "+OK\r\n");
+    cr_assert_str_eq(run(a, "EXEC"), "");
+    cr_assert_str_eq(run(b, "EXEC"), "*1\r\n$-1\r\n");
+    cr_assert_str_eq(run(p, "CLIENT UNPAUSE"), "+OK\r\n");
+    cr_assert_str_eq(pending(a), "*1\r\n+OK\r\n");
+}
+
+Test(block, keys_whose_time_is_up_are_hidden_but_kept_during_a_pause)
+{
+    cr_assert_str_eq(run(a, "SET k v PX 1"), "+OK\r\n");
+    cr_assert_str_eq(run(a, "SET k2 v PX 1"), "+OK\r\n");
+    cr_assert_str_eq(run(p, "CLIENT PAUSE 100000 WRITE"), "+OK\r\n");
+    unsigned long long expired = srv.stat.expired_keys;
+    long long t0 = time_ms();
+    while (time_ms() - t0 < 5) {
+    }
+    cr_assert_str_eq(run(b, "GET k"), "$-1\r\n");
+    cr_assert_str_eq(run(b, "EXISTS k2"), ":0\r\n");
+    db_active_expire(srv.db, srv.ndb, 1000);
+    cr_assert_eq(srv.stat.expired_keys, expired);
+    cr_assert_eq(db_size(&srv.db[0]), 2);
+    cr_assert_str_eq(run(p, "CLIENT UNPAUSE"), "+OK\r\n");
+    cr_assert_str_eq(run(b, "GET k"), "$-1\r\n");
+    cr_assert_eq(srv.stat.expired_keys, expired + 1);
+}
+
+/* WAIT on a server without replicas: 0 at once when none are asked for or inside MULTI, else
+ * 0 when the timeout ends; CLIENT UNBLOCK ends it too. */
+Test(block, wait_answers_zero_replicas_when_its_timeout_ends)
+{
+    cr_assert_str_eq(run(a, "WAIT 0 0"), ":0\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 -1"), "-ERR timeout is negative\r\n");
+    cr_assert_str_eq(run(a, "WAIT x 1"), "-ERR value is not an integer or out of range\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 20"), "");
+    cr_assert_eq(block_count(), 1);
+    long long t0 = time_ms();
+    while (time_ms() - t0 < 30) {
+    }
+    block_check_timeouts(time_ms());
+    cr_assert_str_eq(pending(a), ":0\r\n");
+    cr_assert_str_eq(run(a, "MULTI"), "+OK\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 0"), "+QUEUED\r\n");
+    cr_assert_str_eq(run(a, "EXEC"), "*1\r\n:0\r\n");
+    cr_assert_str_eq(run(a, "WAIT 1 0"), "");
+    cr_assert_str_eq(run(b, "SWAPDB 0 1"), "+OK\r\n");
+    cr_assert_str_eq(pending(a), "");
+    char line[64];
+    snprintf(line, sizeof(line), "CLIENT UNBLOCK %llu", (unsigned long long)a->id);
+    cr_assert_str_eq(run(b, line), ":1\r\n");
+    cr_assert_str_eq(pending(a), ":0\r\n");
+}

@@ -216,6 +216,21 @@ Test(evict, allkeys_random_evicts_until_under_the_limit)
     harness_expect(C, "SET new 1", "+OK\r\n");
 }
 
+/* Redis 7.0 evicts nothing while clients are paused (its TCL unit/pause). */
+Test(evict, nothing_is_evicted_during_a_client_pause)
+{
+    fill("k", 200, 0);
+    policy("allkeys-random");
+    harness_expect(C, "CLIENT PAUSE 100000 WRITE", "+OK\r\n");
+    limit_below_now(50 * VALUE_LEN);
+    harness_expect(C, "GET nothing", "$-1\r\n");
+    cr_assert_eq(srv.stat.evicted_keys, 0);
+    cr_assert_eq(db_size(&srv.db[0]), 200);
+    harness_expect(C, "CLIENT UNPAUSE", "+OK\r\n");
+    harness_expect(C, "GET nothing", "$-1\r\n");
+    cr_assert_geq(srv.stat.evicted_keys, 40);
+}
+
 /* Keys without TTL ("p") and with ("v"): policy p evicts only v keys, and when only p keys
  * are left and memory is still over, writes get -OOM. */
 static void volatile_keeps_persistent_keys(const char *p)

@@ -194,6 +194,25 @@ Test(multi_pubsub, keyspace_notifications_follow_the_config)
                      "$1\r\nk\r\n");
 }
 
+/* Redis 7.0's TCL test "Keyspace notifications: new key test": class n, not part of A. */
+Test(multi_pubsub, new_keys_send_the_new_event_once)
+{
+    run(a, "PSUBSCRIBE *");
+    pending(a);
+    run(b, "CONFIG SET notify-keyspace-events En");
+    run(b, "SET foo bar");
+    run(b, "SET foo baz");
+    run(b, "SET bar bar");
+    cr_assert_str_eq(pending(a),
+                     "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$18\r\n__keyevent@0__:new\r\n"
+                     "$3\r\nfoo\r\n"
+                     "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$18\r\n__keyevent@0__:new\r\n"
+                     "$3\r\nbar\r\n");
+    run(b, "CONFIG SET notify-keyspace-events EA");
+    run(b, "SET baz 1");
+    cr_assert_null(strstr(pending(a), ":new"));
+}
+
 Test(multi_pubsub, reset_leaves_subscriptions_and_transactions)
 {
     run(a, "SUBSCRIBE c");
@@ -202,4 +221,46 @@ Test(multi_pubsub, reset_leaves_subscriptions_and_transactions)
     run(a, "MULTI");
     run(a, "RESET");
     cr_assert_str_eq(run(a, "PING"), "+PONG\r\n");
+}
+
+/* Where each of the words appears in s, in order; 1 if they all do. */
+static int in_order(const char *s, const char *const *words, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *p = strstr(s, words[i]);
+        if (!p) return 0;
+        s = p + strlen(words[i]);
+    }
+    return 1;
+}
+
+Test(multi_pubsub, monitor_shows_a_transaction_in_redis_order)
+{
+    cr_assert_str_eq(run(b, "MONITOR"), "+OK\r\n");
+    run(a, "multi");
+    run(a, "set foo bar");
+    run(a, "exec");
+    const char *fed = pending(b);
+    static const char *const order[] = {"\"multi\"", "\"set\" \"foo\" \"bar\"", "\"exec\""};
+    cr_assert(in_order(fed, order, 3), "%s", fed);
+    cr_assert_null(strstr(strstr(fed, "\"exec\""), "\"set\""));
+    /* a rejected command inside MULTI is not shown; the EXEC that fails is */
+    run(a, "multi");
+    run(a, "nosuchcmd x");
+    cr_assert_eq(strncmp(run(a, "exec"), "-EXECABORT", 10), 0);
+    fed = pending(b);
+    static const char *const aborted[] = {"\"multi\"", "\"exec\""};
+    cr_assert(in_order(fed, aborted, 2) && !strstr(fed, "nosuchcmd"), "%s", fed);
+}
+
+Test(multi_pubsub, monitor_shows_a_blocked_command_once)
+{
+    cr_assert_str_eq(run(b, "MONITOR"), "+OK\r\n");
+    client_t *w = client_new(NULL, NULL, -1);
+    run(w, "blpop list 0");
+    run(a, "RPUSH list x");
+    const char *fed = pending(b);
+    const char *first = strstr(fed, "\"blpop\"");
+    cr_assert(first && !strstr(first + 1, "\"blpop\""), "%s", fed);
+    cr_assert_str_eq(pending(w), "*2\r\n$4\r\nlist\r\n$1\r\nx\r\n");
 }

@@ -183,6 +183,23 @@ Test(cmd_search, info_search_counts_documents_terms_and_bytes)
     cr_assert(strstr(r, "search_bytes:0\r\n"), "%s", r);
 }
 
+/* search-enabled at run time: no drops every blob's contents from the index (TSEARCH is
+ * refused, TQUERY goes on), yes indexes every blob again, file-tier ones too. */
+Test(cmd_search, search_enabled_can_be_switched_at_run_time)
+{
+    send("TPUT docs a 0 \"lazy dog\"");
+    send("TPUT docs b 0 \"lazy lazy cat\" 0");
+    ok("CONFIG SET search-enabled no");
+    harness_expect(C, "TSEARCH lazy", "-ERR search is disabled (search-enabled no)\r\n");
+    cr_assert(strstr(send("INFO search"), "search_documents:0\r\n"));
+    send("TPUT docs c 0 \"lazy fox\"");
+    harness_expect(C, "TQUERY BLOBS docs c", "*2\r\n:1\r\n*2\r\n$4\r\ndocs\r\n$1\r\nc\r\n");
+    ok("CONFIG SET search-enabled yes");
+    cr_assert(strstr(send("INFO search"), "search_documents:3\r\n"));
+    harness_expect(C, "TSEARCH cat", "*1\r\n*2\r\n$4\r\ndocs\r\n$1\r\nb\r\n");
+    harness_expect(C, "TSEARCH fox", "*1\r\n*2\r\n$4\r\ndocs\r\n$1\r\nc\r\n");
+}
+
 Test(cmd_search, tquery_inside_multi_runs_to_the_end)
 {
     send("TPUT q a 0 x");

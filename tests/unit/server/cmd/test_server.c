@@ -135,9 +135,50 @@ Test(server_cmds, command_count_info_and_getkeys)
     cr_assert_gt(atoi(r + 1), 10);
     r = run("COMMAND INFO ping nosuch");
     cr_assert(strncmp(r, "*2\r\n*10\r\n$4\r\nping\r\n:-1\r\n", 23) == 0, "%s", r);
-    cr_assert(strstr(r, "*-1\r\n") != NULL);
+    cr_assert(strstr(r, "$-1\r\n") != NULL); /* Redis 7.0: a null bulk for an unknown name */
     cr_assert_str_eq(run("COMMAND GETKEYS ping"), "-ERR The command has no key arguments\r\n");
     cr_assert_str_eq(run("COMMAND GETKEYS nosuch a"), "-ERR Invalid command specified\r\n");
+}
+
+Test(server_cmds, command_list_names_subcommands_and_filters)
+{
+    const char *r = run("COMMAND LIST");
+    cr_assert(strstr(r, "$3\r\nset\r\n") && strstr(r, "$10\r\nconfig|get\r\n"));
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY PATTERN set"), "*1\r\n$3\r\nset\r\n");
+    r = run("COMMAND LIST FILTERBY PATTERN config|*re*");
+    cr_assert(strstr(r, "config|resetstat") && !strstr(r, "config|get"), "%s", r);
+    r = run("COMMAND LIST FILTERBY PATTERN cl*help");
+    cr_assert(strstr(r, "client|help") && strstr(r, "cluster|help"), "%s", r);
+    r = run("COMMAND LIST FILTERBY ACLCAT sortedset");
+    cr_assert(strstr(r, "\r\nzadd\r\n") && !strstr(r, "\r\nset\r\n"), "%s", r);
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY ACLCAT nosuch"), "*0\r\n");
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY MODULE nosuch"), "*0\r\n");
+    cr_assert_str_eq(run("COMMAND LIST bad"), "-ERR syntax error\r\n");
+    cr_assert_str_eq(run("COMMAND LIST FILTERBY bad x"), "-ERR syntax error\r\n");
+}
+
+Test(server_cmds, command_getkeys_past_256_keys)
+{
+    char line[4096] = "COMMAND GETKEYS ZUNIONSTORE target 260";
+    for (int i = 1; i <= 260; i++) snprintf(line + strlen(line), 16, " k%d", i);
+    const char *r = run(line);
+    const char *head = "*261\r\n$6\r\ntarget\r\n$2\r\nk1\r\n";
+    cr_assert(strncmp(r, head, strlen(head)) == 0, "%.40s", r);
+    cr_assert(strstr(r, "$4\r\nk260\r\n") != NULL);
+}
+
+Test(server_cmds, command_getkeysandflags_names_each_key_spec)
+{
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS set k1 v1"),
+                     "*1\r\n*2\r\n$2\r\nk1\r\n*2\r\n+OW\r\n+update\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS lmove k1 k2 left right"),
+                     "*2\r\n*2\r\n$2\r\nk1\r\n*3\r\n+RW\r\n+access\r\n+delete\r\n"
+                     "*2\r\n$2\r\nk2\r\n*2\r\n+RW\r\n+insert\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS sort k1 store k2"),
+                     "*2\r\n*2\r\n$2\r\nk1\r\n*2\r\n+RO\r\n+access\r\n"
+                     "*2\r\n$2\r\nk2\r\n*2\r\n+OW\r\n+update\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYSANDFLAGS get k"),
+                     "*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n");
 }
 
 Test(server_cmds, info_has_the_requested_sections)
@@ -223,6 +264,96 @@ Test(server_cmds, client_reply_off_mutes_until_on)
     cr_assert_str_eq(run("CLIENT REPLY SKIP"), "");
     cr_assert_str_eq(run("PING"), "");
     cr_assert_str_eq(run("PING"), "+PONG\r\n");
+}
+
+Test(server_cmds, client_reply_on_after_skip_answers_ok)
+{
+    /* both in one read, as a pipelining client sends them */
+    cr_assert_str_eq(run("CLIENT REPLY SKIP\r\nCLIENT REPLY ON"), "+OK\r\n");
+    cr_assert_str_eq(run("PING"), "+PONG\r\n");
+}
+
+Test(server_cmds, client_reply_off_still_delivers_pubsub_pushes)
+{
+    client_t *pub = client_new(NULL, NULL, -1);
+    cr_assert_str_eq(run("CLIENT REPLY OFF"), "");
+    cr_assert_str_eq(run("SUBSCRIBE ch"), "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+    buf_clear(&c->out);
+    client_feed(pub, "PUBLISH ch hi\r\n", 15);
+    cr_assert_eq(c->out.len, strlen("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n"));
+    cr_assert_str_eq(run("PING"), ""); /* a reply, not a push: still muted */
+    cr_assert_str_eq(run("UNSUBSCRIBE ch"),
+                     "*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n");
+    cr_assert_str_eq(run("CLIENT REPLY SKIP\r\nPSUBSCRIBE p*"),
+                     "*3\r\n$10\r\npsubscribe\r\n$2\r\np*\r\n:1\r\n");
+}
+
+Test(server_cmds, client_list_shows_no_output_memory_on_an_idle_client)
+{
+    run("PING");
+    const char *r = run("CLIENT INFO");
+    cr_assert(strstr(r, " obl=0 oll=0 omem=0 ") != NULL, "%s", r);
+}
+
+Test(server_cmds, role_answers_as_a_master_without_replicas)
+{
+    cr_assert_str_eq(run("ROLE"), "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
+}
+
+Test(server_cmds, replicaof_no_one_is_ok_and_module_list_is_empty)
+{
+    cr_assert_str_eq(run("REPLICAOF NO ONE"), "+OK\r\n");
+    cr_assert_str_eq(run("SLAVEOF no one"), "+OK\r\n");
+    cr_assert_str_eq(run("REPLICAOF NO"),
+                     "-ERR wrong number of arguments for 'replicaof' command\r\n");
+    cr_assert_str_eq(run("REPLICAOF localhost x"), "-ERR Invalid master port\r\n");
+    cr_assert_eq(strncmp(run("REPLICAOF localhost 6380"), "-ERR", 4), 0);
+    cr_assert_str_eq(run("MODULE LIST"), "*0\r\n");
+    cr_assert_eq(strncmp(run("MODULE LOAD /x.so"), "-ERR MODULE command not allowed", 31), 0);
+    cr_assert_str_eq(run("MODULE foo"), "-ERR unknown subcommand 'foo'. Try MODULE HELP.\r\n");
+    cr_assert_str_eq(run("CLUSTER INFO"), "-ERR This instance has cluster support disabled\r\n");
+    cr_assert_str_eq(run("READONLY"), "-ERR This instance has cluster support disabled\r\n");
+    cr_assert_str_eq(run("FAILOVER"), "-ERR FAILOVER requires connected replicas.\r\n");
+    cr_assert_str_eq(run("FAILOVER ABORT"), "-ERR No failover in progress.\r\n");
+    cr_assert_str_eq(run("CLUSTER INFO x"),
+                     "-ERR wrong number of arguments for 'cluster|info' command\r\n");
+}
+
+Test(server_cmds, lolwut_prints_the_version_and_version_5_draws_within_bounds)
+{
+    cr_assert_str_eq(run("LOLWUT"), "$18\r\nRedis ver. 7.0.15\n\r\n");
+    cr_assert_str_eq(run("LOLWUT VERSION 6"), "$18\r\nRedis ver. 7.0.15\n\r\n");
+    const char *r = run("LOLWUT VERSION 5 20 4 4");
+    cr_assert(strstr(r, "\xe2\xa0") && strstr(r, "Georg Nees - schotter, plotter on paper, 1968. "
+                                                "Redis ver. 7.0.15\n"), "%s", r);
+    cr_assert_str_eq(run("LOLWUT VERSION x"), "-ERR value is not an integer or out of range\r\n");
+    cr_assert_str_eq(run("LOLWUT VERSION 5 20 x"),
+                     "-ERR value is not an integer or out of range\r\n");
+    cr_assert(strncmp(run("LOLWUT VERSION 5 100000 1 100000"), "-ERR LOLWUT picture too large", 29) == 0);
+}
+
+Test(server_cmds, memory_stats_doctor_and_malloc_stats_answer_as_redis)
+{
+    run("SET foo bar");
+    const char *r = run("MEMORY STATS");
+    cr_assert(strncmp(r, "*", 1) == 0 && strstr(r, "$14\r\npeak.allocated\r\n:") &&
+                  strstr(r, "$10\r\nkeys.count\r\n:1\r\n") && strstr(r, "$4\r\ndb.0\r\n*4\r\n") &&
+                  strstr(r, "$13\r\nfragmentation\r\n$"),
+              "%s", r);
+    r = run("MEMORY DOCTOR");
+    cr_assert(strstr(r, "Sam") != NULL, "%s", r);
+    r = run("MEMORY MALLOC-STATS");
+    cr_assert_eq(r[0], '$');
+    cr_assert_str_eq(run("MEMORY STATS x"),
+                     "-ERR wrong number of arguments for 'memory|stats' command\r\n");
+}
+
+Test(server_cmds, info_has_a_cluster_section_that_says_disabled)
+{
+    const char *r = run("INFO");
+    cr_assert(strstr(r, "# Cluster\r\ncluster_enabled:0\r\n") != NULL, "%s", r);
+    r = run("INFO cluster");
+    cr_assert(strstr(r, "cluster_enabled:0") && !strstr(r, "# Server"), "%s", r);
 }
 
 /* An ASan build puts its own malloc ahead of jemalloc: the allocator tests do not apply. */

@@ -983,18 +983,29 @@ Test(cmd_set, dirty_counts_as_redis_counts)
     }
 }
 
-Test(cmd_set, smove_touches_a_watched_destination_even_when_the_member_is_there)
+/* Redis 7.0.15 signals the destination only when the member was added to it (its TCL test
+ * "SMOVE only notify dstset when the addition is successful"); the source always changes. */
+Test(cmd_set, smove_leaves_a_watched_destination_alone_when_the_member_is_there)
 {
     client_t *w = client_new(NULL, NULL, -1);
-    expect("SADD a 1", ":1\r\n");
+    expect("SADD a 1 2", ":2\r\n");
     expect("SADD b 1", ":1\r\n");
     run_on(w, "WATCH b");
     run_on(w, "MULTI");
-    run_on(w, "PING");
+    run_on(w, "SADD b 3");
     xfree(take_out(w));
     expect("SMOVE a b 1", ":1\r\n");
     run_on(w, "EXEC");
     char *r = take_out(w);
+    cr_assert_str_eq(r, "*1\r\n:1\r\n");
+    xfree(r);
+    run_on(w, "WATCH a");
+    run_on(w, "MULTI");
+    run_on(w, "PING");
+    xfree(take_out(w));
+    expect("SMOVE a b 2", ":1\r\n");
+    run_on(w, "EXEC");
+    r = take_out(w);
     cr_assert_str_eq(r, "*-1\r\n");
     xfree(r);
 }

@@ -1,0 +1,339 @@
+"""Lua scripting and functions against the real binary (server/script): EVAL and EVALSHA with
+the script cache, the conversions seen through redis-py, error wording, the sandbox, busy
+scripts and SCRIPT KILL from another connection, writes refused to read-only scripts and under
+maxmemory, redis-py's Lock (EVALSHA), a job queue written as a script, FUNCTION LOAD/FCALL,
+DUMP/RESTORE, and the libraries and script effects surviving a restart through the
+append-only file (and its rewrite)."""
+import hashlib
+import threading
+import time
+
+import pytest
+import redis
+from redis.exceptions import LockError, NoScriptError, ResponseError
+
+from conftest import CTE_KIND, start_cte
+
+LIB = """#!lua name=queue
+local function push(keys, args)
+  return redis.call('RPUSH', keys[1], args[1])
+end
+local function claim(keys, args)
+  local job = redis.call('LPOP', keys[1])
+  if not job then return false end
+  redis.call('HSET', keys[2], job, args[1])
+  return job
+end
+redis.register_function('qpush', push)
+redis.register_function{function_name='qclaim', callback=claim}
+redis.register_function{function_name='qlen', flags={'no-writes'},
+  callback=function(keys) return redis.call('LLEN', keys[1]) end}
+"""
+
+
+@pytest.fixture
+def r(cte_server):
+    c = cte_server.redis()
+    c.script_flush()
+    c.function_flush()
+    yield c
+    c.config_set("busy-reply-threshold", 5000)
+    c.config_set("maxmemory", 0)
+    c.close()
+
+
+def test_eval_returns_each_lua_type_converted(r):
+    assert r.eval("return 'hello'", 0) == b"hello"
+    assert r.eval("return 100.5", 0) == 100
+    assert r.eval("return true", 0) == 1
+    assert r.eval("return false", 0) is None
+    assert r.eval("return {ok='fine'}", 0) == b"fine"
+    assert r.eval("return {1,2,3,'ciao',{1,2}}", 0) == [1, 2, 3, b"ciao", [1, 2]]
+    assert r.eval("return {1,nil,3}", 0) == [1]
+    assert r.eval("return {KEYS[1],KEYS[2],ARGV[1],ARGV[2]}", 2, "a", "b", "c", "d") == \
+        [b"a", b"b", b"c", b"d"]
+    with pytest.raises(ResponseError, match="^this is an error$"):
+        r.eval("return {err='ERR this is an error'}", 0)
+
+
+def test_redis_replies_become_lua_values(r):
+    r.set("x", 5)
+    assert r.eval("local v = redis.call('GET', KEYS[1]); return type(v) .. v", 1, "x") == \
+        b"string5"
+    assert r.eval("return type(redis.call('GET', 'nokey'))", 0) == b"boolean"
+    assert r.eval("return redis.call('SET', 'y', 1).ok", 0) == b"OK"
+    assert r.eval("return redis.pcall('LPUSH', 'x', 1).err", 0) == \
+        b"WRONGTYPE Operation against a key holding the wrong kind of value"
+    r.hset("h", "f", "v")
+    assert r.eval("redis.setresp(3); return redis.call('HGETALL', 'h').map.f", 0) == b"v"
+
+
+def test_evalsha_and_the_script_cache(r):
+    sha = r.script_load("return 'loaded'")
+    assert sha == "b534286061d4b9e4026607613b95c06c06015ae8"
+    assert r.evalsha(sha, 0) == b"loaded"
+    assert r.evalsha(sha.upper(), 0) == b"loaded"
+    assert r.script_exists(sha, "f" * 40) == [True, False]
+    r.script_flush()
+    with pytest.raises(NoScriptError):
+        r.evalsha(sha, 0)
+    assert r.info("memory")["number_of_cached_scripts"] == 0
+
+
+def test_errors_are_worded_as_redis(r):
+    body = "return redis.call('SELECT', 99)"
+    with pytest.raises(ResponseError) as e:
+        r.eval(body, 0)
+    assert str(e.value) == ("DB index is out of range script: %s, on @user_script:1." %
+                            hashlib.sha1(body.encode()).hexdigest())
+    for body, want in [
+        ("return a", "Script attempted to access nonexistent global variable 'a'"),
+        ("a = 1", "Attempt to modify a readonly table"),
+        ("return 1 +", "Error compiling script (new function): user_script:1:"),
+        ("redis.call('nosuch')", "Unknown Redis command called from script"),
+        ("redis.call('GET')", "Wrong number of args calling Redis command from script"),
+        ("redis.call('MULTI')", "This Redis command is not allowed from script"),
+        ("redis.call('BLPOP', 'l', 0)", "This Redis command is not allowed from script"),
+        ("return redis.call()", "Please specify at least one argument"),
+        ("loadfile('x')", "nonexistent global variable 'loadfile'"),
+        ("return loadstring(string.dump(function() return 1 end))()",
+         "attempt to call a nil value"),
+        ("redis.call = nil", "Attempt to modify a readonly table"),
+        ("cjson.encode = nil", "Attempt to modify a readonly table"),
+        ("setmetatable(_G, {})", "Attempt to modify a readonly table"),
+        ("#!lua flags=bogus\nreturn 1", "Unexpected flag in script shebang: bogus"),
+        ("#!lua", "Invalid script shebang"),
+    ]:
+        with pytest.raises(ResponseError, match=None) as e:
+            r.eval(body, 0)
+        assert want in str(e.value), (body, str(e.value))
+    with pytest.raises(ResponseError, match="Number of keys can't be negative"):
+        r.eval("return 1", -1)
+
+
+def test_read_only_scripts_refuse_writes(r):
+    with pytest.raises(ResponseError, match="Write commands are not allowed from read-only"):
+        r.eval_ro("return redis.call('SET', 'x', 1)", 1, "x")
+    with pytest.raises(ResponseError, match="Write commands are not allowed from read-only"):
+        r.eval("#!lua flags=no-writes\nreturn redis.call('SET', 'x', 1)", 0)
+    with pytest.raises(ResponseError, match="Can not execute a script with write flag"):
+        r.eval_ro("#!lua\nreturn 1", 0)
+    assert r.get("x") is None
+
+
+def test_out_of_memory_refuses_scripts_that_may_write(r):
+    r.config_set("maxmemory", 1)
+    with pytest.raises(ResponseError, match="OOM command not allowed"):
+        r.eval("return redis.call('SET', 'x', 1)", 0)
+    with pytest.raises(ResponseError, match="OOM command not allowed"):
+        r.eval("#!lua\nreturn 1", 0)
+    assert r.eval("#!lua flags=allow-oom\nreturn redis.call('SET', 'x', 1).ok", 0) == b"OK"
+    assert r.eval("#!lua flags=no-writes\nreturn 2", 0) == 2
+    r.config_set("maxmemory", 0)
+
+
+def test_select_inside_a_script_does_not_change_the_caller(r):
+    r.set("k", "db0")
+    assert r.eval("redis.call('SELECT', 1); redis.call('SET', 'k', 'db1'); "
+                  "return redis.call('GET', 'k')", 0) == b"db1"
+    assert r.get("k") == b"db0"
+    r.execute_command("SELECT", 1)
+    assert r.get("k") == b"db1"
+    r.execute_command("FLUSHDB")
+    r.execute_command("SELECT", 0)
+
+
+def test_busy_script_is_killed_from_another_connection(cte_server, r):
+    r.config_set("busy-reply-threshold", 50)
+    other = cte_server.redis()
+    other.ping()
+    result = {}
+
+    def run():
+        try:
+            cte_server.redis().eval("while true do end", 0)
+        except ResponseError as e:
+            result["err"] = str(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            other.ping()
+            time.sleep(0.02)
+        except ResponseError as e:
+            assert str(e).startswith("BUSY Redis is busy running a script")
+            break
+    else:
+        pytest.fail("the script never made the server busy")
+    with pytest.raises(ResponseError, match="You can only call SCRIPT KILL"):
+        other.function_kill()  # an EVAL is killed by SCRIPT KILL only
+    with pytest.raises(ResponseError, match="You can only call SCRIPT KILL"):
+        other.function_stats()
+    assert other.script_kill()
+    t.join(10)
+    assert "Script killed by user with SCRIPT KILL" in result["err"]
+    assert other.ping()
+    other.close()
+
+
+def test_a_script_that_wrote_cannot_be_killed(cte_server, r):
+    r.config_set("busy-reply-threshold", 50)
+    other = cte_server.redis()
+    other.ping()
+    done = threading.Event()
+
+    def run():
+        cte_server.redis().eval(
+            "redis.call('SET', 'w', 1); local t = redis.call('TIME')[1] "
+            "while tonumber(redis.call('TIME')[1]) < t + 2 do end return 1", 0)
+        done.set()
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(0.5)
+    with pytest.raises(ResponseError, match="UNKILLABLE"):
+        other.script_kill()
+    t.join(10)
+    assert done.is_set()
+    assert other.get("w") == b"1"
+    other.close()
+
+
+def test_redis_py_lock_uses_evalsha(r):
+    lock = r.lock("resource", timeout=10)
+    assert lock.acquire(blocking=False)
+    assert not r.lock("resource", timeout=10).acquire(blocking=False)
+    assert lock.extend(5)
+    assert 10000 < r.pttl("resource") <= 15000
+    lock.release()
+    assert r.get("resource") is None
+    with pytest.raises(LockError):
+        lock.release()
+    assert r.info("commandstats")["cmdstat_evalsha"]["calls"] >= 3
+
+
+JOB_QUEUE = """
+local job = redis.call('LPOP', KEYS[1])
+if not job then return false end
+redis.call('ZADD', KEYS[2], ARGV[1], job)
+redis.call('HINCRBY', KEYS[3], 'claimed', 1)
+return job
+"""
+
+
+def test_job_queue_script_moves_each_job_once(r):
+    r.rpush("jobs", *["j%d" % i for i in range(50)])
+    claim = r.register_script(JOB_QUEUE)
+    got = []
+    for i in range(60):
+        job = claim(keys=["jobs", "running", "stats"], args=[i])
+        if job is not None:
+            got.append(job)
+    assert got == [b"j%d" % i for i in range(50)]
+    assert r.zcard("running") == 50
+    assert r.hget("stats", "claimed") == b"50"
+
+
+def test_cmsgpack_struct_cjson_bit_are_available(r):
+    assert r.eval("return cjson.decode(ARGV[1]).a", 0, '{"a": 7}') == 7
+    assert r.eval("local t = cmsgpack.unpack(cmsgpack.pack({1, 'x'})) return t[2]", 0) == b"x"
+    assert r.eval("return struct.unpack('>I2', ARGV[1])", 0, b"\x01\x02") == 258
+    assert r.eval("return bit.bxor(5, 3)", 0) == 6
+
+
+def test_functions_load_call_list_and_delete(r):
+    assert r.function_load(LIB) == b"queue"
+    with pytest.raises(ResponseError, match="Library 'queue' already exists"):
+        r.function_load(LIB)
+    assert r.function_load(LIB, replace=True) == b"queue"
+    assert r.fcall("qpush", 1, "q", "a") == 1
+    assert r.fcall("QPUSH", 1, "q", "b") == 2  # function names ignore case
+    assert r.fcall_ro("qlen", 1, "q") == 2
+    with pytest.raises(ResponseError, match="Can not execute a script with write flag"):
+        r.fcall_ro("qpush", 1, "q", "c")
+    assert r.fcall("qclaim", 2, "q", "owners", "me") == b"a"
+    lib = r.function_list()[0]
+    assert lib[1] == b"queue" and lib[3] == b"LUA"
+    names = sorted(f[1] for f in lib[5])
+    assert names == [b"qclaim", b"qlen", b"qpush"]
+    assert r.function_list(library="q*", withcode=True)[0][7] == LIB.encode()
+    stats = r.function_stats()
+    assert stats[3][1][1:4:2] == [1, 3]
+    r.function_delete("queue")
+    with pytest.raises(ResponseError, match="Function not found"):
+        r.fcall("qpush", 1, "q", "x")
+
+
+def test_function_load_errors(r):
+    for code, want in [
+        ("return 1", "Missing library metadata"),
+        ("#!lua\nreturn 1", "Library name was not given"),
+        ("#!lua name=a-b\nreturn 1", "Library names can only contain"),
+        ("#!nolua name=x\nreturn 1", "Engine 'nolua' not found"),
+        ("#!lua name=x\nreturn 1", "No functions registered"),
+        ("#!lua name=x\nredis.call('PING')",
+         "nonexistent global variable 'call'"),
+        ("#!lua name=x\nredis.register_function('f', 1)",
+         "second argument to redis.register_function must be a function"),
+    ]:
+        with pytest.raises(ResponseError) as e:
+            r.function_load(code)
+        assert want in str(e.value), (code, str(e.value))
+    assert r.function_list() == []
+
+
+def test_function_dump_and_restore(r):
+    r.function_load(LIB)
+    payload = r.function_dump()
+    r.function_flush()
+    assert r.function_restore(payload)
+    with pytest.raises(ResponseError, match="Library queue already exists"):
+        r.function_restore(payload)
+    assert r.function_restore(payload, "REPLACE")
+    assert r.function_restore(payload, "FLUSH")
+    assert r.fcall("qpush", 1, "q", "a") == 1
+    with pytest.raises(ResponseError, match="payload version or checksum are wrong"):
+        r.function_restore(payload[:-1] + b"x")
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+def test_libraries_and_script_effects_survive_restart_and_rewrite():
+    s = start_cte(["--appendonly", "yes", "--appendfsync", "always"])
+    try:
+        r = s.redis()
+        r.function_load(LIB)
+        r.eval("redis.call('SET', 'a', 1); redis.call('RPUSH', 'l', 'x', 'y')", 0)
+        r.eval("redis.set_repl(redis.REPL_NONE); redis.call('SET', 'unlogged', 1)", 0)
+        r.fcall("qpush", 1, "q", "job")
+        with open(s.tmpdir + "/appendonly.aof", "rb") as f:
+            aof = f.read()
+        assert b"MULTI" in aof and b"unlogged" not in aof
+        s.restart_same_dir()
+        r = s.redis()
+        assert r.get("a") == b"1" and r.lrange("l", 0, -1) == [b"x", b"y"]
+        assert r.get("unlogged") is None
+        assert r.fcall_ro("qlen", 1, "q") == 1
+        r.bgrewriteaof()
+        deadline = time.time() + 10
+        while r.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        s.restart_same_dir()
+        r = s.redis()
+        assert r.fcall_ro("qlen", 1, "q") == 1
+        assert [l[1] for l in r.function_list()] == [b"queue"]
+    finally:
+        if s.alive():
+            s.stop()
+        s.cleanup()
+
+
+def test_info_memory_has_the_scripting_fields(r):
+    r.eval("return 1", 0)
+    info = r.info("memory")
+    for field in ("used_memory_lua", "used_memory_scripts_eval", "number_of_cached_scripts",
+                  "number_of_functions", "used_memory_vm_functions"):
+        assert field in info, field
+    assert info["number_of_cached_scripts"] == 1
