@@ -29,6 +29,7 @@
 #include <pythread.h>
 
 #include <cte/cte.h>
+#include <cte/dataset.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -1347,6 +1348,325 @@ static PyObject *tag_get_contained_blobs(TagObject *t, PyObject *unused)
     return res;
 }
 
+/* ---- datasets (cte/dataset.h): the buffer-level calls; python/cte/_dataset.py brings numpy ----
+ */
+
+typedef struct dims {
+    int rank;
+    uint64_t v[CTE_DATASET_MAX_RANK];
+} dims_t;
+
+/* A tuple or list of 1 to 8 ints >= 0 (>= 1 when positive). */
+static int dims_arg(const char *what, PyObject *o, int positive, dims_t *d)
+{
+    PyObject *seq = PySequence_Fast(o, "");
+    if (!seq) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of ints", what);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (n < 1 || n > CTE_DATASET_MAX_RANK) {
+        PyErr_Format(PyExc_ValueError, "%s must have 1 to %d entries", what, CTE_DATASET_MAX_RANK);
+        rc = -1;
+    }
+    for (Py_ssize_t i = 0; !rc && i < n; i++) {
+        rc = uint_arg(what, PySequence_Fast_GET_ITEM(seq, i), (1ull << 48), 0, &d->v[i]);
+        if (!rc && positive && !d->v[i]) {
+            PyErr_Format(PyExc_ValueError, "%s entries must be >= 1", what);
+            rc = -1;
+        }
+    }
+    d->rank = (int)n;
+    Py_DECREF(seq);
+    return rc;
+}
+
+static uint64_t dims_product(const dims_t *d)
+{
+    uint64_t p = 1;
+    for (int k = 0; k < d->rank; k++) p *= d->v[k];
+    return p;
+}
+
+/* The raise for a failed dataset call (lock held): NotFoundError or the status's. */
+static PyObject *dataset_fail(TagObject *t, int rc)
+{
+    const char *msg = cte_conn_errmsg(t->client->conn);
+    if (rc == CTE_E_NOTFOUND || rc == CTE_E_INVAL || rc == CTE_E_EXISTS || rc == CTE_E_FORMAT) {
+        PyObject *cls = rc == CTE_E_NOTFOUND ? NotFoundError : Error;
+        set_exc(cls, msg && *msg ? msg : cte_strerror(rc));
+    } else {
+        client_raise(t->client, rc);
+    }
+    return NULL;
+}
+
+/* _dataset_write(name, dtype, shape, chunks, data, start, count, score): creates the dataset
+ * (or opens it when it exists with this layout), writes the hyperslab from data (C order,
+ * product(count) elements) and waits for it. */
+static PyObject *tag_dataset_write(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    static const char *const names[] = {"name", "dtype", "shape", "chunks",
+                                        "data", "start", "count", "score"};
+    PyObject *a[8], *hold = NULL, *thold = NULL, *res = NULL;
+    const char *name, *tname;
+    dims_t shape, chunks, start, count;
+    cte_dtype_t type;
+    double score = -1;
+    Py_buffer b;
+    void *tmp = NULL;
+    int rc;
+    if (parse_args("_dataset_write", args, nargs, kwnames, names, 7, 8, a)) return NULL;
+    if (dims_arg("shape", a[2], 1, &shape) || dims_arg("chunks", a[3], 1, &chunks) ||
+        dims_arg("start", a[5], 0, &start) || dims_arg("count", a[6], 0, &count))
+        return NULL;
+    if (chunks.rank != shape.rank || start.rank != shape.rank || count.rank != shape.rank) {
+        PyErr_SetString(PyExc_ValueError, "shape, chunks, start and count need the same rank");
+        return NULL;
+    }
+    if (a[7] && a[7] != Py_None && score_arg("score", a[7], &score)) return NULL;
+    if (name_arg("dataset name", a[0], &name, &hold)) return NULL;
+    if (name_arg("dtype", a[1], &tname, &thold)) goto done;
+    if (cte_dtype_parse(tname, &type)) {
+        PyErr_Format(PyExc_TypeError, "unsupported element type '%s'", tname);
+        goto done;
+    }
+    if (data_arg(a[4], &b, &tmp)) goto done;
+    if ((uint64_t)b.len != dims_product(&count) * cte_dtype_size(type)) {
+        PyErr_Format(PyExc_ValueError, "data holds %zd bytes, the hyperslab %llu", b.len,
+                     (unsigned long long)(dims_product(&count) * cte_dtype_size(type)));
+        goto release;
+    }
+    if (client_enter(t->client)) goto release;
+    cte_dataset_t *d = NULL;
+    cte_conn_t *conn = t->client->conn;
+    NOGIL(rc = cte_dataset_create(conn, TAGNAME(t), name, type, shape.rank, shape.v, chunks.v, &d);
+          if (!rc) rc = cte_dataset_write(d, start.v, count.v, b.buf, score); if (d) {
+              int wrc = cte_dataset_close(d);
+              if (!rc) rc = wrc;
+          });
+    if (rc)
+        dataset_fail(t, rc);
+    else
+        res = Py_NewRef(Py_None);
+    client_leave(t->client);
+release:
+    data_release(&b, tmp);
+done:
+    Py_XDECREF(hold);
+    Py_XDECREF(thold);
+    return res;
+}
+
+/* _dataset_read(name, start, count, buffer): reads the hyperslab into buffer (a writable
+ * C-contiguous buffer of exactly its bytes). */
+static PyObject *tag_dataset_read(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    static const char *const names[] = {"name", "start", "count", "buffer"};
+    PyObject *a[4], *hold = NULL, *res = NULL;
+    const char *name;
+    dims_t start, count;
+    Py_buffer b;
+    int rc;
+    if (parse_args("_dataset_read", args, nargs, kwnames, names, 4, 4, a)) return NULL;
+    if (dims_arg("start", a[1], 0, &start) || dims_arg("count", a[2], 0, &count)) return NULL;
+    if (PyObject_GetBuffer(a[3], &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)) return NULL;
+    if (name_arg("dataset name", a[0], &name, &hold)) goto release;
+    if (client_enter(t->client)) goto release;
+    cte_dataset_t *d = NULL;
+    cte_conn_t *conn = t->client->conn;
+    NOGIL(rc = cte_dataset_open(conn, TAGNAME(t), name, &d));
+    if (!rc && (start.rank != count.rank || start.rank != cte_dataset_rank(d))) {
+        PyErr_Format(PyExc_ValueError, "start and count need %d entries", cte_dataset_rank(d));
+    } else if (!rc &&
+               (uint64_t)b.len != dims_product(&count) * cte_dtype_size(cte_dataset_type(d))) {
+        PyErr_SetString(PyExc_ValueError, "the buffer's size is not the hyperslab's");
+    } else {
+        if (!rc) NOGIL(rc = cte_dataset_read(d, start.v, count.v, b.buf));
+        if (rc)
+            dataset_fail(t, rc);
+        else
+            res = Py_NewRef(Py_None);
+    }
+    if (d) cte_dataset_close(d);
+    client_leave(t->client);
+release:
+    PyBuffer_Release(&b);
+    Py_XDECREF(hold);
+    return res;
+}
+
+static PyObject *dims_tuple(const uint64_t *v, int rank)
+{
+    PyObject *t = PyTuple_New(rank);
+    for (int k = 0; t && k < rank; k++) {
+        PyObject *n = PyLong_FromUnsignedLongLong(v[k]);
+        if (!n)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, k, n);
+    }
+    return t;
+}
+
+/* _dataset_info(name) -> (dtype, shape, chunks, attrs dict) */
+static PyObject *tag_dataset_info(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    static const char *const names[] = {"name"};
+    PyObject *a[1], *hold = NULL, *res = NULL;
+    const char *name;
+    cte_dataset_t *d = NULL;
+    int rc;
+    if (parse_args("dataset_info", args, nargs, kwnames, names, 1, 1, a)) return NULL;
+    if (name_arg("dataset name", a[0], &name, &hold)) return NULL;
+    if (client_enter(t->client)) goto done;
+    NOGIL(rc = cte_dataset_open(t->client->conn, TAGNAME(t), name, &d));
+    if (rc) {
+        dataset_fail(t, rc);
+    } else {
+        PyObject *attrs = PyDict_New();
+        for (size_t i = 0; attrs && i < cte_dataset_attr_count(d); i++) {
+            const char *k = cte_dataset_attr_key(d, i), *v = cte_dataset_attr(d, k);
+            PyObject *ks = text_str(k, strlen(k)), *vs = text_str(v, strlen(v));
+            if (!ks || !vs || PyDict_SetItem(attrs, ks, vs)) Py_CLEAR(attrs);
+            Py_XDECREF(ks);
+            Py_XDECREF(vs);
+        }
+        PyObject *sh = dims_tuple(cte_dataset_shape(d), cte_dataset_rank(d));
+        PyObject *ch = dims_tuple(cte_dataset_chunk(d), cte_dataset_rank(d));
+        if (attrs && sh && ch)
+            res = Py_BuildValue("(sOOO)", cte_dtype_name(cte_dataset_type(d)), sh, ch, attrs);
+        Py_XDECREF(attrs);
+        Py_XDECREF(sh);
+        Py_XDECREF(ch);
+        cte_dataset_close(d);
+    }
+    client_leave(t->client);
+done:
+    Py_XDECREF(hold);
+    return res;
+}
+
+/* _dataset_set_attr(name, key, value or None) */
+static PyObject *tag_dataset_set_attr(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames)
+{
+    static const char *const names[] = {"name", "key", "value"};
+    PyObject *a[3], *h1 = NULL, *h2 = NULL, *h3 = NULL, *res = NULL;
+    const char *name, *key, *value = NULL;
+    cte_dataset_t *d = NULL;
+    int rc;
+    if (parse_args("_dataset_set_attr", args, nargs, kwnames, names, 3, 3, a)) return NULL;
+    if (name_arg("dataset name", a[0], &name, &h1) || name_arg("attribute key", a[1], &key, &h2) ||
+        (a[2] != Py_None && name_arg("attribute value", a[2], &value, &h3)))
+        goto done;
+    if (client_enter(t->client)) goto done;
+    NOGIL(rc = cte_dataset_open(t->client->conn, TAGNAME(t), name, &d);
+          if (!rc) rc = cte_dataset_set_attr(d, key, value));
+    if (rc)
+        dataset_fail(t, rc);
+    else
+        res = Py_NewRef(Py_None);
+    if (d) cte_dataset_close(d);
+    client_leave(t->client);
+done:
+    Py_XDECREF(h1);
+    Py_XDECREF(h2);
+    Py_XDECREF(h3);
+    return res;
+}
+
+static PyObject *tag_list_datasets(TagObject *t, PyObject *unused)
+{
+    char **names = NULL;
+    size_t n = 0;
+    PyObject *res = NULL;
+    int rc;
+    if (client_enter(t->client)) return NULL;
+    NOGIL(rc = cte_dataset_list(t->client->conn, TAGNAME(t), &names, &n));
+    if (rc) {
+        dataset_fail(t, rc);
+    } else {
+        res = PyList_New((Py_ssize_t)n);
+        for (size_t i = 0; res && i < n; i++) {
+            PyObject *s = text_str(names[i], strlen(names[i]));
+            if (!s)
+                Py_CLEAR(res);
+            else
+                PyList_SET_ITEM(res, (Py_ssize_t)i, s);
+        }
+    }
+    free(names);
+    client_leave(t->client);
+    return res;
+}
+
+static PyObject *tag_delete_dataset(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
+{
+    static const char *const names[] = {"name"};
+    PyObject *a[1], *hold = NULL, *res = NULL;
+    const char *name;
+    int rc;
+    if (parse_args("delete_dataset", args, nargs, kwnames, names, 1, 1, a)) return NULL;
+    if (name_arg("dataset name", a[0], &name, &hold)) return NULL;
+    if (client_enter(t->client)) goto done;
+    NOGIL(rc = cte_dataset_delete(t->client->conn, TAGNAME(t), name));
+    if (rc)
+        dataset_fail(t, rc);
+    else
+        res = Py_NewRef(Py_None);
+    client_leave(t->client);
+done:
+    Py_XDECREF(hold);
+    return res;
+}
+
+/* write_dataset, read_dataset and dataset_info live in python/cte/_dataset.py (numpy): these
+ * forward to it with the tag first. */
+static PyObject *forward(const char *fn, TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames)
+{
+    PyObject *mod = PyImport_ImportModule("cte._dataset");
+    PyObject *f = mod ? PyObject_GetAttrString(mod, fn) : NULL;
+    Py_XDECREF(mod);
+    if (!f) return NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject **all = PyMem_Malloc((size_t)(1 + nargs + nkw) * sizeof *all);
+    if (!all) {
+        Py_DECREF(f);
+        return PyErr_NoMemory();
+    }
+    all[0] = (PyObject *)t;
+    memcpy(all + 1, args, (size_t)(nargs + nkw) * sizeof *all);
+    PyObject *res = PyObject_Vectorcall(f, all, (size_t)(1 + nargs), kwnames);
+    PyMem_Free(all);
+    Py_DECREF(f);
+    return res;
+}
+
+static PyObject *tag_write_dataset(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    return forward("write_dataset", t, args, nargs, kwnames);
+}
+
+static PyObject *tag_read_dataset(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    return forward("read_dataset", t, args, nargs, kwnames);
+}
+
+static PyObject *tag_dataset_meta(TagObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    return forward("dataset_info", t, args, nargs, kwnames);
+}
+
 static PyObject *tag_get_name(TagObject *t, void *unused)
 {
     Py_INCREF(t->name);
@@ -1397,6 +1717,32 @@ static PyMethodDef tag_methods[] = {
     M("reorganize_blob", tag_reorganize_blob, FAST,
       "reorganize_blob(name, score) -> str\n\nSets the blob's score (0..1) and moves it to the "
       "tier placement picks for it; returns that tier's name."),
+    M("write_dataset", tag_write_dataset, FAST,
+      "write_dataset(name, array, chunks=None, start=None, shape=None, score=None, attrs=None)\n\n"
+      "Stores a numpy array (or anything numpy.asarray takes) as the chunked dataset name: the "
+      "whole dataset, or the hyperslab at start of a dataset of the given shape. chunks: the "
+      "chunk shape (default: about 4 MiB of whole trailing rows); attrs: a dict of str; score: "
+      "the chunks' score (0..1). Waits until every chunk is stored."),
+    M("read_dataset", tag_read_dataset, FAST,
+      "read_dataset(name, start=None, count=None) -> numpy.ndarray\n\nThe dataset, or the "
+      "hyperslab start + count of it (None: from 0, to the end); chunks never written read as "
+      "zeros. NotFoundError when there is no such dataset."),
+    M("dataset_info", tag_dataset_meta, FAST,
+      "dataset_info(name) -> dict\n\ndtype (numpy), shape, chunks and attrs of the dataset."),
+    M("list_datasets", tag_list_datasets, METH_NOARGS,
+      "list_datasets() -> list of str\n\nThe names of the tag's datasets, sorted."),
+    M("delete_dataset", tag_delete_dataset, FAST,
+      "delete_dataset(name)\n\nDeletes the dataset's chunks and metadata (NotFoundError when "
+      "there is none)."),
+    M("_dataset_write", tag_dataset_write, FAST,
+      "_dataset_write(name, dtype, shape, chunks, data, start, count, score=None): the buffer "
+      "level of write_dataset (data: C order, exactly the hyperslab's bytes)."),
+    M("_dataset_read", tag_dataset_read, FAST,
+      "_dataset_read(name, start, count, buffer): the buffer level of read_dataset."),
+    M("_dataset_info", tag_dataset_info, FAST,
+      "_dataset_info(name) -> (dtype name, shape, chunks, attrs)"),
+    M("_dataset_set_attr", tag_dataset_set_attr, FAST,
+      "_dataset_set_attr(name, key, value): value None removes the attribute."),
     M("PutBlob", tag_PutBlob, FAST, "CTE's spelling: PutBlob(blob_name, data, off=0, score=None)"),
     M("GetBlob", tag_GetBlob, FAST, "CTE's spelling: GetBlob(blob_name, data_size, off=0)"),
     M("GetBlobSize", tag_GetBlobSize, FAST, "CTE's spelling: GetBlobSize(blob_name)"),

@@ -6,6 +6,10 @@
         tag.put_blob("step-1", b"...")
         data = tag.get_blob("step-1")
 
+Datasets (numpy arrays stored as chunked blobs, libcte's cte/dataset.h):
+    tag.write_dataset("u", array, chunks=(8, 256, 256), attrs={"step": 40})
+    u = tag.read_dataset("u", start=(0, 0, 0), count=(8, 256, 256))
+
 Addresses: tcp://[:password@]host[:port][/db], unix:PATH, shm:PATH (PATH: the server's Unix
 socket; shared memory needs the server's uid). Errors are cte.Error subclasses.
 

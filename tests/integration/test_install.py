@@ -22,13 +22,14 @@ LAYOUT = ["bin/cte-server", "bin/cte-bench", "etc/cte-server/cte-server.yaml",
           "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md",
           "share/doc/cte-server/docs/libcte.md", "share/doc/cte-server/docs/python.md",
           "share/doc/cte-server/docs/shm.md", "share/doc/cte-server/docs/ycsb-compare.svg",
-          "include/cte/cte.h", "lib/libcte.a", "lib/libcte.so", "lib/libcte.so.0",
+          "share/doc/cte-server/docs/checkpoints.svg",
+          "include/cte/cte.h", "include/cte/dataset.h", "lib/libcte.a", "lib/libcte.so", "lib/libcte.so.0",
           "lib/libcte.so.0.1.0", "lib/pkgconfig/cte.pc", "bin/cte-ycsb"] + \
     ["share/cte-server/ycsb/workloads/workload" + w for w in "abcdef"]
 
 
 def _python_layout():
-    """python/cte's two files, when the build has the module (python/CMakeLists.txt)."""
+    """python/cte's three files, when the build has the module (python/CMakeLists.txt)."""
     try:
         with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
             dirs = [l.split("=", 1)[1].strip() for l in f
@@ -38,7 +39,8 @@ def _python_layout():
     exts = glob.glob(os.path.join(BUILD, "python", "cte", "_cte.*so"))
     if not dirs or not exts:
         return []
-    return [dirs[0] + "/cte/__init__.py", dirs[0] + "/cte/" + os.path.basename(exts[0])]
+    return [dirs[0] + "/cte/__init__.py", dirs[0] + "/cte/_dataset.py",
+            dirs[0] + "/cte/" + os.path.basename(exts[0])]
 
 
 LAYOUT += _python_layout()
@@ -116,10 +118,12 @@ def test_the_installed_unit_verifies(tmp_path):
 # A program built only from what is installed: the header, cte.pc and the library.
 LIBCTE_EXAMPLE = r"""
 #include <cte/cte.h>
+#include <cte/dataset.h>
 #include <stdio.h>
 #include <string.h>
 int main(int argc, char **argv)
 {
+    if (cte_dtype_size(CTE_FLOAT64) != 8 || strcmp(cte_dtype_name(CTE_INT16), "int16")) return 2;
     cte_conn_t *c;
     char buf[16];
     size_t len;

@@ -636,3 +636,135 @@ def test_the_installed_module_works_from_its_prefix(cte_server, tmp_path):
     out = p.stdout.decode("utf-8", "replace")
     assert p.returncode == 0, out
     assert out.splitlines() == [os.path.join(pkgs[0], "cte", "__init__.py"), "installed"]
+
+
+# ---- datasets (numpy) -----------------------------------------------------------------------
+
+def _numpy():
+    if ASAN_RUNTIME:  # `import numpy` alone leaves 79 blocks to LeakSanitizer at exit
+        pytest.skip("numpy's own import leaks under LeakSanitizer: the buffer-level test "
+                    "covers the C calls in the ASan run")
+    return pytest.importorskip("numpy")
+
+
+def test_dataset_buffer_calls_round_trip_without_numpy(tag):
+    """The C half alone (what the ASan run checks): _dataset_write/_read/_info/_set_attr."""
+    data = array.array("d", [i * 0.5 for i in range(6 * 7)])
+    tag._dataset_write("buf", "float64", (6, 7), (4, 4), data, (0, 0), (6, 7), 0.5)
+    assert tag._dataset_info("buf") == ("float64", (6, 7), (4, 4), {})
+    out = array.array("d", bytes(8 * 3 * 3))
+    tag._dataset_read("buf", (2, 3), (3, 3), out)
+    assert list(out) == [data[(2 + y) * 7 + 3 + x] for y in range(3) for x in range(3)]
+    tag._dataset_set_attr("buf", "k", "v")
+    assert tag._dataset_info("buf")[3] == {"k": "v"}
+    with pytest.raises(ValueError, match="data holds 8 bytes"):
+        tag._dataset_write("buf", "float64", (6, 7), (4, 4), b"12345678", (0, 0), (6, 7))
+    with pytest.raises(ValueError, match="buffer's size"):
+        tag._dataset_read("buf", (0, 0), (1, 1), bytearray(3))
+    with pytest.raises(TypeError, match="unsupported element type 'complex64'"):
+        tag._dataset_write("c", "complex64", (1,), (1,), b"12345678", (0,), (1,))
+    with pytest.raises(ValueError, match="same rank"):
+        tag._dataset_write("buf", "float64", (6, 7), (4,), data, (0, 0), (6, 7))
+    with pytest.raises(cte.NotFoundError):
+        tag._dataset_info("nope")
+    assert tag.list_datasets() == ["buf"]
+
+
+DATASET_TYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                 "float32", "float64"]
+
+
+def _random_array(numpy, rng, shape, dtype):
+    if numpy.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = numpy.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("dtype", DATASET_TYPES)
+def test_datasets_of_every_type_and_rank_round_trip(tag, dtype):
+    numpy = _numpy()
+    rng = numpy.random.default_rng(7)
+    for shape, chunks in [((1000,), (64,)), ((37, 50), (8, 16)), ((9, 10, 11), (4, 10, 3)),
+                          ((3, 4, 5, 7), (2, 3, 5, 4))]:
+        a = _random_array(numpy, rng, shape, dtype)
+        name = "d%d-%s" % (len(shape), dtype)
+        tag.write_dataset(name, a, chunks=chunks)
+        back = tag.read_dataset(name)
+        assert back.dtype == numpy.dtype(dtype) and back.shape == shape
+        assert numpy.array_equal(back, a)
+        # a hyperslab across chunk edges, and one chunk's edge exactly
+        start = tuple(c - 1 if c < n else 0 for n, c in zip(shape, chunks))
+        count = tuple(min(n - s, c + 2) for n, s, c in zip(shape, start, chunks))
+        sl = tuple(slice(s, s + c) for s, c in zip(start, count))
+        assert numpy.array_equal(tag.read_dataset(name, start=start, count=count), a[sl])
+        info = tag.dataset_info(name)
+        assert info["shape"] == shape and info["chunks"] == chunks
+        assert info["dtype"] == numpy.dtype(dtype)
+
+
+def test_dataset_hyperslab_writes_fill_a_larger_dataset_and_the_rest_reads_zeros(tag):
+    numpy = _numpy()
+    full = numpy.zeros((20, 30), dtype="float64")
+    piece = numpy.arange(7 * 9, dtype="float64").reshape(7, 9) + 0.5
+    tag.write_dataset("grid", piece, chunks=(8, 8), start=(5, 13), shape=(20, 30))
+    full[5:12, 13:22] = piece
+    tag.write_dataset("grid", piece[:2, :3] * -1, start=(0, 0), shape=(20, 30), chunks=(8, 8))
+    full[0:2, 0:3] = piece[:2, :3] * -1
+    assert numpy.array_equal(tag.read_dataset("grid"), full)
+    assert numpy.array_equal(tag.read_dataset("grid", start=(4, 12)), full[4:, 12:])
+    assert tag.read_dataset("grid", start=(3, 3), count=(0, 5)).shape == (0, 5)
+
+
+def test_datasets_store_values_of_any_layout_and_byte_order(tag):
+    numpy = _numpy()
+    a = numpy.arange(200, dtype=">i4").reshape(10, 20)  # big-endian, stored by value
+    tag.write_dataset("be", a[:, ::2])                  # and not contiguous
+    back = tag.read_dataset("be")
+    assert back.dtype == numpy.dtype("int32") and numpy.array_equal(back, a[:, ::2])
+    tag.write_dataset("fortran", numpy.asfortranarray(a.astype("uint16")))
+    assert numpy.array_equal(tag.read_dataset("fortran"), a.astype("uint16"))
+    tag.write_dataset("list", [[1.5, 2.5], [3.5, 4.5]])
+    assert tag.read_dataset("list").tolist() == [[1.5, 2.5], [3.5, 4.5]]
+
+
+def test_dataset_attributes_listing_and_deleting(tag):
+    numpy = _numpy()
+    tag.write_dataset("u", numpy.ones((4, 4)), attrs={"step": 120, "model": "gray-scott"})
+    tag.write_dataset("v", numpy.zeros(5, dtype="int8"), score=0.25)
+    assert tag.dataset_info("u")["attrs"] == {"step": "120", "model": "gray-scott"}
+    tag.write_dataset("u", numpy.ones((4, 4)) * 2, attrs={"step": 130, "model": None})
+    assert tag.dataset_info("u")["attrs"] == {"step": "130"}
+    assert numpy.array_equal(tag.read_dataset("u"), numpy.ones((4, 4)) * 2)
+    assert tag.list_datasets() == ["u", "v"]
+    assert "u/meta" in tag.get_contained_blobs()
+    assert tag.get_blob_score("v/c.0") == 0.25
+    tag.delete_dataset("u")
+    assert tag.list_datasets() == ["v"]
+    with pytest.raises(cte.NotFoundError, match="no such dataset"):
+        tag.read_dataset("u")
+    with pytest.raises(cte.NotFoundError):
+        tag.delete_dataset("u")
+
+
+def test_dataset_errors_are_cte_errors_with_messages(tag):
+    numpy = _numpy()
+    tag.write_dataset("x", numpy.zeros((6, 6), dtype="int16"), chunks=(3, 3))
+    with pytest.raises(cte.Error, match="another type, shape or chunk shape"):
+        tag.write_dataset("x", numpy.zeros((6, 7), dtype="int16"))
+    with pytest.raises(cte.Error, match="another type"):
+        tag.write_dataset("x", numpy.zeros((6, 6), dtype="int32"), chunks=(3, 3))
+    with pytest.raises(cte.Error, match="exceeds dimension 1 of size 6"):
+        tag.read_dataset("x", start=(0, 4), count=(1, 3))
+    with pytest.raises(cte.Error, match="exceeds dimension 0"):
+        tag.write_dataset("x", numpy.zeros((2, 2), dtype="int16"), start=(5, 0), shape=(6, 6),
+                          chunks=(3, 3))
+    with pytest.raises(TypeError, match="unsupported element type"):
+        tag.write_dataset("c", numpy.zeros(3, dtype="complex128"))
+    with pytest.raises(ValueError, match="1 to 8 dimensions"):
+        tag.write_dataset("s", numpy.float64(1.0))
+    with pytest.raises(ValueError, match="needs 2 entries"):
+        tag.read_dataset("x", start=(0,))
+    with pytest.raises(ValueError, match="score"):
+        tag.write_dataset("y", numpy.zeros(3), score=1.5)
+    assert numpy.array_equal(tag.read_dataset("x"), numpy.zeros((6, 6), dtype="int16"))

@@ -70,7 +70,9 @@ extern "C" {
     X(CTE_E_TRUNCATED, -1009, "reply larger than the caller's buffer")                             \
     X(CTE_E_INVAL, -1010, "invalid argument")                                                      \
     X(CTE_E_BUSY, -1011, "not allowed inside a completion callback")                               \
-    X(CTE_E_NOMEM, -1012, "out of memory")
+    X(CTE_E_NOMEM, -1012, "out of memory")                                                         \
+    X(CTE_E_EXISTS, -1013, "a dataset of that name exists with another layout")                    \
+    X(CTE_E_FORMAT, -1014, "malformed dataset metadata or chunk")
 
 enum {
     CTE_OK = 0,
