@@ -172,8 +172,9 @@ static int add_tiers(const opt_t *o, config_tier_t *tiers, int *n, buf_t *msg)
     return rc;
 }
 
-/* Parses opts[i] into its row. A CONFIG__LINES key given several times (--user a --user b, as
- * redis-server takes them) gets every value so far, one per line. */
+/* Parses opts[i] into its row. A CONFIG__LINES key given several times under one name (--user
+ * a --user b, as redis-server takes them) gets every value so far, one per line; given under
+ * its other name (--users), the later name's values replace the earlier ones, as any key's. */
 static int parse_option(config_t *c, const config__row_t *r, const opt_t *opts, int i,
                         config__why_t *why)
 {
@@ -182,7 +183,7 @@ static int parse_option(config_t *c, const config__row_t *r, const opt_t *opts, 
     buf_init(&all);
     buf_reserve(&all, 1);
     for (int j = 0; j <= i; j++) {
-        if (config__lookup(opts[j].name) != r) continue;
+        if (strcasecmp(opts[j].name, opts[i].name) != 0) continue;
         if (all.len) buf_push(&all, '\n');
         buf_append_str(&all, opts[j].value);
     }

@@ -1170,9 +1170,14 @@ Test(config, users_are_a_list_of_rule_strings_that_may_hold_spaces)
     cr_assert_eq(cfg.users.count, 1);
     cr_assert_str_eq(cfg.users.items[0], "carol on nopass");
     /* repeated, as redis-server's --user: every one counts */
-    cr_assert_eq(args("--user", "a on", "--port", "7000", "--users", "b off", NULL), 0, "%s", err);
+    cr_assert_eq(args("--user", "a on", "--port", "7000", "--user", "b off", NULL), 0, "%s", err);
     cr_assert_eq(cfg.users.count, 2);
     cr_assert_str_eq(cfg.users.items[1], "b off");
+    /* under its other name, a later option replaces the values, as any key's (so a dump of
+     * every name, alias included, gives the same users back) */
+    cr_assert_eq(args("--user", "a on", "--users", "b off", NULL), 0, "%s", err);
+    cr_assert_eq(cfg.users.count, 1);
+    cr_assert_str_eq(cfg.users.items[0], "b off");
     cr_assert_neq(set("users", "x"), 0); /* immutable, as Redis's user lines */
     cr_assert_eq(yaml("aclfile: users.acl\nacl-pubsub-default: allchannels\n"
                       "acllog-max-len: 5\n"),
