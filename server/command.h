@@ -31,6 +31,8 @@ enum cmd_flag {
     CMD_ALLOW_BUSY = 1 << 14,
     CMD_MOVABLE_KEYS = 1 << 15, /* key positions depend on arguments (getkeys callback) */
     CMD_SENTINEL = 1 << 16,
+    CMD_NO_MANDATORY_KEYS = 1 << 17, /* may have no keys (EVAL with numkeys 0): COMMAND GETKEYS
+                                        then answers an empty array */
 };
 
 typedef void cmd_proc_t(client_t *c);

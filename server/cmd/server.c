@@ -273,7 +273,8 @@ static const struct {
     {CMD_ADMIN, "admin"},       {CMD_PUBSUB, "pubsub"},         {CMD_NOSCRIPT, "noscript"},
     {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},       {CMD_STALE, "stale"},
     {CMD_SKIP_MONITOR, "skip_monitor"}, {CMD_FAST, "fast"},     {CMD_NO_AUTH, "no_auth"},
-    {CMD_MAY_REPLICATE, "may_replicate"}, {CMD_NO_MULTI, "no_multi"},
+    {CMD_MAY_REPLICATE, "may_replicate"}, {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
+    {CMD_NO_MULTI, "no_multi"},
     {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
 };
 
@@ -546,7 +547,9 @@ static void getkeys_generic(client_t *c, int with_flags)
     /* at most one key per argument: sized by the request, which is already in memory */
     int *pos = xmalloc(sizeof(int) * (size_t)argc);
     int n = command_get_keys(cmd, argc, argv, pos, argc);
-    if (n == 0) {
+    if (n == 0 && (cmd->flags & CMD_NO_MANDATORY_KEYS)) {
+        reply_array(c, 0);
+    } else if (n == 0) {
         reply_error(c, "ERR The command has no key arguments");
     } else {
         reply_array(c, n);
@@ -606,10 +609,10 @@ static command_t command_subcommands[] = {
      "O(N) where N is the number of commands to look up"},
     {"list", command_list_cmd, -2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "7.0.0",
      "Returns a list of command names.", "O(N) where N is the total number of Redis commands"},
-    {"getkeys", command_getkeys_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
+    {"getkeys", command_getkeys_cmd, -4, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "2.8.13",
      "Extracts the key names from an arbitrary command.",
      "O(N) where N is the number of arguments to the command"},
-    {"getkeysandflags", command_getkeysandflags_cmd, -3, CMD_LOADING | CMD_STALE, 0, 0, 0,
+    {"getkeysandflags", command_getkeysandflags_cmd, -4, CMD_LOADING | CMD_STALE, 0, 0, 0,
      "server", "7.0.0", "Extracts the key names and access flags for an arbitrary command.",
      "O(N) where N is the number of arguments to the command"},
     {"help", command_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "server", "5.0.0",
@@ -1234,6 +1237,17 @@ static void debug_cmd(client_t *c)
         if (arg_double_or_reply(c, &c->argv[2], &secs, NULL) < 0) return;
         if (secs > 0) usleep((useconds_t)(secs * 1e6));
         reply_ok(c);
+    } else if (arg_is(sub, "ERROR") && c->argc == 3) {
+        /* the argument as an error reply, newlines as spaces (clients' tests fake LOADING,
+         * READONLY or auth errors with it) */
+        char *msg = xmalloc(c->argv[2].len + 1);
+        for (size_t i = 0; i < c->argv[2].len; i++) {
+            char ch = c->argv[2].ptr[i];
+            msg[i] = (ch == '\r' || ch == '\n' || ch == '\0') ? ' ' : ch;
+        }
+        msg[c->argv[2].len] = '\0';
+        reply_error(c, msg);
+        xfree(msg);
     } else if (arg_is(sub, "SET-ACTIVE-EXPIRE") && c->argc == 3) {
         srv.cfg.active_expire_enabled = arg_is(&c->argv[2], "1") || arg_is(&c->argv[2], "yes");
         reply_ok(c);
@@ -1290,6 +1304,7 @@ static void debug_cmd(client_t *c)
             "RELOAD", "    Write the dataset as commands, empty the databases and replay them.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
+            "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
             "PROTOCOL <type>", "    Reply with a test value of the specified type.",
             "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background.",
             "TIER-DELAY <tier> <microseconds>",

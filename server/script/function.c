@@ -969,12 +969,14 @@ command_t function__cmds_function[] = {
             "A container for function commands.", "Depends on subcommand.",
             .subcommands = function_subcommands),
     CMD_ROW("fcall", fcall_cmd, -3,
-            CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS, 0,
-            0, 0, "scripting", "7.0.0", "Invokes a function.",
+            CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
+                CMD_NO_MANDATORY_KEYS,
+            0, 0, 0, "scripting", "7.0.0", "Invokes a function.",
             "Depends on the function that is executed.", .getkeys = fcall_getkeys),
     CMD_ROW("fcall_ro", fcall_ro_cmd, -3,
-            CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS, 0, 0, 0,
-            "scripting", "7.0.0", "Invokes a read-only function.",
+            CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
+                CMD_NO_MANDATORY_KEYS,
+            0, 0, 0, "scripting", "7.0.0", "Invokes a read-only function.",
             "Depends on the function that is executed.", .getkeys = fcall_getkeys),
     {NULL},
 };

@@ -134,6 +134,12 @@ SAME_REPLY = [
     ("CONFIG", "GET", "shutdown-on-sigterm"),
     ("ZADD", "zz", "1" + "0" * 308, "m"),
     ("ZSCORE", "zz", "m"),
+    ("COMMAND", "GETKEYS", "EVAL", "return 1", "0", "k1"),
+    ("COMMAND", "GETKEYS", "EVAL", "return 1", "2", "k1", "k2", "a"),
+    ("COMMAND", "GETKEYS", "FCALL_RO", "f", "0"),
+    ("COMMAND", "GETKEYS", "PING"),
+    ("COMMAND", "GETKEYS", "PING", "x"),
+    ("COMMAND", "GETKEYSANDFLAGS", "GET"),
 ]
 
 
@@ -195,3 +201,14 @@ def test_introspection_fields_are_redis_s(server_factory):
                   "used_memory_peak", "used_memory_startup", "redis_version", "role"):
         assert field in info, field
     assert cte.role() == red.role()
+
+
+def test_debug_error_replies_its_argument_as_an_error(server_factory):
+    """DEBUG ERROR, which clients' own suites use to fake LOADING, READONLY and auth errors."""
+    for s in (server_factory(["--enable-debug-command", "yes"]),
+              server_factory(["--enable-debug-command", "yes"], kind="redis")):
+        c = s.conn()
+        assert c.call("DEBUG", "ERROR", "LOADING fake message").val == b"LOADING fake message"
+        assert c.call("DEBUG", "ERROR", "a\r\nb").val == b"a  b"
+        assert c.call("PING").val == b"PONG"
+        c.close()

@@ -136,7 +136,11 @@ Test(server_cmds, command_count_info_and_getkeys)
     r = run("COMMAND INFO ping nosuch");
     cr_assert(strncmp(r, "*2\r\n*10\r\n$4\r\nping\r\n:-1\r\n", 23) == 0, "%s", r);
     cr_assert(strstr(r, "$-1\r\n") != NULL); /* Redis 7.0: a null bulk for an unknown name */
-    cr_assert_str_eq(run("COMMAND GETKEYS ping"), "-ERR The command has no key arguments\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYS ping x"), "-ERR The command has no key arguments\r\n");
+    /* as Redis 7.0: the command and at least one argument; EVAL may have no keys */
+    cr_assert_str_eq(run("COMMAND GETKEYS ping"),
+                     "-ERR wrong number of arguments for 'command|getkeys' command\r\n");
+    cr_assert_str_eq(run("COMMAND GETKEYS eval x 0 k"), "*0\r\n");
     cr_assert_str_eq(run("COMMAND GETKEYS nosuch a"), "-ERR Invalid command specified\r\n");
 }
 
