@@ -201,7 +201,7 @@ static const command_t *resolve(client_t *c)
     if (acl_reject_or_reply(c, (c->flags & CLIENT_MULTI) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL))
         return NULL;
     if (srv.busy_error && !(cmd->flags & CMD_ALLOW_BUSY)) {
-        reply_error(c, srv.busy_error);
+        if (!multi_exec_rejected(c, srv.busy_error)) reply_error(c, srv.busy_error);
         return NULL;
     }
     if (evict_reject_or_reply(c, cmd)) return NULL;

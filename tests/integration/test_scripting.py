@@ -143,6 +143,41 @@ def test_select_inside_a_script_does_not_change_the_caller(r):
     r.execute_command("SELECT", 0)
 
 
+def test_exec_during_a_busy_script_aborts_the_transaction(cte_server, r):
+    """As Redis 7.0: a command refused with -BUSY inside MULTI flags the transaction, and EXEC
+    itself, refused while the script runs, answers EXECABORT ... BUSY and discards it."""
+    r.config_set("busy-reply-threshold", 50)
+    killer = cte_server.redis()
+    killer.ping()  # connected before: new connections wait for a busy script to end
+    tx = cte_server.conn()
+    assert tx.call("MULTI").val == b"OK"
+    assert tx.call("SET", "busy-tx", "1").val == b"QUEUED"
+    t = threading.Thread(target=lambda: _eval_ignoring_kill(cte_server))
+    t.start()
+    deadline = time.time() + 10
+    while True:
+        rep = tx.call("INCR", "busy-tx")
+        if rep.kind == "-":
+            assert rep.val.startswith(b"BUSY Redis is busy running a script"), rep
+            break
+        assert time.time() < deadline, "the script never made the server busy"
+        time.sleep(0.02)
+    rep = tx.call("EXEC")
+    assert rep.kind == "-" and rep.val.startswith(
+        b"EXECABORT Transaction discarded because of: BUSY"), rep
+    assert killer.script_kill()
+    t.join(10)
+    assert tx.call("GET", "busy-tx").val is None  # discarded: nothing ran
+    tx.close()
+
+
+def _eval_ignoring_kill(server):
+    try:
+        server.redis().eval("while true do end", 0)
+    except ResponseError:
+        pass
+
+
 def test_busy_script_is_killed_from_another_connection(cte_server, r):
     r.config_set("busy-reply-threshold", 50)
     other = cte_server.redis()
