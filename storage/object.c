@@ -19,6 +19,8 @@ storage_params_t storage_params = {
     .set_max_listpack_entries = 128,
     .set_max_listpack_value = 64,
     .list_max_listpack_size = -2,
+    .stream_node_max_bytes = 4096,
+    .stream_node_max_entries = 100,
     .lfu = 0,
     .lfu_log_factor = 10,
     .lfu_decay_time = 1,
@@ -152,16 +154,16 @@ obj_t *obj_dup(const obj_t *o)
 
 const char *obj_type_name(int type)
 {
-    static const char *names[] = {"string", "list", "set", "zset", "hash", "tag"};
-    return type >= 0 && type < 6 ? names[type] : "none";
+    static const char *names[] = {"string", "list", "set", "zset", "hash", "tag", "stream"};
+    return type >= 0 && type < 7 ? names[type] : "none";
 }
 
 const char *obj_encoding_name(const obj_t *o)
 {
     static const char *names[] = {"raw", "listpack", "hashtable", "skiplist", "intset",
-                                  "quicklist"};
+                                  "quicklist", "stream"};
     if (o->type == OBJ_STRING) return str_encoding_name((const str_obj_t *)o);
-    return o->enc < 6 ? names[o->enc] : "unknown";
+    return o->enc < 7 ? names[o->enc] : "unknown";
 }
 
 size_t obj_memory(const obj_t *o)

@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TAG = 5 };
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TAG = 5,
+               OBJ_STREAM = 6 };
 
 enum obj_enc {
     ENC_RAW = 0,      /* string */
@@ -22,6 +23,7 @@ enum obj_enc {
     ENC_SKIPLIST = 3, /* zset: skiplist + dict */
     ENC_INTSET = 4,
     ENC_QUICKLIST = 5,
+    ENC_STREAM = 6, /* stream: listpack nodes in an ordered index (storage/t_stream.h) */
 };
 
 typedef struct obj {
@@ -56,6 +58,8 @@ typedef struct storage_params {
     uint32_t set_max_listpack_entries;
     uint32_t set_max_listpack_value;
     int32_t list_max_listpack_size;
+    uint64_t stream_node_max_bytes;   /* stream-node-max-bytes (0: no limit) */
+    uint64_t stream_node_max_entries; /* stream-node-max-entries (0: no limit) */
     /* access tracking: obj_t.lru holds an LRU clock, or with an LFU maxmemory policy Redis's
      * 16-bit minutes and 8-bit logarithmic counter */
     int lfu;
