@@ -188,6 +188,8 @@ typedef struct config {
     long long set_max_listpack_value;    /* set-max-listpack-value */
     int list_max_listpack_size;          /* list-max-listpack-size */
     int list_compress_depth;             /* list-compress-depth */
+    long long stream_node_max_bytes;     /* stream-node-max-bytes */
+    long long stream_node_max_entries;   /* stream-node-max-entries */
     /* introspection */
     long long slowlog_log_slower_than;   /* slowlog-log-slower-than: microseconds, -1 = off */
     long long slowlog_max_len;           /* slowlog-max-len */

@@ -696,6 +696,10 @@ const config__row_t config__rows[] = {
     {"list-max-listpack-size", T(int), F(list_max_listpack_size), .def = "-2", .min = INT_MIN,
      I_MAX, .alias = "list-max-ziplist-size",
      .doc = "Size of each list node: > 0 entries, or -1..-5 for 4, 8, 16, 32, 64 KiB."},
+    {"stream-node-max-bytes", T(memory), F(stream_node_max_bytes), .def = "4096", LL_MAX,
+     .doc = "Most bytes of one stream node (a listpack of entries); 0: no limit."},
+    {"stream-node-max-entries", T(int), F(stream_node_max_entries), .def = "100", LL_MAX,
+     .doc = "Most entries of one stream node; 0: no limit."},
     {"list-compress-depth", T(int), F(list_compress_depth), .def = "0", I_MAX,
      .doc = "List nodes left uncompressed at each end (0: no compression)."},
     /* introspection */

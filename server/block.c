@@ -33,6 +33,8 @@ struct block_state {
     int postponed; /* CLIENT PAUSE: run the command when the pause ends */
     char *name;    /* block_on_name: the raw name waited on */
     size_t namelen;
+    char **extra; /* block_replace_arg's copies */
+    int nextra;
     void (*detach)(void *job); /* block_for_io */
     void *job;
 };
@@ -96,6 +98,22 @@ int block_timeout_or_reply(client_t *c, const resp_arg_t *a, long long *deadline
     if (secs > 0 && ms == 0) ms = 1;
     *deadline_ms = ms > 0 ? time_ms() + ms : 0;
     return 0;
+}
+
+void block_replace_arg(client_t *c, int idx, const void *p, size_t len)
+{
+    struct block_state *b = c->blk;
+    if (!b || idx < 0 || idx >= b->argc) return;
+    char *copy = xmemdup(p, len);
+    b->extra = xrealloc(b->extra, sizeof(char *) * (size_t)(b->nextra + 1));
+    b->extra[b->nextra++] = copy;
+    b->argv[idx] = (resp_arg_t){copy, len};
+}
+
+int block_waiting(const client_t *c)
+{
+    const struct block_state *b = c->blk;
+    return b && b->nkeys > 0 && !b->job && !b->postponed && (!b->retrying || b->still_blocked);
 }
 
 int block_is_retry(const client_t *c)
@@ -240,6 +258,8 @@ static void free_state(client_t *c)
         xfree(b->name);
     }
     xfree(b->argv);
+    for (int i = 0; i < b->nextra; i++) xfree(b->extra[i]);
+    xfree(b->extra);
     xfree(b->keys);
     xfree(b);
     c->blk = NULL;

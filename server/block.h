@@ -20,8 +20,16 @@ int block_timeout_or_reply(client_t *c, const resp_arg_t *a, long long *deadline
  * command and its arguments are kept to run again. When c is already blocked (its command is
  * running again and still found nothing), keeps it where it is. */
 void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, int timeout_reply);
+/* Replaces argument idx of the command c just blocked with (kept by block_on_keys) by a copy
+ * of p[0..len): the retries see it instead (XREAD resolves "$" to the id of the moment it
+ * blocked). Does nothing when c is not blocked. */
+void block_replace_arg(client_t *c, int idx, const void *p, size_t len);
 /* 1 while c's blocked command is running again (the command must not re-parse a timeout). */
 int block_is_retry(const client_t *c);
+/* 1 if c's command just left it waiting on keys (it blocked, or its retry found nothing
+ * again): such a run is not counted in the command's calls, as Redis counts a blocking command
+ * once, when it is served. */
+int block_waiting(const client_t *c);
 /* A key changed: clients blocked on it will retry after the current command. */
 void block_signal_key(db_t *db, const char *key, size_t len);
 /* Runs the retries for every ready key (after each top-level command). */
@@ -54,7 +62,8 @@ void block_postpone(client_t *c);
 void block_release_postponed(void);
 /* Number of blocked clients (INFO blocked_clients). */
 uint64_t block_count(void);
-/* SWAPDB changed the contents of dbs a and b: retry every wait on them. */
+/* SWAPDB changed the contents of dbs a and b (FLUSHDB/FLUSHALL: a == b): retry every wait on
+ * them. */
 void block_swap_db(int a, int b);
 void block_deinit(void);
 

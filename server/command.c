@@ -235,8 +235,10 @@ void command_call(client_t *c)
     long long us = time_us() - t0;
     introspect_after_call(c, us);
     command_t *m = (command_t *)cmd;
-    m->calls++;
-    m->usec += (uint64_t)us;
+    if (!block_waiting(c)) { /* a blocking command counts once, when served */
+        m->calls++;
+        m->usec += (uint64_t)us;
+    }
     srv.stat.numcommands++;
 }
 

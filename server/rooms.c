@@ -83,6 +83,7 @@ static const server_room_t rooms[] = {
     {"lists", cmds_list},
     {"blocking-lists", cmds_blist},
     {"sets", cmds_set},
+    {"streams", cmds_stream},
     {"bits", cmds_bits},
     {"sort", cmds_sort},
     {"admin", cmds_admin},

@@ -80,6 +80,8 @@ void server_apply_config(void)
     storage_params.set_max_listpack_entries = (uint32_t)cfg->set_max_listpack_entries;
     storage_params.set_max_listpack_value = (uint32_t)cfg->set_max_listpack_value;
     storage_params.list_max_listpack_size = (int32_t)cfg->list_max_listpack_size;
+    storage_params.stream_node_max_bytes = (uint64_t)cfg->stream_node_max_bytes;
+    storage_params.stream_node_max_entries = (uint64_t)cfg->stream_node_max_entries;
     storage_params.lfu = cfg->maxmemory_policy == CONFIG_MAXMEMORY_ALLKEYS_LFU ||
                          cfg->maxmemory_policy == CONFIG_MAXMEMORY_VOLATILE_LFU;
     storage_params.lfu_log_factor = cfg->lfu_log_factor;

@@ -60,6 +60,7 @@ static void flushdb_cmd(client_t *c)
     multi_touch_db(c->db, NULL);
     tracking_invalidate_all();
     srv.dirty += (long long)db_flush(c->db) + 1;
+    block_swap_db(c->dbid, c->dbid); /* waits on its keys run again (XREADGROUP then fails) */
     alloc_purge();
     reply_ok(c);
 }
@@ -72,6 +73,7 @@ static void flushall_cmd(client_t *c)
     for (int i = 0; i < srv.ndb; i++) {
         multi_touch_db(&srv.db[i], NULL);
         n += (long long)db_flush(&srv.db[i]);
+        block_swap_db(i, i);
     }
     srv.dirty += n + 1;
     alloc_purge(); /* as Redis: the freed pages go back to the OS now, not after the decay */

@@ -2,6 +2,7 @@
  *
  * Each key becomes the fewest commands that rebuild it, as Redis's AOF rewrite writes them:
  * SET for strings, RPUSH/SADD/HSET/ZADD in batches of REWRITE_BATCH elements for containers,
+ * XADD/XSETID/XGROUP/XCLAIM for streams (rewrite_stream),
  * TPUTs per blob (bytes from file tiers are read synchronously: in the forked child of an AOF
  * rewrite, or on the loop thread for SAVE and DEBUG RELOAD, which stop the server as Redis's
  * do) and TMETA for its times and counters, then PEXPIREAT for a TTL. Keys already
@@ -16,6 +17,7 @@
 #include "storage/t_hash.h"
 #include "storage/t_list.h"
 #include "storage/t_set.h"
+#include "storage/t_stream.h"
 #include "storage/t_tag.h"
 #include "storage/t_zset.h"
 
@@ -234,6 +236,94 @@ struct db_ctx {
     long long now, skipped;
 };
 
+static void arg_id(cmdbuf_t *cb, const stream_id_t *id)
+{
+    char tmp[STREAM_ID_STR];
+    arg(cb, tmp, stream_id_fmt(tmp, id));
+}
+
+/* A stream as Redis's rewriteStreamObject writes it: XADD per entry (an empty stream as XADD
+ * MAXLEN 0 of a dummy entry), XSETID with the last id, entries added and max deleted id, then
+ * per group XGROUP CREATE ... ENTRIESREAD, and per consumer an XCLAIM ... TIME RETRYCOUNT
+ * JUSTID FORCE for each pending entry, or XGROUP CREATECONSUMER when it has none. */
+static void rewrite_stream(cmdbuf_t *cb, const kv_t *kv)
+{
+    const stream_t *s = (const stream_t *)(const void *)kv->val;
+    if (s->length) {
+        stream_iter_t it;
+        stream_id_t id;
+        int64_t nf;
+        stream_iter_start(&it, s, NULL, NULL, 0);
+        while (stream_iter_next(&it, &id, &nf)) {
+            cmd_open(cb, "XADD", kv);
+            arg_id(cb, &id);
+            while (nf--) {
+                const char *f, *v;
+                size_t fl, vl;
+                stream_iter_field(&it, &f, &fl, &v, &vl);
+                arg(cb, f, fl);
+                arg(cb, v, vl);
+            }
+            cmd_close(cb);
+            drain(cb, 0);
+        }
+    } else {
+        cmd_open(cb, "XADD", kv);
+        arg_str(cb, "MAXLEN");
+        arg_str(cb, "0");
+        arg_str(cb, "0-1");
+        arg_str(cb, "x");
+        arg_str(cb, "y");
+        cmd_close(cb);
+    }
+    cmd_open(cb, "XSETID", kv);
+    arg_id(cb, &s->last_id);
+    arg_str(cb, "ENTRIESADDED");
+    arg_ll(cb, (long long)s->entries_added);
+    arg_str(cb, "MAXDELETEDID");
+    arg_id(cb, &s->max_deleted_id);
+    cmd_close(cb);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const stream_cg_t *g = s->groups[i];
+        cmd_open(cb, "XGROUP", NULL);
+        arg_str(cb, "CREATE");
+        arg(cb, kv_key(kv), kv_keylen(kv));
+        arg(cb, g->name, g->namelen);
+        arg_id(cb, &g->last_id);
+        arg_str(cb, "ENTRIESREAD");
+        arg_ll(cb, g->entries_read);
+        cmd_close(cb);
+        for (size_t j = 0; j < g->nconsumers; j++) {
+            const stream_consumer_t *co = g->consumers[j];
+            if (!stream_idx_size(&co->pel)) {
+                cmd_open(cb, "XGROUP", NULL);
+                arg_str(cb, "CREATECONSUMER");
+                arg(cb, kv_key(kv), kv_keylen(kv));
+                arg(cb, g->name, g->namelen);
+                arg(cb, co->name, co->namelen);
+                cmd_close(cb);
+                continue;
+            }
+            for (stream_idx_node_t *n = stream_idx_first(&co->pel); n; n = stream_idx_next(n)) {
+                const stream_nack_t *nack = n->val;
+                cmd_open(cb, "XCLAIM", kv);
+                arg(cb, g->name, g->namelen);
+                arg(cb, co->name, co->namelen);
+                arg_str(cb, "0");
+                arg_id(cb, &n->id);
+                arg_str(cb, "TIME");
+                arg_ll(cb, nack->delivery_time);
+                arg_str(cb, "RETRYCOUNT");
+                arg_ll(cb, (long long)nack->delivery_count);
+                arg_str(cb, "JUSTID");
+                arg_str(cb, "FORCE");
+                cmd_close(cb);
+                drain(cb, 0);
+            }
+        }
+    }
+}
+
 static void rewrite_key(void *ud, kv_t *kv)
 {
     struct db_ctx *x = ud;
@@ -251,6 +341,7 @@ static void rewrite_key(void *ud, kv_t *kv)
     case OBJ_SET: rewrite_set(cb, kv); break;
     case OBJ_ZSET: rewrite_zset(cb, kv); break;
     case OBJ_TAG: x->skipped += rewrite_tag(cb, kv); break;
+    case OBJ_STREAM: rewrite_stream(cb, kv); break;
     }
     if (when != -1) {
         cmd_open(cb, "PEXPIREAT", kv);
