@@ -285,6 +285,7 @@ int block_unblock(client_t *c, int err)
 {
     struct block_state *b = c->blk;
     if (!b || b->retrying || b->postponed || b->job || b->name) return 0;
+    if (b->nkeys > 0 && b->cmd) ((command_t *)b->cmd)->calls++; /* counted once, now */
     if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
     else if (b->timeout_reply == BLOCK_REPLY_ZERO) reply_int(c, 0);

@@ -10,7 +10,9 @@
  * approximate trim turned exact ("=" and the resulting length or first id), XREADGROUP, XCLAIM
  * and XAUTOCLAIM as one "XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID
  * LASTID id" per pending entry they changed, plus XGROUP SETID / CREATECONSUMER where Redis
- * propagates them (aof_replace_argv).
+ * propagates them (aof_replace_argv). One addition: a read that advances a group also logs
+ * XGROUP SETID ... ENTRIESREAD (Redis does for NOACK reads only), so the group's entries-read
+ * counter survives a restart as well.
  *
  * Blocking XREAD / XREADGROUP wait through server/block.c: the command runs again whenever a
  * key it waits on changes. "$" is resolved when the client blocks and written into the kept
@@ -202,7 +204,9 @@ static size_t reply_range(client_t *c, stream_t *s, const stream_id_t *start,
     int64_t nf;
     stream_iter_start(&it, s, start, end, rev);
     while (stream_iter_next(&it, &id, &nf)) {
-        if (cg && stream_cg_advance(s, cg, &id) && noack) propagate_last = 1;
+        /* Redis logs the group's new last id with XGROUP SETID for NOACK reads only (XCLAIM's
+         * LASTID carries it otherwise); we log it always, so that entries-read survives too */
+        if (cg && stream_cg_advance(s, cg, &id)) propagate_last = 1;
         reply_array(c, 2);
         reply_id(c, &id);
         reply_entry_fields(c, &it, nf);
