@@ -974,7 +974,7 @@ static void xgroup_help_cmd(client_t *c)
         "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
         "    Set the current group ID and entries_read counter.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
@@ -1473,6 +1473,8 @@ static void xinfo_stream_cmd(client_t *c)
     int full = 0;
     long long count = 10;
     int optc = c->argc - 3;
+    stream_t *s = xinfo_stream_or_reply(c);
+    if (!s) return;
     if (optc) {
         if ((optc != 1 && optc != 3) || !arg_is(&c->argv[3], "full")) {
             reply_subcommand_syntax(c);
@@ -1488,8 +1490,6 @@ static void xinfo_stream_cmd(client_t *c)
         }
         full = 1;
     }
-    stream_t *s = xinfo_stream_or_reply(c);
-    if (!s) return;
     reply_map(c, full ? 9 : 10);
     reply_bulk_cstr(c, "length");
     reply_int(c, (long long)s->length);
@@ -1582,7 +1582,7 @@ static void xinfo_help_cmd(client_t *c)
         "STREAM <key> [FULL [COUNT <count>]",
         "    Show information about the stream.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }

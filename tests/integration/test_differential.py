@@ -58,6 +58,7 @@ from collections import Counter
 import pytest
 
 from conftest import R, RespConn, encode_command, encode_reply
+from diffgen_streams import gen_streams, normalize_stream
 
 N_COMMANDS = int(os.environ.get("CTE_DIFF_COMMANDS", "20000"))
 SKIP = {g.strip() for g in os.environ.get("CTE_DIFF_SKIP", "").split(",") if g.strip()}
@@ -843,6 +844,7 @@ def _gen_eval(self):
 
 
 Gen.gen_eval = _gen_eval
+Gen.gen_streams = gen_streams
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -858,6 +860,7 @@ GROUPS = {
     "bits": 8,
     "acl": 6,
     "eval": 6,
+    "streams": 10,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
@@ -908,6 +911,8 @@ def normalize(name, r):
     """The comparable form of reply r to command name (None: compare the bytes as they are)."""
     if r.kind == "-":
         return None
+    if name.startswith("X"):
+        return normalize_stream(name, r)
     if name == "ACL":
         return _acl_norm(r)
     if name in TTL_LIKE and r.kind == ":" and r.val > 0:
@@ -1068,6 +1073,8 @@ def dump_db(conn, db):
                 v = normalize("SMEMBERS", conn.call("SMEMBERS", k))
             elif t == b"zset":
                 v = conn.call("ZRANGE", k, "0", "-1", "WITHSCORES")
+            elif t == b"stream":
+                v = conn.call("XRANGE", k, "-", "+")
             else:
                 v = R("?", t)
             ttl = conn.call("PTTL", k).val
