@@ -310,7 +310,7 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t del, const un
     size_t now = old - del + add;
     assert(now <= UINT32_MAX);
     uint32_t count = hdr_count(lp);
-    if (now > old)
+    if (now > old && now > alloc_size(lp)) /* as Redis: grow only past the allocation */
         lp = xrealloc(lp, now);
     memmove(lp + off + add, lp + off + del, old - off - del);
     if (add) {

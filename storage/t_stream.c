@@ -739,7 +739,10 @@ int stream_append(stream_t *s, const stream_str_t *fv, size_t npairs, const stre
 
     stream_idx_node_t *tail = stream_idx_last(&s->nodes);
     unsigned char *lp = tail ? tail->val : NULL;
-    if (lp && node_full(lp, totlen)) lp = NULL;
+    if (lp && node_full(lp, totlen)) {
+        tail->val = xrealloc(lp, lp_bytes(lp)); /* a closed node gives back its spare room */
+        lp = NULL;
+    }
     stream_id_t master;
     int flags = 0;
     if (!lp) {

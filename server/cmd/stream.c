@@ -383,7 +383,9 @@ static void xadd_cmd(client_t *c)
         return;
     }
     if (!kv) db_add(c->db, c->argv[1].ptr, c->argv[1].len, &s->h);
-    reply_id(c, &id);
+    char idb[STREAM_ID_STR];
+    size_t idlen = stream_id_fmt(idb, &id);
+    reply_bulk(c, idb, idlen);
     server_key_changed(c, c->db, c->argv[1].ptr, c->argv[1].len, NOTIFY_STREAM, "xadd");
     int rewrite_trim = 0;
     if (a.trim.strategy != STREAM_TRIM_NONE) {
@@ -393,8 +395,8 @@ static void xadd_cmd(client_t *c)
     if (!rewrite_trim && a.id_given && a.seq_given) return; /* logged as it came */
     resp_arg_t fixedv[64], *av = c->argc <= 64 ? fixedv : xmalloc(sizeof(*av) * (size_t)c->argc);
     memcpy(av, c->argv, sizeof(*av) * (size_t)c->argc);
-    char idb[STREAM_ID_STR], trimb[STREAM_ID_STR];
-    av[idpos] = (resp_arg_t){idb, stream_id_fmt(idb, &id)};
+    char trimb[STREAM_ID_STR];
+    av[idpos] = (resp_arg_t){idb, idlen};
     if (rewrite_trim) exact_trim_args(s, &a, av, trimb);
     aof_replace_argv(c, c->argc, av);
     if (av != fixedv) xfree(av);
