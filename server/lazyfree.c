@@ -55,6 +55,7 @@ static int worth_it(const obj_t *o)
     case OBJ_SET:
     case OBJ_ZSET:
     case OBJ_HASH:
+    case OBJ_STREAM: /* nodes plus groups and their PELs (storage/t_stream.c) */
         return obj_length(o) > LAZYFREE_THRESHOLD;
     default:
         return 0;

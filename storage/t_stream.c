@@ -1281,7 +1281,7 @@ static size_t ops_memory(const obj_t *o)
 
 static size_t ops_length(const obj_t *o)
 {
-    /* lazy-free decisions: Redis counts the nodes plus the groups' PELs */
+    /* lazy-free decisions (Redis's free effort): the nodes, plus each group and its PEL */
     const stream_t *s = (const stream_t *)(const void *)o;
     size_t n = stream_idx_size(&s->nodes);
     for (size_t i = 0; i < s->ngroups; i++) n += 1 + stream_idx_size(&s->groups[i]->pel);
