@@ -649,7 +649,8 @@ static int xread_resolve(client_t *c, const xread_args_t *a, int xreadgroup, str
     for (int k = 0; k < a->nstreams; k++) {
         const resp_arg_t *key = &c->argv[a->streams_arg + k];
         const resp_arg_t *ida = &c->argv[a->streams_arg + a->nstreams + k];
-        kv_t *kv = db_lookup(c->db, key->ptr, key->len);
+        /* Redis looks each key up here and again to serve it, counting hits both times */
+        kv_t *kv = retry ? db_lookup(c->db, key->ptr, key->len) : lookup_read(c, key);
         if (kv && kv->val->type != OBJ_STREAM) {
             if (retry && !xreadgroup) {
                 kv = NULL;
@@ -716,7 +717,7 @@ static void xread_generic(client_t *c, int xreadgroup)
     size_t h = 0;
     for (int k = 0; k < a.nstreams; k++) {
         const resp_arg_t *key = &c->argv[a.streams_arg + k];
-        kv_t *kv = db_find(c->db, key->ptr, key->len);
+        kv_t *kv = block_is_retry(c) ? db_find(c->db, key->ptr, key->len) : lookup_read(c, key);
         if (!kv || kv->val->type != OBJ_STREAM) continue;
         stream_t *s = as_stream(kv);
         stream_id_t gt = ids[k];
