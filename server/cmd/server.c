@@ -16,6 +16,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/evict.h"
+#include "server/introspect.h"
 #include "server/lazyfree.h"
 #include "server/multi.h"
 #include "server/net/net.h"
@@ -213,8 +214,11 @@ static void reset_command_stats(void *ud, const command_t *cmd)
 {
     command_t *m = (command_t *)cmd;
     m->calls = m->usec = m->rejected_calls = m->failed_calls = 0;
-    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++)
+    introspect_reset_latency(m);
+    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++) {
         s->calls = s->usec = s->rejected_calls = s->failed_calls = 0;
+        introspect_reset_latency(s);
+    }
 }
 
 static void config_resetstat_cmd(client_t *c)
@@ -1077,6 +1081,19 @@ static void info_errorstats(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+static void info_latencystats(buf_t *b)
+{
+    buf_append_str(b, "# Latencystats\r\n");
+    introspect_info_latencystats(b);
+    buf_append_str(b, "\r\n");
+}
+
+/* No modules: the section is there, empty, as in a Redis without modules. */
+static void info_modules(buf_t *b)
+{
+    buf_append_str(b, "# Modules\r\n\r\n");
+}
+
 static void info_keyspace(buf_t *b)
 {
     buf_append_str(b, "# Keyspace\r\n");
@@ -1106,8 +1123,10 @@ static const info_section_t sections[] = {
     {"server", info_server, 1},         {"clients", info_clients, 1},
     {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
-    {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
-    {"errorstats", info_errorstats, 1}, {"cluster", info_cluster, 1},
+    {"cpu", info_cpu, 1},               {"modules", info_modules, 1},
+    {"commandstats", info_commandstats, 0},
+    {"errorstats", info_errorstats, 1}, {"latencystats", info_latencystats, 0},
+    {"cluster", info_cluster, 1},
     {"keyspace", info_keyspace, 1},
     {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
