@@ -585,6 +585,14 @@ static int georadiusbymember_keys(int argc, const resp_arg_t *argv, int *pos, in
     "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area "         \
     "around the shape provided as the filter and M is the number of items inside the shape"
 
+/* Redis 7.0's key specs: the source, then the keys after STORE and STOREDIST (searched from
+ * the first option's place); GEOSEARCHSTORE's destination and source as two specs. */
+static const cmd_key_spec_t georadius_specs[] = {
+    {1, NULL, 0, 1}, {6, "STORE", 0, 1}, {6, "STOREDIST", 0, 1}, {0}};
+static const cmd_key_spec_t georadiusbymember_specs[] = {
+    {1, NULL, 0, 1}, {5, "STORE", 0, 1}, {5, "STOREDIST", 0, 1}, {0}};
+static const cmd_key_spec_t geosearchstore_specs[] = {{1, NULL, 0, 1}, {2, NULL, 0, 1}, {0}};
+
 command_t cmds_geo[] = {
     CMD_ROW("geoadd", geoadd_cmd, -5, RW | CMD_DENYOOM, 1, 1, 1, GROUP, "3.2.0",
             "Add one or more geospatial items in the geospatial index represented using a sorted "
@@ -603,12 +611,14 @@ command_t cmds_geo[] = {
             "3.2.0",
             "Query a sorted set representing a geospatial index to fetch members matching a given "
             "maximum distance from a point",
-            SEARCH_CPLX, .getkeys = georadius_keys, .key_flags = "RO access|OW update"),
+            SEARCH_CPLX, .getkeys = georadius_keys, .key_flags = "RO access|OW update",
+            .key_specs = georadius_specs),
     CMD_ROW("georadiusbymember", georadiusbymember_cmd, -5, RW | CMD_DENYOOM | CMD_MOVABLE_KEYS, 1,
             1, 1, GROUP, "3.2.0",
             "Query a sorted set representing a geospatial index to fetch members matching a given "
             "maximum distance from a member",
-            SEARCH_CPLX, .getkeys = georadiusbymember_keys, .key_flags = "RO access|OW update"),
+            SEARCH_CPLX, .getkeys = georadiusbymember_keys, .key_flags = "RO access|OW update",
+            .key_specs = georadiusbymember_specs),
     CMD_ROW("georadiusbymember_ro", georadiusbymember_ro_cmd, -5, RO, 1, 1, 1, GROUP, "3.2.10",
             "A read-only variant for GEORADIUSBYMEMBER", SEARCH_CPLX),
     CMD_ROW("georadius_ro", georadius_ro_cmd, -6, RO, 1, 1, 1, GROUP, "3.2.10",
@@ -620,6 +630,6 @@ command_t cmds_geo[] = {
     CMD_ROW("geosearchstore", geosearchstore_cmd, -8, RW | CMD_DENYOOM, 1, 2, 1, GROUP, "6.2.0",
             "Query a sorted set representing a geospatial index to fetch members inside an area "
             "of a box or a circle, and store the result in another key.",
-            GEOSEARCH_CPLX, .key_flags = "OW update|RO access"),
+            GEOSEARCH_CPLX, .key_flags = "OW update|RO access", .key_specs = geosearchstore_specs),
     {NULL},
 };

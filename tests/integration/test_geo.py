@@ -287,11 +287,9 @@ def test_acl_category_and_command_info_match_redis(cte_server, redis_server):
     ca, cb = a.py("ACL", "CAT", "geo"), b.py("ACL", "CAT", "geo")
     assert sorted(ca) == sorted(cb)
     for name in ("geoadd", "geodist", "geohash", "geopos", "georadius_ro",
-                 "georadiusbymember_ro", "geosearch"):
+                 "georadiusbymember_ro", "geosearch", "georadius", "georadiusbymember",
+                 "geosearchstore"):
         same(a, b, "COMMAND", "INFO", name)
-    for name in ("georadius", "georadiusbymember", "geosearchstore"):
-        ia, ib = a.py("COMMAND", "INFO", name)[0], b.py("COMMAND", "INFO", name)[0]
-        assert ia[:7] == ib[:7], (ia, ib)  # name .. categories; key specs are simplified
     for cmd in (["GEORADIUS", "src", "1", "1", "1", "km", "STORE", "d1", "STOREDIST", "d2"],
                 ["GEORADIUS", "src", "1", "1", "1", "km"],
                 ["GEORADIUS", "src", "1", "1", "1", "km", "STORE", "d1", "STORE", "d3"],
