@@ -282,7 +282,7 @@ def test_multi_and_scripts_match_redis(cte_server, redis_server):
         same(a, b, "EVAL", script, "1", "g")
 
 
-def test_acl_category_and_command_info_match_redis(cte_server, redis_server):
+def test_acl_and_command_info_match_redis(cte_server, redis_server):
     a, b = both(cte_server, redis_server)
     ca, cb = a.py("ACL", "CAT", "geo"), b.py("ACL", "CAT", "geo")
     assert sorted(ca) == sorted(cb)
@@ -290,6 +290,20 @@ def test_acl_category_and_command_info_match_redis(cte_server, redis_server):
                  "georadiusbymember_ro", "geosearch", "georadius", "georadiusbymember",
                  "geosearchstore"):
         same(a, b, "COMMAND", "INFO", name)
+    same(a, b, "ACL", "SETUSER", "geo-test", "on", "nopass", "+@all", "%R~read*", "%W~write*")
+    try:
+        for cmd in (["GEORADIUS", "read", "1", "1", "1", "m", "STOREDIST", "write"],
+                    ["GEORADIUS", "read", "1", "1", "1", "m", "STORE", "read2"],
+                    ["GEORADIUS", "write1", "1", "1", "1", "m"],
+                    ["GEORADIUSBYMEMBER", "read", "m", "1", "m", "STORE", "write"],
+                    ["GEORADIUSBYMEMBER", "read", "m", "1", "m", "STORE", "read"],
+                    ["GEORADIUS_RO", "read", "1", "1", "1", "m"],
+                    ["GEOSEARCHSTORE", "write", "read", "FROMMEMBER", "m", "BYRADIUS", "1", "m"],
+                    ["GEOSEARCHSTORE", "read", "write", "FROMMEMBER", "m", "BYRADIUS", "1", "m"],
+                    ["GEOADD", "read", "1", "1", "m"], ["GEOPOS", "read", "m"]):
+            same(a, b, "ACL", "DRYRUN", "geo-test", *cmd)
+    finally:
+        same(a, b, "ACL", "DELUSER", "geo-test")
     for cmd in (["GEORADIUS", "src", "1", "1", "1", "km", "STORE", "d1", "STOREDIST", "d2"],
                 ["GEORADIUS", "src", "1", "1", "1", "km"],
                 ["GEORADIUS", "src", "1", "1", "1", "km", "STORE", "d1", "STORE", "d3"],
