@@ -12,13 +12,14 @@
  *
  * A search reads the score ranges of nine cells (the centre cell and its neighbours, chosen by
  * geo_search_cells), keeps the points inside the shape in the order it met them, then sorts
- * them by distance if asked (COUNT without ANY implies ASC). One difference: with COUNT below
- * the number of matches Redis sorts partially with its own quicksort, so points at exactly the
- * same distance may come in another order than here; distinct distances come out the same.
+ * them by distance if asked (COUNT without ANY implies ASC): all of them with the C library's
+ * qsort, or, when COUNT cuts the result short, only the first COUNT with psort, Redis's
+ * partial quicksort, so that points at the same distance come in Redis's order either way.
  *
  * Points hold views of the source set's members: nothing changes the set until a stored result
  * (which copies them) replaces the destination. Runs on the loop thread. */
 #include "common/alloc.h"
+#include "common/psort.h"
 #include "common/util.h"
 #include "server/cmd/zset.h"
 #include "server/command.h"
@@ -503,8 +504,13 @@ static void search_generic(client_t *c, int src, int flags)
     points_t p = {0};
     collect(z, &o.shape, o.any ? (size_t)o.count : 0, &p);
     size_t n = o.count && (unsigned long long)o.count < p.n ? (size_t)o.count : p.n;
-    if (o.sort != SORT_NONE && p.n > 1)
-        qsort(p.v, p.n, sizeof(*p.v), o.sort == SORT_ASC ? by_dist_asc : by_dist_desc);
+    if (o.sort != SORT_NONE && p.n > 1) { /* a cut result is sorted only as far as needed */
+        int (*cmp)(const void *, const void *) = o.sort == SORT_ASC ? by_dist_asc : by_dist_desc;
+        if (n == p.n)
+            qsort(p.v, p.n, sizeof(*p.v), cmp);
+        else
+            psort(p.v, p.n, sizeof(*p.v), cmp, 0, n - 1);
+    }
     if (o.store)
         store_points(c, &o, flags, p.v, n);
     else

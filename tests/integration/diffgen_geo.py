@@ -3,16 +3,11 @@ GEODIST, GEORADIUS(_RO), GEORADIUSBYMEMBER(_RO), GEOSEARCH and GEOSEARCHSTORE wi
 coordinates (valid, on the edges of the Mercator square, and invalid), every option, bad
 arguments and wrong arity.
 
-Keys: GEO_KEYS hold only points GEOADD wrote (one grows past 128 members, so searches read a
-skiplist too); GEO_DST receive STORE / STOREDIST results (STOREDIST writes distances as
-scores); the sorted-set group's keys and the other types' keys come in now and then (sorted
-sets with arbitrary scores, WRONGTYPE), and results are stored over them too.
-
-One thing is left out on purpose: COUNT without ANY on a key other than GEO_KEYS. When COUNT
-cuts the result short, Redis sorts with its own partial quicksort, whose order for points at
-exactly the same distance is not the full sort's; points GEOADD wrote with random coordinates
-do not tie, but members of other sorted sets often share a score (and STOREDIST scores decode
-to shared points)."""
+Keys: GEO_KEYS hold points GEOADD wrote (one grows past 128 members, so searches read a
+skiplist too; a few members share a point, so that COUNT meets ties, which come in the order
+of Redis's partial sort); GEO_DST receive STORE / STOREDIST results (STOREDIST writes
+distances as scores); the sorted-set group's keys come in now and then (sorted sets with arbitrary scores),
+and results are stored over them too; the other types' keys are only read (WRONGTYPE)."""
 import sys
 
 GEO_KEYS = ["g0", "g1", "g2", "gbig"]
@@ -40,12 +35,17 @@ def _lat(self):
     return "%.6f" % self.r.uniform(-85.05112878, 85.05112878)
 
 
+SHARED_POINTS = [["13.361389", "38.115556"], ["-0.1", "51.5"], ["180", "0"]]
+
+
 def _point(self):
-    """A longitude and a latitude: mostly random, sometimes one on an edge (the other random,
-    so that two members rarely share a point), now and then invalid."""
+    """A longitude and a latitude: mostly random, sometimes one on an edge, sometimes one that
+    other members share, now and then invalid."""
     x = self.r.random()
     if x < 0.05:
         return list(self.pick(BAD_COORDS))
+    if x < 0.08:
+        return list(self.pick(SHARED_POINTS))
     if x < 0.10:
         return [self.pick(EDGE_LON), _lat(self)]
     if x < 0.15:
@@ -54,24 +54,22 @@ def _point(self):
 
 
 def _src(self):
-    """(key, may COUNT cut short a sorted result on it)"""
     x = self.r.random()
     if x < 0.75:
-        return self.pick(GEO_KEYS), True
+        return self.pick(GEO_KEYS)
     if x < 0.85:
-        return self.pick(GEO_DST), False
+        return self.pick(GEO_DST)
     p = _pools(self)
     if x < 0.95:
-        return self.pick(p.ZSET_KEYS), False
-    return self.pick(p.ALL_KEYS), False
+        return self.pick(p.ZSET_KEYS)
+    return self.pick(p.ALL_KEYS)
 
 
 def _dst(self):
-    x = self.r.random()
-    if x < 0.7:
-        return self.pick(GEO_DST)
-    p = _pools(self)
-    return self.pick(p.ZSET_KEYS) if x < 0.9 else self.pick(p.ALL_KEYS)
+    """Where results go: never a key of another type's pool. The lex commands take those keys
+    for WRONGTYPE (and copy them into their same-score sets), so a sorted set of mixed scores
+    there would make their answers undefined."""
+    return self.pick(GEO_DST) if self.chance(0.7) else self.pick(_pools(self).ZSET_KEYS)
 
 
 def _member(self):
@@ -82,7 +80,7 @@ def _radius(self):
     return [self.pick(RADII), self.pick(UNITS) if self.chance(0.9) else self.pick(UNITS[:4])]
 
 
-def _options(self, countable, store, searchstore=False):
+def _options(self, store, searchstore=False):
     """WITH*, ASC/DESC, COUNT [ANY], and STORE/STOREDIST for the commands that take them."""
     opts = []
     for o in ("WITHDIST", "WITHCOORD", "WITHHASH"):
@@ -92,8 +90,7 @@ def _options(self, countable, store, searchstore=False):
         opts.append(self.pick(["ASC", "DESC", "asc"]))
     if self.chance(0.35):
         n = self.pick(["1", "2", "3", "5", "10", "0", "-1", "x", "200"])
-        any_ = not countable or self.chance(0.3)
-        opts += ["COUNT", n] + (["ANY"] if any_ else [])
+        opts += ["COUNT", n] + (["ANY"] if self.chance(0.3) else [])
     elif self.chance(0.03):
         opts.append("ANY")
     if store and self.chance(0.6):
@@ -106,7 +103,7 @@ def _options(self, countable, store, searchstore=False):
     return opts
 
 
-def _from_by(self, key_has_members):
+def _from_by(self):
     """GEOSEARCH's FROMMEMBER/FROMLONLAT and BYRADIUS/BYBOX, now and then missing, doubled or
     malformed."""
     args = []
@@ -138,7 +135,7 @@ def gen_geo(self):
             for i in range(40):
                 args += [_lon(self), _lat(self), "b%d" % self.r.randrange(400)]
             return args
-        key = self.pick(GEO_KEYS) if self.chance(0.9) else _src(self)[0]
+        key = self.pick(GEO_KEYS) if self.chance(0.9) else _dst(self)
         args = [c, key]
         for _ in range(self.r.randint(0, 2)):
             args.append(self.pick(["NX", "XX", "CH", "nx", "ch", "GT"]))
@@ -148,9 +145,9 @@ def gen_geo(self):
             args.pop()
         return args
     if c in ("GEOPOS", "GEOHASH"):
-        return [c, _src(self)[0]] + [_member(self) for _ in range(self.r.randint(0, 4))]
+        return [c, _src(self)] + [_member(self) for _ in range(self.r.randint(0, 4))]
     if c == "GEODIST":
-        args = [c, _src(self)[0], _member(self), _member(self)]
+        args = [c, _src(self), _member(self), _member(self)]
         if self.chance(0.6):
             args.append(self.pick(UNITS))
         if self.chance(0.03):
@@ -158,13 +155,12 @@ def gen_geo(self):
         if self.chance(0.02):
             args = args[:3]
         return args
-    key, countable = _src(self)
+    key = _src(self)
     store = c in ("GEORADIUS", "GEORADIUSBYMEMBER")
     if c in ("GEORADIUS", "GEORADIUS_RO"):
-        return [c, key] + _point(self) + _radius(self) + _options(self, countable, store)
+        return [c, key] + _point(self) + _radius(self) + _options(self, store)
     if c in ("GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"):
-        return [c, key, _member(self)] + _radius(self) + _options(self, countable, store)
+        return [c, key, _member(self)] + _radius(self) + _options(self, store)
     if c == "GEOSEARCH":
-        return [c, key] + _from_by(self, countable) + _options(self, countable, False)
-    return [c, _dst(self), key] + _from_by(self, countable) + \
-        _options(self, countable, False, searchstore=True)
+        return [c, key] + _from_by(self) + _options(self, False)
+    return [c, _dst(self), key] + _from_by(self) + _options(self, False, searchstore=True)

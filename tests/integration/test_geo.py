@@ -326,3 +326,26 @@ def test_huge_geoadd_is_bounded(cte_server):
         r = c.py("GEOSEARCH", "many", "FROMLONLAT", "0", "0", "BYRADIUS", "100000", "km",
                  "COUNT", "3")
         assert len(r) == 3
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_count_with_ties_matches_redis(cte_server, redis_server, seed):
+    """COUNT below the number of matches: Redis sorts partially with its own quicksort, and
+    members at the same point (equal distances) come in that sort's order."""
+    rng = random.Random(seed)
+    a, b = both(cte_server, redis_server)
+    spots = [("%.4f" % rng.uniform(-5, 5), "%.4f" % rng.uniform(-5, 5)) for _ in range(6)]
+    args = []
+    for i in range(rng.choice([20, 60, 150])):
+        lon, lat = rng.choice(spots)
+        args += [lon, lat, "m%d" % i]
+    same(a, b, "GEOADD", "ties", *args)
+    for _ in range(40):
+        count = str(rng.randint(1, 60))
+        order = rng.choice([[], ["ASC"], ["DESC"]])
+        same(a, b, "GEORADIUS", "ties", "0", "0", "2000", "km", "COUNT", count, *order)
+        same(a, b, "GEOSEARCH", "ties", "FROMLONLAT", "1", "1", "BYBOX", "3000", "3000", "km",
+             "COUNT", count, "WITHDIST", *order)
+        same(a, b, "GEORADIUSBYMEMBER", "ties", "m0", "2000", "km", "COUNT", count,
+             "STORE", "dst", *order)
+        same(a, b, "ZRANGE", "dst", "0", "-1", "WITHSCORES")
