@@ -6,8 +6,9 @@ arguments and wrong arity.
 Keys: GEO_KEYS hold points GEOADD wrote (one grows past 128 members, so searches read a
 skiplist too; a few members share a point, so that COUNT meets ties, which come in the order
 of Redis's partial sort); GEO_DST receive STORE / STOREDIST results (STOREDIST writes
-distances as scores); the sorted-set group's keys come in now and then (sorted sets with arbitrary scores),
-and results are stored over them too; the other types' keys are only read (WRONGTYPE)."""
+distances as scores); the sorted-set group's keys come in now and then (sorted sets with
+arbitrary scores), and results are stored over them too; the other types' keys are only read
+(WRONGTYPE)."""
 import sys
 
 GEO_KEYS = ["g0", "g1", "g2", "gbig"]
