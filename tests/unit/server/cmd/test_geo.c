@@ -3,13 +3,20 @@
  * Scenarios: commands with the exact reply bytes redis-server 7.0.15 gave for them in RESP2
  * and in RESP3 (NULL: the same bytes), run once per protocol on a fresh keyspace: GEOADD's
  * options and errors, GEOPOS/GEOHASH/GEODIST formatting, and the searches with their options,
- * errors and stored results. The math itself is tested in tests/unit/storage/test_geohash.c;
- * comparisons on random data are in tests/integration/test_geo.py and the differential test. */
+ * errors and stored results; and what the append-only file gets (GEOADD as the ZADD it did,
+ * nothing when nothing changed, GEORADIUS ... STORE as itself). The math itself is tested in
+ * tests/unit/storage/test_geohash.c; comparisons on random data are in
+ * tests/integration/test_geo.py and the differential test. */
+#include "common/buf.h"
 #include "server/client.h"
+#include "server/persist/aof.h"
 
 #include "tests/unit/server/harness.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static client_t *C;
 
@@ -118,4 +125,50 @@ Test(cmd_geo, searches_and_stores)
 
     };
     run_steps(steps, sizeof(steps) / sizeof(steps[0]));
+}
+
+/* ---- the append-only file ---- */
+
+static void aof_setup(void)
+{
+    cr_assert_eq(chdir(harness_tmpdir_make("cte-geo-aof")), 0);
+    char *argv[] = {"cte-server", "--appendonly", "yes", "--appendfsync", "always"};
+    C = harness_server_start(5, argv);
+    cr_assert_eq(aof_load(NULL), 0);
+    cr_assert_eq(aof_open(), 0);
+}
+
+static void aof_teardown(void)
+{
+    aof_shutdown();
+    harness_server_stop();
+    harness_tmpdir_remove();
+}
+
+static const char *aof_text(void)
+{
+    static char text[16384];
+    aof_flush();
+    FILE *f = fopen("appendonly.aof", "rb");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+Test(cmd_geo, aof_gets_the_zadd_geoadd_did, .init = aof_setup, .fini = aof_teardown)
+{
+    harness_send(C, "GEOADD Sicily CH 13.361389 38.115556 Palermo");
+    harness_send(C, "GEOADD Sicily NX 13.361389 38.115556 Palermo"); /* no change: not logged */
+    harness_send(C, "GEOADD Sicily 200 0 bad");                      /* an error: not logged */
+    harness_send(C, "GEORADIUS Sicily 13 38 100 km STORE dst");
+    buf_clear(&C->out);
+    const char *t = aof_text();
+    const char *zadd = "*5\r\n$4\r\nzadd\r\n$6\r\nSicily\r\n$2\r\nCH\r\n$16\r\n"
+                       "3479099956230698\r\n$7\r\nPalermo\r\n";
+    cr_assert_not_null(strstr(t, zadd), "%s", harness_escaped(t, strlen(t)));
+    cr_assert_null(strstr(t, "GEOADD"));
+    cr_assert_null(strstr(t, "NX"));
+    cr_assert_not_null(strstr(t, "$9\r\nGEORADIUS\r\n"));
 }
