@@ -254,8 +254,14 @@ def test_aof_logs_geoadd_as_zadd_and_replays(server_factory, tmp_path):
         assert c.py("GEOADD", "g", "CH", *SICILY) == 2
         assert c.py("GEOADD", "g", "NX", *SICILY) == 0
         assert c.py("GEORADIUS", "g", "15", "37", "200", "km", "STOREDIST", "d") == 2
+        c.call("MULTI")
+        c.call("GEOADD", "m", "1", "2", "a")
+        c.call("GEOADD", "m", "XX", "3", "4", "a", "5", "6", "b")
+        assert c.py("EXEC") == [1, 0]
+        assert c.py("EVAL", "return redis.call('GEOADD', KEYS[1], 7, 8, 'c')", "1", "m") == 1
         before = c.call_raw("ZRANGE", "d", "0", "-1", "WITHSCORES")
         pos = c.call_raw("GEOPOS", "g", "Palermo", "Catania")
+        mpos = c.call_raw("ZRANGE", "m", "0", "-1", "WITHSCORES")
     data = b"".join(p.read_bytes() for p in tmp_path.rglob("*.aof"))
     assert b"zadd" in data and b"3479099956230698" in data
     assert b"GEOADD" not in data.upper().replace(b"ZADD", b"")
@@ -264,6 +270,7 @@ def test_aof_logs_geoadd_as_zadd_and_replays(server_factory, tmp_path):
     with s2.conn() as c:
         assert c.call_raw("ZRANGE", "d", "0", "-1", "WITHSCORES") == before
         assert c.call_raw("GEOPOS", "g", "Palermo", "Catania") == pos
+        assert c.call_raw("ZRANGE", "m", "0", "-1", "WITHSCORES") == mpos
 
 
 def test_multi_and_scripts_match_redis(cte_server, redis_server):
