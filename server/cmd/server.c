@@ -321,25 +321,28 @@ static void reply_flag_words(client_t *c, char *words)
     for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
-static void reply_key_specs(client_t *c, const command_t *cmd)
+/* One key spec: flags (key_flags' part i), begin_search by index or keyword, find_keys range. */
+static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_key_spec_t *ks)
 {
-    if (cmd->first_key <= 0) {
-        reply_array(c, 0);
-        return;
-    }
-    reply_array(c, 1);
     reply_map(c, 3);
     reply_bulk_cstr(c, "flags");
     char fl[64];
-    reply_flag_words(c, command_key_flags(cmd, 0, fl));
+    reply_flag_words(c, command_key_flags(cmd, i, fl));
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
-    reply_bulk_cstr(c, "index");
+    reply_bulk_cstr(c, ks->keyword ? "keyword" : "index");
     reply_bulk_cstr(c, "spec");
-    reply_map(c, 1);
-    reply_bulk_cstr(c, "index");
-    reply_int(c, cmd->first_key);
+    if (ks->keyword) {
+        reply_map(c, 2);
+        reply_bulk_cstr(c, "keyword");
+        reply_bulk_cstr(c, ks->keyword);
+        reply_bulk_cstr(c, "startfrom");
+    } else {
+        reply_map(c, 1);
+        reply_bulk_cstr(c, "index");
+    }
+    reply_int(c, ks->index);
     reply_bulk_cstr(c, "find_keys");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -347,11 +350,31 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_bulk_cstr(c, "spec");
     reply_map(c, 3);
     reply_bulk_cstr(c, "lastkey");
-    reply_int(c, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+    reply_int(c, ks->lastkey);
     reply_bulk_cstr(c, "keystep");
-    reply_int(c, cmd->key_step);
+    reply_int(c, ks->keystep);
     reply_bulk_cstr(c, "limit");
     reply_int(c, 0);
+}
+
+static void reply_key_specs(client_t *c, const command_t *cmd)
+{
+    if (cmd->key_specs) {
+        int n = 0;
+        while (cmd->key_specs[n].index) n++;
+        reply_array(c, n);
+        for (int i = 0; i < n; i++) reply_key_spec(c, cmd, i, &cmd->key_specs[i]);
+        return;
+    }
+    if (cmd->first_key <= 0) {
+        reply_array(c, 0);
+        return;
+    }
+    cmd_key_spec_t ks = {cmd->first_key, NULL,
+                         cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key,
+                         cmd->key_step};
+    reply_array(c, 1);
+    reply_key_spec(c, cmd, 0, &ks);
 }
 
 static void reply_command_info(client_t *c, const command_t *cmd)
