@@ -238,6 +238,7 @@ void command_call(client_t *c)
     if (!block_waiting(c)) { /* a blocking command counts once, when served */
         m->calls++;
         m->usec += (uint64_t)us;
+        if (srv.cfg.latency_tracking) introspect_track_latency(m, us);
     }
     srv.stat.numcommands++;
 }

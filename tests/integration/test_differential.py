@@ -845,6 +845,7 @@ def _gen_eval(self):
 
 Gen.gen_eval = _gen_eval
 Gen.gen_streams = gen_streams
+Gen.gen_geo = __import__("diffgen_geo").gen_geo  # the "geo" group: tests/integration/diffgen_geo.py
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -861,6 +862,7 @@ GROUPS = {
     "acl": 6,
     "eval": 6,
     "streams": 10,
+    "geo": 8,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
