@@ -188,6 +188,7 @@ typedef struct config {
     long long set_max_listpack_value;    /* set-max-listpack-value */
     int list_max_listpack_size;          /* list-max-listpack-size */
     int list_compress_depth;             /* list-compress-depth */
+    long long hll_sparse_max_bytes;      /* hll-sparse-max-bytes */
     /* introspection */
     long long slowlog_log_slower_than;   /* slowlog-log-slower-than: microseconds, -1 = off */
     long long slowlog_max_len;           /* slowlog-max-len */

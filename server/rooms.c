@@ -84,6 +84,7 @@ static const server_room_t rooms[] = {
     {"blocking-lists", cmds_blist},
     {"sets", cmds_set},
     {"bits", cmds_bits},
+    {"hyperloglog", cmds_hll},
     {"sort", cmds_sort},
     {"admin", cmds_admin},
     {"scripting", cmds_script, script_init, script_deinit},

@@ -273,7 +273,7 @@ static const struct {
     {CMD_ADMIN, "admin"},       {CMD_PUBSUB, "pubsub"},         {CMD_NOSCRIPT, "noscript"},
     {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},       {CMD_STALE, "stale"},
     {CMD_SKIP_MONITOR, "skip_monitor"}, {CMD_FAST, "fast"},     {CMD_NO_AUTH, "no_auth"},
-    {CMD_MAY_REPLICATE, "may_replicate"}, {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
+    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"}, /* may_replicate: hidden, as in Redis 7.0 */
     {CMD_NO_MULTI, "no_multi"},
     {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
 };
