@@ -5,12 +5,18 @@
  * sparse value, which stays small (hll-sparse-max-bytes, 3000 by default) because an update
  * that would pass the limit converts it to dense first.
  *
- * Invariants: every walk over sparse opcodes stops at the string's end; a byte past it reads
- * as 0 (the NUL every str_obj_t ends with), and writes stay inside the room reserved before
- * (sparse_set reserves 4 bytes: the worst split turns a 1-byte opcode into 5 bytes). Values
- * are NUL-terminated again after each change. The sparse update, the to-dense conversion and
- * the estimator follow Redis 7.0's hyperloglog.c step by step, so the bytes (opcode merges,
- * promotion points) and counts come out the same. Loop thread. */
+ * Invariants: every walk over sparse opcodes stops at the string's end, and writes stay
+ * inside the room reserved before (sparse_set reserves 4 bytes: the worst split turns a
+ * 1-byte opcode into 5 bytes). The sparse update, the to-dense conversion and the estimator
+ * follow Redis 7.0's hyperloglog.c step by step, so the bytes (opcode splits and joins,
+ * promotion points) and counts come out the same.
+ *
+ * The byte past the end: an XZERO opcode cut by the end of a corrupted value takes its second
+ * byte from data[len], the slot of a str_obj_t's terminator, as Redis reads its sds
+ * terminator. Splitting such a cut opcode writes one byte of the new opcodes into that slot
+ * (Redis sets the terminator, then copies the opcodes over it), so a later read sees that
+ * byte, not 0, exactly as in Redis; a join of opcodes, a new value or any other string write
+ * puts the 0 back. Only a corrupted value ever has a nonzero byte there. Loop thread. */
 #include "storage/hll.h"
 
 #include "common/alloc.h"
@@ -48,10 +54,11 @@ static inline long zero_len(const uint8_t *p)
 {
     return (*p & 0x3f) + 1;
 }
-/* An XZERO cut by the end of the string reads a zero second byte (Redis reads the NUL). */
-static inline long xzero_len(const uint8_t *p, const uint8_t *end)
+/* An XZERO cut by the end of the string reads its second byte from the slot past the end,
+ * as Redis reads the sds terminator there (see "the byte past the end" above). */
+static inline long xzero_len(const uint8_t *p)
 {
-    return (((long)(*p & 0x3f) << 8) | (p + 1 < end ? p[1] : 0)) + 1;
+    return (((long)(*p & 0x3f) << 8) | p[1]) + 1;
 }
 static inline int val_value(const uint8_t *p)
 {
@@ -266,7 +273,7 @@ uint64_t hll_count(const uint8_t *p, size_t len, int *invalid)
             run = zero_len(q++);
             hist[0] += run;
         } else if (op_is_xzero(q)) {
-            run = xzero_len(q, end);
+            run = xzero_len(q);
             q += 2;
             hist[0] += run;
         } else {
@@ -300,7 +307,7 @@ int hll_merge(uint8_t max[HLL_REGISTERS], const uint8_t *p, size_t len)
         if (op_is_zero(q)) {
             i += zero_len(q++);
         } else if (op_is_xzero(q)) {
-            i += xzero_len(q, end);
+            i += xzero_len(q);
             q += 2;
         } else {
             long run = val_len(q);
@@ -336,16 +343,17 @@ int hll_to_dense(str_obj_t **sp)
 
 /* ---- updates ---- */
 
-/* Makes room for extra bytes past the length (kept). */
+/* Makes room for extra bytes past the length (kept, and the byte past the end too). */
 static int reserve(str_obj_t **sp, size_t extra)
 {
     str_obj_t *s = *sp;
     if ((size_t)s->len + extra <= s->cap) return 0;
     uint32_t len = s->len;
+    char past = s->data[len]; /* kept, as sdsMakeRoomFor keeps the terminator slot */
     str_obj_t *n = str_grow(s, (size_t)len + extra);
     if (!n) return HLL_ERR_NOMEM;
     n->len = len;
-    n->data[len] = '\0';
+    n->data[len] = past;
     *sp = n;
     return 0;
 }
@@ -379,7 +387,7 @@ static size_t sparse_join(uint8_t *p, uint8_t *end)
             if (len <= VAL_MAX_LEN) {
                 p[1] = val_op(val_value(p), len);
                 memmove(p, p + 1, (size_t)(end - p - 1));
-                end--;
+                *--end = '\0';
                 removed++;
                 continue; /* the joined opcode may join its right neighbour too */
             }
@@ -420,7 +428,7 @@ static int sparse_set(str_obj_t **sp, uint32_t index, uint8_t count, size_t spar
         } else if (op_is_val(p)) {
             span = val_len(p);
         } else {
-            span = xzero_len(p, end);
+            span = xzero_len(p);
             oplen = 2;
         }
         if (index <= first + span - 1) break;
@@ -434,7 +442,7 @@ static int sparse_set(str_obj_t **sp, uint32_t index, uint8_t count, size_t spar
     uint8_t *next = p + (is_xzero ? 2 : 1);
     if (next >= end) next = NULL;
     int cur = op_is_val(p) ? val_value(p) : 0;
-    long run = cur ? val_len(p) : is_xzero ? xzero_len(p, end) : zero_len(p);
+    long run = cur ? val_len(p) : is_xzero ? xzero_len(p) : zero_len(p);
     if (cur && cur >= count) return 0;
     if (run == 1 && !is_xzero) { /* a VAL or ZERO of one register: rewrite it */
         *p = val_op(count, 1);
@@ -445,11 +453,11 @@ static int sparse_set(str_obj_t **sp, uint32_t index, uint8_t count, size_t spar
         if (delta > 0 && (size_t)s->len + (size_t)delta > sparse_max) goto promote;
         if (delta && next) memmove(next + delta, next, (size_t)(end - next));
         s->len = (uint32_t)((long)s->len + delta);
-        memcpy(p, seq, (size_t)seqlen);
+        s->data[s->len] = '\0';
+        memcpy(p, seq, (size_t)seqlen); /* past the end when p was a cut XZERO */
         end += delta;
     }
     s->len -= (uint32_t)sparse_join(prev ? prev : sparse, end);
-    s->data[s->len] = '\0';
     hll_cache_invalidate((uint8_t *)s->data);
     return 1;
 
@@ -489,7 +497,7 @@ size_t hll_sparse_decode(const uint8_t *p, size_t len, char *out, size_t outlen)
             k = snprintf(tmp, sizeof(tmp), "z:%ld ", zero_len(q));
             q++;
         } else if (op_is_xzero(q)) {
-            k = snprintf(tmp, sizeof(tmp), "Z:%ld ", xzero_len(q, end));
+            k = snprintf(tmp, sizeof(tmp), "Z:%ld ", xzero_len(q));
             q += 2;
         } else {
             k = snprintf(tmp, sizeof(tmp), "v:%d,%ld ", val_value(q), val_len(q));

@@ -23,8 +23,11 @@
  * Strings arrive from clients (SET, SETRANGE), so nothing here trusts the bytes past the
  * header checks of hll_is_valid: every sparse walk is bounded by the string's length and a
  * malformed run is reported (HLL_ERR_INVALID), never followed out of bounds. Where Redis
- * reads the string's terminating NUL (an XZERO opcode cut by the end of the string) we read a
- * zero byte too, so corrupted values behave as they do in Redis.
+ * reads the byte after the string (an XZERO opcode cut by the end of a corrupted value reads
+ * the sds terminator slot), we read the byte after it too: every p[0..len) given here must
+ * have p[len] readable, as a str_obj_t's data has. Updates of such a corrupted value may leave
+ * a nonzero byte in that slot, as Redis does (hll.c explains), so corrupted values behave
+ * exactly as in Redis.
  *
  * Functions that may grow or convert the value take str_obj_t **sp: on return *sp may be a
  * different block (the old one was reallocated or freed): the caller stores the new pointer

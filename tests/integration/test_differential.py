@@ -843,6 +843,7 @@ def _gen_eval(self):
 
 
 Gen.gen_eval = _gen_eval
+Gen.gen_hll = __import__("diffgen_hll").gen_hll  # the "hll" group: diffgen_hll.py
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -858,6 +859,7 @@ GROUPS = {
     "bits": 8,
     "acl": 6,
     "eval": 6,
+    "hll": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
