@@ -260,8 +260,14 @@ def test_aof_restart_keeps_the_bytes(server_factory):
     r.pfmerge("m", "s", "t")
     r.set("copied", r.get("d"))
     r.pfcount("copied")
-    before = {k: r.get(k) for k in (b"s", b"d", b"t", b"m", b"copied")}
-    assert before[b"s"][15] == 0 and before[b"copied"][15] == 0  # caches valid
+    p = r.pipeline(transaction=True)                  # inside MULTI/EXEC
+    p.pfadd("x", "1", "2", "3")
+    p.pfcount("x")
+    p.execute()
+    r.pfadd("y", "a")
+    r.eval("return redis.call('PFCOUNT', KEYS[1])", 1, "y")  # a script's only effect
+    before = {k: r.get(k) for k in (b"s", b"d", b"t", b"m", b"copied", b"x", b"y")}
+    assert [before[k][15] for k in (b"s", b"copied", b"x", b"y")] == [0] * 4  # caches valid
     srv.restart_same_dir()
     r = srv.redis()
     assert {k: r.get(k) for k in before} == before
