@@ -246,7 +246,11 @@ static uint64_t estimate(const int64_t hist[64])
         z *= 0.5;
     }
     z += m * ertl_sigma((double)hist[0] / m);
-    double e = (double)llroundl(HLL_ALPHA_INF * m * m / z);
+    double q = HLL_ALPHA_INF * m * m / z;
+    /* z is 0 only for opcodes covering no register (an invalid value, whose estimate is never
+     * shown): keep the conversions defined */
+    if (!(q >= 0 && q < 0x1p63)) return 0;
+    double e = (double)llroundl(q);
     return (uint64_t)e;
 }
 
