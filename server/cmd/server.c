@@ -316,17 +316,14 @@ static void reply_flag_words(client_t *c, char *words)
     for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
-static void reply_key_specs(client_t *c, const command_t *cmd)
+/* One key spec: keys from argv[index], lastkey as Redis's range (0: that key alone, -1: to the
+ * end, else relative to index), with the flags of the i-th key. */
+static void reply_key_spec(client_t *c, const command_t *cmd, int i, int index, int lastkey)
 {
-    if (cmd->first_key <= 0) {
-        reply_array(c, 0);
-        return;
-    }
-    reply_array(c, 1);
     reply_map(c, 3);
     reply_bulk_cstr(c, "flags");
     char fl[64];
-    reply_flag_words(c, command_key_flags(cmd, 0, fl));
+    reply_flag_words(c, command_key_flags(cmd, i, fl));
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -334,7 +331,7 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_bulk_cstr(c, "spec");
     reply_map(c, 1);
     reply_bulk_cstr(c, "index");
-    reply_int(c, cmd->first_key);
+    reply_int(c, index);
     reply_bulk_cstr(c, "find_keys");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -342,11 +339,31 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_bulk_cstr(c, "spec");
     reply_map(c, 3);
     reply_bulk_cstr(c, "lastkey");
-    reply_int(c, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+    reply_int(c, lastkey);
     reply_bulk_cstr(c, "keystep");
     reply_int(c, cmd->key_step);
     reply_bulk_cstr(c, "limit");
     reply_int(c, 0);
+}
+
+/* A command whose key_flags has parts ("RW access delete|RW insert") and fixed key positions
+ * has one spec per part, as Redis's: each of the first parts covers one key, the last one the
+ * rest (LMOVE, COPY: two keys; PFMERGE: the destination, then every source). */
+static void reply_key_specs(client_t *c, const command_t *cmd)
+{
+    if (cmd->first_key <= 0) {
+        reply_array(c, 0);
+        return;
+    }
+    int parts = 1;
+    if (cmd->key_flags && !cmd->getkeys && !(cmd->flags & CMD_MOVABLE_KEYS))
+        for (const char *p = cmd->key_flags; *p; p++) parts += *p == '|';
+    reply_array(c, parts);
+    for (int i = 0; i < parts; i++) {
+        int index = cmd->first_key + i * cmd->key_step;
+        int lastkey = i < parts - 1 ? 0 : cmd->last_key < 0 ? cmd->last_key : cmd->last_key - index;
+        reply_key_spec(c, cmd, i, index, lastkey);
+    }
 }
 
 static void reply_command_info(client_t *c, const command_t *cmd)
