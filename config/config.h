@@ -190,6 +190,7 @@ typedef struct config {
     int list_compress_depth;             /* list-compress-depth */
     long long stream_node_max_bytes;     /* stream-node-max-bytes */
     long long stream_node_max_entries;   /* stream-node-max-entries */
+    long long hll_sparse_max_bytes;      /* hll-sparse-max-bytes */
     /* introspection */
     long long slowlog_log_slower_than;   /* slowlog-log-slower-than: microseconds, -1 = off */
     long long slowlog_max_len;           /* slowlog-max-len */

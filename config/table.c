@@ -743,6 +743,9 @@ const config__row_t config__rows[] = {
      .doc = "Most entries of one stream node; 0: no limit."},
     {"list-compress-depth", T(int), F(list_compress_depth), .def = "0", I_MAX,
      .doc = "List nodes left uncompressed at each end (0: no compression)."},
+    {"hll-sparse-max-bytes", T(memory), F(hll_sparse_max_bytes), .def = "3000", LL_MAX,
+     .doc = "HyperLogLogs of at most this many bytes (header included) keep the sparse "
+            "encoding; past it PFADD converts them to dense (12304 bytes)."},
     /* introspection */
     {"slowlog-log-slower-than", T(int), F(slowlog_log_slower_than), .def = "10000", .min = -1,
      LL_MAX, .doc = "Slow log threshold in microseconds (-1: off, 0: log every command)."},

@@ -86,6 +86,7 @@ static const server_room_t rooms[] = {
     {"sets", cmds_set},
     {"streams", cmds_stream},
     {"bits", cmds_bits},
+    {"hyperloglog", cmds_hll},
     {"sort", cmds_sort},
     {"admin", cmds_admin},
     {"scripting", cmds_script, script_init, script_deinit},

@@ -41,6 +41,8 @@ typedef struct obj {
 #define STR_FLAG_NOINT 0x4000
 #define STR_FLAGS_ENC (STR_FLAG_RAW | STR_FLAG_NOINT)
 
+/* data[len] is 0, but for a corrupted HyperLogLog, where it may hold the byte Redis leaves
+ * past the end of such a value (storage/hll.c explains). */
 typedef struct str_obj {
     obj_t h;
     uint32_t len;

@@ -280,7 +280,7 @@ static const struct {
     {CMD_ADMIN, "admin"},       {CMD_PUBSUB, "pubsub"},         {CMD_NOSCRIPT, "noscript"},
     {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},       {CMD_STALE, "stale"},
     {CMD_SKIP_MONITOR, "skip_monitor"}, {CMD_FAST, "fast"},     {CMD_NO_AUTH, "no_auth"},
-    {CMD_MAY_REPLICATE, "may_replicate"}, {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
+    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"}, /* may_replicate: hidden, as in Redis 7.0 */
     {CMD_NO_MULTI, "no_multi"},
     {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
 };
@@ -359,6 +359,10 @@ static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_k
     reply_int(c, 0);
 }
 
+/* Explicit key specs when the row has them (keyword searches: GEORADIUS STORE); otherwise a
+ * command whose key_flags has parts ("RW access delete|RW insert") and fixed key positions has
+ * one spec per part, as Redis's: each of the first parts covers one key, the last one the rest
+ * (LMOVE, COPY: two keys; PFMERGE: the destination, then every source). */
 static void reply_key_specs(client_t *c, const command_t *cmd)
 {
     if (cmd->key_specs) {
@@ -372,11 +376,16 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
         reply_array(c, 0);
         return;
     }
-    cmd_key_spec_t ks = {cmd->first_key, NULL,
-                         cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key,
-                         cmd->key_step};
-    reply_array(c, 1);
-    reply_key_spec(c, cmd, 0, &ks);
+    int parts = 1;
+    if (cmd->key_flags && !cmd->getkeys && !(cmd->flags & CMD_MOVABLE_KEYS))
+        for (const char *p = cmd->key_flags; *p; p++) parts += *p == '|';
+    reply_array(c, parts);
+    for (int i = 0; i < parts; i++) {
+        int index = cmd->first_key + i * cmd->key_step;
+        int lastkey = i < parts - 1 ? 0 : cmd->last_key < 0 ? cmd->last_key : cmd->last_key - index;
+        cmd_key_spec_t ks = {index, NULL, lastkey, cmd->key_step};
+        reply_key_spec(c, cmd, i, &ks);
+    }
 }
 
 static void reply_command_info(client_t *c, const command_t *cmd)

@@ -846,6 +846,7 @@ def _gen_eval(self):
 Gen.gen_eval = _gen_eval
 Gen.gen_streams = gen_streams
 Gen.gen_geo = __import__("diffgen_geo").gen_geo  # the "geo" group: tests/integration/diffgen_geo.py
+Gen.gen_hll = __import__("diffgen_hll").gen_hll  # the "hll" group: diffgen_hll.py
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -863,6 +864,7 @@ GROUPS = {
     "eval": 6,
     "streams": 10,
     "geo": 8,
+    "hll": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
