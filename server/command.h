@@ -53,6 +53,7 @@ typedef struct cmd_key_spec {
     int index;
     const char *keyword;
     int lastkey, keystep;
+    int limit; /* Redis's range limit: with lastkey -1, the keys are 1/limit of what is left */
 } cmd_key_spec_t;
 
 typedef struct command {

@@ -356,7 +356,7 @@ static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_k
     reply_bulk_cstr(c, "keystep");
     reply_int(c, ks->keystep);
     reply_bulk_cstr(c, "limit");
-    reply_int(c, 0);
+    reply_int(c, ks->limit);
 }
 
 /* Explicit key specs when the row has them (keyword searches: GEORADIUS STORE); otherwise a

@@ -1592,6 +1592,10 @@ static void xinfo_help_cmd(client_t *c)
 
 /* ---- tables ---- */
 
+/* XREAD and XREADGROUP: the keys are the first half of what follows STREAMS. */
+static const cmd_key_spec_t xread_specs[] = {{1, "STREAMS", -1, 1, 2}, {0}};
+static const cmd_key_spec_t xreadgroup_specs[] = {{4, "STREAMS", -1, 1, 2}, {0}};
+
 #define XROW(n, p, a, f, fk, since_, sum, cx, ...)                                                 \
     {                                                                                              \
         .name = n, .proc = p, .arity = a, .flags = f, .first_key = fk, .last_key = fk,             \
@@ -1667,7 +1671,7 @@ command_t cmds_stream[] = {
          "means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is "
          "used, XADD will pay O(M) time in order to serve the M clients blocked on the stream "
          "getting new data.",
-         .getkeys = xread_getkeys, .key_flags = "RO access"),
+         .getkeys = xread_getkeys, .key_flags = "RO access", .key_specs = xread_specs),
     XROW("xreadgroup", xreadgroup_cmd, -7, CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE_KEYS, 0,
          "5.0.0",
          "Return new entries from a stream using a consumer group, or access the history of the "
@@ -1676,7 +1680,7 @@ command_t cmds_stream[] = {
          "constant (e.g. always asking for the first 10 elements with COUNT), you can consider "
          "it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in "
          "order to serve the N clients blocked on the stream getting new data.",
-         .getkeys = xread_getkeys, .key_flags = "RO access"),
+         .getkeys = xread_getkeys, .key_flags = "RO access", .key_specs = xreadgroup_specs),
     XROW("xgroup", container_cmd, -2, 0, 0, "5.0.0", "A container for consumer groups commands",
          "Depends on subcommand.", .subcommands = xgroup_subcommands),
     XROW("xack", xack_cmd, -4, CMD_WRITE | CMD_FAST, 1, "5.0.0",
