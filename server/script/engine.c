@@ -72,6 +72,18 @@ void engine_flag_names(uint32_t bits, void (*fn)(void *ud, const char *name), vo
         if (bits & flag_names[i].bit) fn(ud, flag_names[i].name);
 }
 
+uint32_t engine_cmd_flags(uint32_t cmd_flags, uint32_t script_flags)
+{
+    if (script_flags & SCRIPT_F_EVAL_COMPAT) return cmd_flags;
+    cmd_flags &= ~(uint32_t)(CMD_WRITE | CMD_DENYOOM | CMD_STALE | CMD_MAY_REPLICATE);
+    if (!(script_flags & SCRIPT_F_NO_WRITES)) {
+        cmd_flags |= CMD_WRITE;
+        if (!(script_flags & SCRIPT_F_ALLOW_OOM)) cmd_flags |= CMD_DENYOOM;
+    }
+    if (script_flags & SCRIPT_F_ALLOW_STALE) cmd_flags |= CMD_STALE;
+    return cmd_flags;
+}
+
 /* ---- shebang words ---- */
 
 static int hexval(char ch)
@@ -757,10 +769,11 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
                 return -1;
             }
         }
-        /* Redis derives EVAL's and FCALL's command flags from the script's (a script that
-         * may write without allow-oom is deny-oom) and refuses it before it runs */
+        /* the dispatcher refuses such a call first (its call flags are deny-oom): this
+         * answers what passed it (Redis's wording) */
         if (r->oom && !(f & (SCRIPT_F_ALLOW_OOM | SCRIPT_F_NO_WRITES))) {
-            reply_error(c, EVICT_ERR_OOM);
+            reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when "
+                           "used memory > 'maxmemory'");
             return -1;
         }
     }

@@ -26,6 +26,11 @@ enum engine_flag {
     SCRIPT_F_ALLOW_CROSS_SLOT = 1 << 4,
     SCRIPT_F_EVAL_COMPAT = 1 << 8, /* an EVAL script without a shebang: none of the above */
 };
+/* The command flags (CMD_*) of an EVAL or FCALL call of a script with flags script_flags
+ * (SCRIPT_F_*), made from the command's static cmd_flags as Redis 7.0's: WRITE unless
+ * no-writes, DENYOOM unless allow-oom or no-writes, STALE with allow-stale, never
+ * MAY_REPLICATE; a script without a shebang (SCRIPT_F_EVAL_COMPAT) keeps cmd_flags. */
+uint32_t engine_cmd_flags(uint32_t cmd_flags, uint32_t script_flags);
 /* The bit of a flag's name (s[0..len)), or 0 if there is none such. */
 uint32_t engine_flag_by_name(const char *s, size_t len);
 /* The names of the flags in bits, in Redis's order: calls fn for each. */

@@ -220,6 +220,33 @@ static void evalsha_ro_cmd(client_t *c)
     eval_generic(c, 1, 1);
 }
 
+/* EVAL's and EVAL_RO's call flags: the script's, from the cache or else its shebang (Redis
+ * parses it too, without compiling) */
+static uint32_t eval_getflags(const client_t *c, uint32_t flags)
+{
+    char sha[41], err[256];
+    uint32_t script_flags;
+    size_t skip;
+    sha1_hex(c->argv[1].ptr, c->argv[1].len, sha);
+    const cached_t *e = cache_find(sha);
+    if (e)
+        script_flags = e->flags;
+    else if (shebang(c->argv[1].ptr, c->argv[1].len, &script_flags, &skip, err, sizeof(err)) < 0)
+        return flags; /* the run answers the error */
+    return engine_cmd_flags(flags, script_flags);
+}
+
+/* EVALSHA's and EVALSHA_RO's: the cached script's, the static ones for an unknown one */
+static uint32_t evalsha_getflags(const client_t *c, uint32_t flags)
+{
+    char sha[41];
+    if (c->argv[1].len != 40) return flags;
+    for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[1].ptr[i]);
+    sha[40] = '\0';
+    const cached_t *e = cache_find(sha);
+    return e ? engine_cmd_flags(flags, e->flags) : flags;
+}
+
 /* EVAL's keys: argv[3 .. 3+numkeys) */
 static int eval_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 {
@@ -353,23 +380,27 @@ command_t cmds_script[] = {
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "2.6.0", "Executes a server-side Lua script.", SCRIPT_CPLX,
-            .getkeys = eval_getkeys),
+            .getkeys = eval_getkeys,
+            .getflags = eval_getflags),
     CMD_ROW("evalsha", evalsha_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
-            SCRIPT_CPLX, .getkeys = eval_getkeys),
+            SCRIPT_CPLX, .getkeys = eval_getkeys,
+            .getflags = evalsha_getflags),
     CMD_ROW("eval_ro", eval_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Executes a read-only server-side Lua script.",
-            SCRIPT_CPLX, .getkeys = eval_getkeys),
+            SCRIPT_CPLX, .getkeys = eval_getkeys,
+            .getflags = eval_getflags),
     CMD_ROW("evalsha_ro", evalsha_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0",
             "Executes a read-only server-side Lua script by SHA1 digest.", SCRIPT_CPLX,
-            .getkeys = eval_getkeys),
+            .getkeys = eval_getkeys,
+            .getflags = evalsha_getflags),
     CMD_ROW("script", script__container_cmd, -2, 0, 0, 0, 0, "scripting", "2.6.0",
             "A container for Lua scripts management commands.", "Depends on subcommand.",
             .subcommands = script_subcommands),

@@ -881,6 +881,13 @@ static void fcall_ro_cmd(client_t *c)
     fcall_generic(c, 1);
 }
 
+/* FCALL's and FCALL_RO's call flags: the function's, the static ones for an unknown one */
+static uint32_t fcall_getflags(const client_t *c, uint32_t flags)
+{
+    const fn_t *f = fn_find(c->argv[1].ptr, c->argv[1].len);
+    return f ? engine_cmd_flags(flags, f->flags) : flags;
+}
+
 static int fcall_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 {
     long long n;
@@ -972,11 +979,13 @@ command_t function__cmds_function[] = {
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Invokes a function.",
-            "Depends on the function that is executed.", .getkeys = fcall_getkeys),
+            "Depends on the function that is executed.", .getkeys = fcall_getkeys,
+            .getflags = fcall_getflags),
     CMD_ROW("fcall_ro", fcall_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Invokes a read-only function.",
-            "Depends on the function that is executed.", .getkeys = fcall_getkeys),
+            "Depends on the function that is executed.", .getkeys = fcall_getkeys,
+            .getflags = fcall_getflags),
     {NULL},
 };

@@ -132,6 +132,67 @@ def test_out_of_memory_refuses_scripts_that_may_write(r):
     r.config_set("maxmemory", 0)
 
 
+def _wait_blocked(r, n, timeout=5):
+    deadline = time.time() + timeout
+    while r.info("clients")["blocked_clients"] != n:
+        assert time.time() < deadline, "blocked_clients never reached %d" % n
+        time.sleep(0.01)
+
+
+def test_client_pause_write_holds_scripts_by_their_flags(cte_server, r):
+    """CLIENT PAUSE WRITE judges EVAL, EVALSHA and FCALL by the flags of the script they run,
+    as Redis 7.0 (scriptFlagsToCmdFlags): a no-writes script or function and EVAL_RO run, in
+    MULTI too; a script that may write (a plain shebang, or none: EVAL may replicate) and a
+    transaction that queued one wait for the pause to end."""
+    r.function_load(LIB)
+    sha = r.script_load("#!lua flags=no-writes\nreturn 'ro'")
+    free = cte_server.conn(timeout=5)
+    held = [cte_server.conn(timeout=5) for _ in range(3)]
+    assert held[2].call("MULTI").val == b"OK"
+    assert held[2].call("EVAL", "#!lua\nreturn 'tx'", 0).val == b"QUEUED"
+    r.execute_command("CLIENT", "PAUSE", 60000, "WRITE")
+    try:
+        assert free.call("EVAL", "#!lua flags=no-writes\nreturn 'new'", 0).val == b"new"
+        assert free.call("EVALSHA", sha, 0).val == b"ro"
+        assert free.call("EVAL_RO", "return 'ro'", 0).val == b"ro"
+        assert free.call("FCALL", "qlen", 1, "q").val == 0
+        assert free.call("MULTI").val == b"OK"
+        assert free.call("FCALL", "qlen", 1, "q").val == b"QUEUED"
+        assert free.py("EXEC") == [0]
+        held[0].send("EVAL", "#!lua\nreturn 'shebang'", 0)
+        held[1].send("EVAL", "return 'compat'", 0)
+        held[2].send("EXEC")
+        _wait_blocked(r, 3)
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert held[0].read_reply()[0].val == b"shebang"
+    assert held[1].read_reply()[0].val == b"compat"
+    assert held[2].read_reply()[0].val[0].val == b"tx"
+    for c in held + [free]:
+        c.close()
+
+
+def test_out_of_memory_judges_functions_and_transactions_by_their_flags(cte_server, r):
+    """Under maxmemory, FCALL of a function that may write is refused before it runs (its call
+    is deny-oom, as Redis's), a no-writes one runs; so does EXEC by what it queued."""
+    r.function_load(LIB)
+    ro, rw = cte_server.conn(), cte_server.conn()  # transactions queued before the OOM
+    for c, body in ((ro, "#!lua flags=no-writes\nreturn 1"), (rw, "#!lua\nreturn 2")):
+        assert c.call("MULTI").val == b"OK"
+        assert c.call("EVAL", body, 0).val == b"QUEUED"
+    r.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(ResponseError, match="^OOM command not allowed"):
+            r.fcall("qpush", 1, "q", "x")
+        assert r.fcall("qlen", 1, "q") == 0
+        assert ro.py("EXEC") == [1]
+        assert rw.call("EXEC").val.startswith(
+            b"EXECABORT Transaction discarded because of: OOM command not allowed")
+    finally:
+        r.config_set("maxmemory", 0)
+    assert r.llen("q") == 0
+
+
 def test_select_inside_a_script_does_not_change_the_caller(r):
     r.set("k", "db0")
     assert r.eval("redis.call('SELECT', 1); redis.call('SET', 'k', 'db1'); "
