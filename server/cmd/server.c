@@ -102,8 +102,15 @@ static void shutdown_cmd(client_t *c)
             return;
         }
     }
-    int save = 0;
-    for (int j = 1; j < c->argc; j++) save |= arg_is(&c->argv[j], "SAVE");
+    int save = 0, nosave = 0;
+    for (int j = 1; j < c->argc; j++) {
+        save |= arg_is(&c->argv[j], "SAVE");
+        nosave |= arg_is(&c->argv[j], "NOSAVE");
+    }
+    if (srv.busy_error && !nosave) { /* as Redis: only SHUTDOWN NOSAVE stops a busy script */
+        reply_error(c, srv.busy_error);
+        return;
+    }
     if (srv.loading) save = 0; /* as Redis: a save now would keep only what loaded so far */
     char err[256];
     if (save && aof_rewrite_now(err, sizeof(err)) < 0) {

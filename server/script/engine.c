@@ -166,7 +166,7 @@ typedef struct run {
     int wrote;     /* a write command ran: the script can no longer be killed */
     int exec_open; /* we opened MULTI in the append-only file */
     int timedout;  /* past busy-reply-threshold */
-    int killed;    /* SCRIPT KILL / FUNCTION KILL / SHUTDOWN */
+    int killed;    /* 1: SCRIPT KILL / FUNCTION KILL; 2: SHUTDOWN NOSAVE (writes not logged) */
     int repl;      /* redis.set_repl */
     int resp;      /* redis.setresp */
 } run_t;
@@ -707,9 +707,16 @@ static void hook(lua_State *L, lua_Debug *ar)
         srv.busy_error = r->call->is_eval ? BUSY_EVAL_MSG : BUSY_FUNCTION_MSG;
     }
     engine_serve_while_busy(r->caller);
-    if (srv.shutdown_asap) r->killed = 1;
+    /* SHUTDOWN NOSAVE (the one SHUTDOWN a busy script lets through): Redis exits at once,
+     * nothing of the script logged; here the script stops and its transaction is dropped */
+    if (srv.shutdown_asap && r->killed != 2) {
+        log_warning("Stopping the busy script %s for SHUTDOWN NOSAVE: its writes are not "
+                    "logged.",
+                    r->call->funcname);
+        r->killed = 2;
+    }
     if (!r->killed) return;
-    log_warning("Lua script killed by user with SCRIPT KILL.");
+    if (r->killed == 1) log_warning("Lua script killed by user with SCRIPT KILL.");
     /* every line from now on fails too, so that pcall cannot catch the kill for good */
     lua_sethook(L, hook, LUA_MASKLINE, 0);
     push_error_raise(L, "Script killed by user with SCRIPT KILL...");
@@ -784,7 +791,10 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
 
 static void finish(run_t *r)
 {
-    if (r->exec_open) server_log_exec_end();
+    if (r->exec_open && r->killed == 2)
+        server_log_exec_discard();
+    else if (r->exec_open)
+        server_log_exec_end();
     if (r->timedout) srv.busy_error = NULL;
     lua_sethook(r->L, hook, 0, 0);
     cur = NULL;

@@ -5,6 +5,7 @@ maxmemory, redis-py's Lock (EVALSHA), a job queue written as a script, FUNCTION 
 DUMP/RESTORE, and the libraries and script effects surviving a restart through the
 append-only file (and its rewrite)."""
 import hashlib
+import signal
 import threading
 import time
 
@@ -209,7 +210,7 @@ def test_exec_during_a_busy_script_aborts_the_transaction(cte_server, r):
     itself, refused while the script runs, answers EXECABORT ... BUSY and discards it."""
     r.config_set("busy-reply-threshold", 50)
     killer = cte_server.redis()
-    killer.ping()  # connected before: new connections wait for a busy script to end
+    killer.ping()
     tx = cte_server.conn()
     assert tx.call("MULTI").val == b"OK"
     assert tx.call("SET", "busy-tx", "1").val == b"QUEUED"
@@ -433,3 +434,122 @@ def test_info_memory_has_the_scripting_fields(r):
                   "number_of_functions", "used_memory_vm_functions"):
         assert field in info, field
     assert info["number_of_cached_scripts"] == 1
+
+
+def _busy_script(server, body="while true do end", keys=()):
+    """Runs body as EVAL on a connection of its own in a thread (the server's
+    busy-reply-threshold is set low first); returns (thread, result dict)."""
+    result = {}
+
+    def run():
+        try:
+            c = server.conn(timeout=30)
+            result["reply"] = c.call("EVAL", body, len(keys), *keys)
+            c.close()
+        except Exception as e:  # the server may go away (SHUTDOWN NOSAVE)
+            result["exc"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, result
+
+
+def _wait_busy(server, timeout=10):
+    """Waits until a connection opened before the script answers -BUSY."""
+    probe = server.conn(timeout=5)
+    deadline = time.time() + timeout
+    while True:
+        rep = probe.call("PING")
+        if rep.kind == "-":
+            assert rep.val.startswith(b"BUSY Redis is busy running a script"), rep
+            return probe
+        assert time.time() < deadline, "the script never made the server busy"
+        time.sleep(0.02)
+
+
+def test_new_connections_during_a_busy_script_are_answered_busy(cte_server, r):
+    """As Redis (processEventsWhileBlocked accepts): a connection opened while a script is
+    busy, over TCP and the Unix socket, is accepted and answered at once: -BUSY, but for HELLO
+    and the other allow-busy commands; SCRIPT KILL from a new connection ends the script."""
+    r.config_set("busy-reply-threshold", 50)
+    t, result = _busy_script(cte_server)
+    probe = _wait_busy(cte_server)
+    for unix in (False, True):
+        late = cte_server.conn(unix=unix, timeout=3)  # a hang fails on the socket timeout
+        rep = late.call("PING")
+        assert rep.kind == "-" and rep.val.startswith(b"BUSY Redis is busy running a script")
+        hello = late.py("HELLO", 3)
+        assert hello[b"proto"] == 3
+        late.close()
+    with pytest.raises(ResponseError, match="^BUSY"):
+        cte_server.redis(socket_timeout=3).get("k")  # redis-py's own handshake, then GET
+    killer = cte_server.conn(timeout=3)
+    assert killer.call("SCRIPT", "KILL").val == b"OK"
+    t.join(10)
+    assert not t.is_alive()
+    assert b"Script killed by user" in result["reply"].val
+    assert probe.call("PING").val == b"PONG"
+    probe.close()
+    killer.close()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+def test_shutdown_during_a_busy_script_is_refused_but_nosave(tmp_path):
+    """As Redis 7.0: SHUTDOWN (but NOSAVE) during a busy script answers -BUSY; SHUTDOWN
+    NOSAVE stops the server at once, and the script's writes so far never reach the
+    append-only file: after a restart none of them is there."""
+    s = start_cte(["--appendonly", "yes", "--appendfsync", "always",
+                   "--busy-reply-threshold", "50"])
+    try:
+        s.redis().set("before", 1)
+        t, result = _busy_script(s, "redis.call('SET', 'partial', 1) "
+                                    "redis.call('INCR', 'n') while true do end")
+        probe = _wait_busy(s)
+        late = s.conn(timeout=3)
+        for args in (("SHUTDOWN",), ("SHUTDOWN", "SAVE"), ("SHUTDOWN", "NOW")):
+            rep = late.call(*args)
+            assert rep.kind == "-" and rep.val.startswith(b"BUSY"), (args, rep)
+        late.send("SHUTDOWN", "NOSAVE")
+        assert s.wait_exit(10) == 0
+        t.join(10)
+        with open(s.tmpdir + "/appendonly.aof", "rb") as f:
+            aof = f.read()
+        assert b"partial" not in aof and b"MULTI" not in aof, aof
+        s.restart_same_dir(stop=False)
+        c = s.redis()
+        assert c.get("before") == b"1"
+        assert c.get("partial") is None and c.get("n") is None
+        probe.close()
+    finally:
+        if s.alive():
+            s.stop(check=False)
+        s.cleanup()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+def test_sigterm_during_a_busy_script_shuts_down_when_it_ends():
+    """As Redis 7.0: SIGTERM during a busy script schedules the shutdown; the script runs to
+    its end meanwhile (other clients, new ones too, get -BUSY), then the server exits
+    cleanly with the script's writes in the append-only file."""
+    s = start_cte(["--appendonly", "yes", "--appendfsync", "always",
+                   "--busy-reply-threshold", "50"])
+    try:
+        t, result = _busy_script(
+            s, "redis.call('SET', 'done', 1) local t = redis.call('TIME')[1] "
+               "while tonumber(redis.call('TIME')[1]) < t + 2 do end return 1")
+        probe = _wait_busy(s)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert s.alive()
+        late = s.conn(timeout=3)
+        assert late.call("PING").val.startswith(b"BUSY")
+        assert s.wait_exit(15) == 0
+        t.join(10)
+        s.restart_same_dir(stop=False)
+        assert s.redis().get("done") == b"1"
+        probe.close()
+        late.close()
+    finally:
+        if s.alive():
+            s.stop(check=False)
+        s.cleanup()
