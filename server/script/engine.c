@@ -15,6 +15,7 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/sha1.h"
 #include "common/util.h"
 #include "server/acl.h"
 #include "server/command.h"
@@ -25,7 +26,6 @@
 #include "server/script/bridge.h"
 #include "server/script/libs.h"
 #include "server/script/sandbox.h"
-#include "server/script/sha1.h"
 
 #include <lauxlib.h>
 #include <lua-bitop.h>
@@ -91,13 +91,20 @@ static int hexval(char ch)
     return isdigit((unsigned char)ch) ? ch - '0' : tolower((unsigned char)ch) - 'a' + 10;
 }
 
-int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud)
+/* Appends one word record (its length, then its bytes) to words. */
+static void word_add(buf_t *words, const char *w, size_t len)
+{
+    buf_append(words, &len, sizeof(len));
+    buf_append(words, w, len);
+}
+
+/* Splits p[0..len) into word records in words; 0, or -1 for unbalanced quotes. */
+static int split_words(const char *p, size_t len, buf_t *words)
 {
     const char *end = p + len;
     buf_t w;
     buf_init(&w);
-    int rc = 0;
-    while (!rc) {
+    for (;;) {
         while (p < end && isspace((unsigned char)*p)) p++;
         if (p >= end) break;
         int inq = 0, insq = 0, done = 0;
@@ -142,13 +149,33 @@ int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud)
             }
             if (p < end) p++;
         }
-        rc = fn(ud, w.data ? w.data : "", w.len);
+        word_add(words, w.data ? w.data : "", w.len);
     }
     buf_deinit(&w);
-    return rc;
+    return 0;
 unbalanced:
     buf_deinit(&w);
     return -1;
+}
+
+int engine_shebang(const char *body, size_t len, engine_word_fn *fn, void *ud, size_t *line_len)
+{
+    if (len < 2 || memcmp(body, "#!", 2)) return ENGINE_SHEBANG_NONE;
+    const char *nl = memchr(body, '\n', len);
+    if (!nl) return ENGINE_SHEBANG_NO_LF;
+    buf_t words;
+    buf_init(&words);
+    int rc = split_words(body, (size_t)(nl - body), &words) < 0 || !words.len ? ENGINE_SHEBANG_BAD
+                                                                              : ENGINE_SHEBANG_OK;
+    for (size_t off = 0, i = 0; rc == ENGINE_SHEBANG_OK && off < words.len; i++) {
+        size_t wl;
+        memcpy(&wl, words.data + off, sizeof(wl));
+        if (fn(ud, (int)i, words.data + off + sizeof(wl), wl)) rc = ENGINE_SHEBANG_REFUSED;
+        off += sizeof(wl) + wl;
+    }
+    buf_deinit(&words);
+    *line_len = (size_t)(nl - body);
+    return rc;
 }
 
 /* ---- the run in progress ---- */

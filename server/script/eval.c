@@ -9,10 +9,10 @@
 
 #include "common/alloc.h"
 #include "common/dict.h"
+#include "common/sha1.h"
 #include "server/introspect.h"
 #include "server/reply.h"
 #include "server/script/engine.h"
-#include "server/script/sha1.h"
 
 #include <ctype.h>
 #include <lauxlib.h>
@@ -52,16 +52,15 @@ static cached_t *cache_find(const char *sha)
 /* ---- shebang ---- */
 
 typedef struct shebang_ctx {
-    int nword;
     uint32_t flags;
     char *err;
     size_t errlen;
 } shebang_ctx_t;
 
-static int shebang_word(void *ud, const char *w, size_t wl)
+static int shebang_word(void *ud, int i, const char *w, size_t wl)
 {
     shebang_ctx_t *x = ud;
-    if (x->nword++ == 0) {
+    if (i == 0) {
         if (wl == 5 && !memcmp(w, "#!lua", 5)) return 0;
         snprintf(x->err, x->errlen, "Unexpected engine in script shebang: %.*s", (int)wl, w);
         return 1;
@@ -70,11 +69,13 @@ static int shebang_word(void *ud, const char *w, size_t wl)
         snprintf(x->err, x->errlen, "Unknown lua shebang option: %.*s", (int)wl, w);
         return 1;
     }
-    for (const char *f = w + 6, *end = w + wl; f <= end;) {
+    /* as Redis's split on ',': "flags=" is no flag, but every item of a list must be one
+     * ("flags=no-writes," names the empty flag) */
+    for (const char *f = w + 6, *end = w + wl; wl > 6 && f <= end;) {
         const char *comma = memchr(f, ',', (size_t)(end - f));
         const char *fe = comma ? comma : end;
         uint32_t bit = engine_flag_by_name(f, (size_t)(fe - f));
-        if (!bit && fe > f) {
+        if (!bit) {
             snprintf(x->err, x->errlen, "Unexpected flag in script shebang: %.*s", (int)(fe - f),
                      f);
             return 1;
@@ -90,21 +91,24 @@ static int shebang_word(void *ud, const char *w, size_t wl)
 static int shebang(const char *body, size_t len, uint32_t *flags, size_t *skip, char *err,
                    size_t errlen)
 {
+    shebang_ctx_t x = {0, err, errlen};
     *flags = SCRIPT_F_EVAL_COMPAT;
     *skip = 0;
-    if (len < 2 || memcmp(body, "#!", 2)) return 0;
-    const char *nl = memchr(body, '\n', len);
-    if (!nl) {
+    switch (engine_shebang(body, len, shebang_word, &x, skip)) {
+    case ENGINE_SHEBANG_NONE:
+        return 0;
+    case ENGINE_SHEBANG_OK:
+        *flags = x.flags;
+        return 0;
+    case ENGINE_SHEBANG_NO_LF:
         snprintf(err, errlen, "Invalid script shebang");
         return -1;
+    case ENGINE_SHEBANG_BAD:
+        snprintf(err, errlen, "Invalid engine in script shebang");
+        return -1;
+    default: /* shebang_word said why */
+        return -1;
     }
-    *skip = (size_t)(nl - body);
-    shebang_ctx_t x = {0, 0, err, errlen};
-    int rc = engine_split_words(body, *skip, shebang_word, &x);
-    if (rc < 0 || x.nword == 0) snprintf(err, errlen, "Invalid engine in script shebang");
-    if (rc || x.nword == 0) return -1;
-    *flags = x.flags;
-    return 0;
 }
 
 /* Compiles body and caches it under sha: the entry, or NULL after an error reply. */

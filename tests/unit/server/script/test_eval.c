@@ -155,3 +155,28 @@ Test(script_eval, exec_takes_the_flags_of_what_it_queued)
     expect("DISCARD", "+OK\r\n");
     cr_assert_eq(call_flags(1, exec) & (CMD_WRITE | CMD_MAY_REPLICATE), 0);
 }
+
+Test(script_eval, shebang_lines_are_split_whole_then_read_as_redis)
+{
+    /* replies of redis-server 7.0.15 */
+    expect("EVAL \"#!lua flags=no-writes,\nreturn 1\" 0",
+           "-ERR Unexpected flag in script shebang: \r\n");
+    expect("EVAL \"#!lua flags=\nreturn 1\" 0", ":1\r\n");
+    expect("EVAL \"#!lua flags=no-writes,,allow-oom\nreturn 1\" 0",
+           "-ERR Unexpected flag in script shebang: \r\n");
+    /* the line is split before any word is read: unbalanced quotes win over a bad flag */
+    expect("EVAL \"#!lua flags=foo 'unb\nreturn 1\" 0",
+           "-ERR Invalid engine in script shebang\r\n");
+    expect("EVAL \"#!lua 'flags=no-writes'\nreturn 1\" 0", ":1\r\n");
+    expect("EVAL \"#!  \nreturn 1\" 0", "-ERR Unexpected engine in script shebang: #!\r\n");
+    expect("EVAL #!lua 0", "-ERR Invalid script shebang\r\n");
+    expect("FUNCTION LOAD \"#!lua name=a name=b\nreturn\"",
+           "-ERR Invalid metadata value, name argument was given multiple times\r\n");
+    expect("FUNCTION LOAD \"#!lua name=x 'unb\nreturn\"", "-ERR Invalid library metadata\r\n");
+    expect("FUNCTION LOAD \"#!lua\nreturn\"", "-ERR Library name was not given\r\n");
+    expect("FUNCTION LOAD \"#!lua name=z foo\n\"", "-ERR Invalid metadata value given: foo\r\n");
+    expect("FUNCTION LOAD \"return 1\"", "-ERR Missing library metadata\r\n");
+    expect("FUNCTION LOAD \"#!lua NAME='q'\nredis.register_function('fq', function() return 1 "
+           "end)\"",
+           "$1\r\nq\r\n");
+}
