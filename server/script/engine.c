@@ -220,13 +220,15 @@ static int push_error_raise(lua_State *L, const char *msg)
 }
 
 /* The argv of a redis.call from the Lua arguments: strings as they are, numbers as "%.17g"
- * (Lua's own tostring loses precision) into nums. argv is small (room for ARGV_SMALL) or
- * allocated (*argvp then differs from small; the caller frees it). Returns argc, or -1 with
- * the error table pushed. */
+ * (Lua's own tostring loses precision) into nums, which this initializes (the caller frees it
+ * after a success). argv is small (room for ARGV_SMALL) or allocated (*argvp then differs
+ * from small; the caller frees it). Returns argc, or -1 with the error table pushed (nothing
+ * to free then). */
 #define ARGV_SMALL 16
 static int lua_argv(lua_State *L, resp_arg_t *small, resp_arg_t **argvp, buf_t *nums)
 {
     int argc = lua_gettop(L);
+    buf_init(nums);
     if (argc == 0) {
         static const char msg[] = "Please specify at least one argument for this redis lib call";
         bridge_push_error(L, msg, sizeof(msg) - 1);
@@ -244,6 +246,7 @@ static int lua_argv(lua_State *L, resp_arg_t *small, resp_arg_t **argvp, buf_t *
             argv[j - 1].ptr = lua_tolstring(L, j, &argv[j - 1].len);
         } else {
             if (argv != small) xfree(argv);
+            buf_deinit(nums);
             static const char msg[] = "Lua redis lib command arguments must be strings or integers";
             bridge_push_error(L, msg, sizeof(msg) - 1);
             return -1;
@@ -338,13 +341,9 @@ static int call_command(lua_State *L, int raise)
                                    "invocation");
     }
     buf_t nums;
-    buf_init(&nums);
     resp_arg_t small[ARGV_SMALL], *argv = NULL;
     int argc = lua_argv(L, small, &argv, &nums);
-    if (argc < 0) {
-        buf_deinit(&nums);
-        return raise ? lua_error(L) : 1;
-    }
+    if (argc < 0) return raise ? lua_error(L) : 1;
     /* the arguments are not needed on the stack (argv points into the strings, which nothing
      * collects before the command ran): room for a large reply when they were many */
     lua_settop(L, 0);
@@ -497,13 +496,9 @@ static int l_acl_check_cmd(lua_State *L)
         return push_error_raise(
             L, "redis.acl_check_cmd can only be called inside a script invocation");
     buf_t nums;
-    buf_init(&nums);
     resp_arg_t small[ARGV_SMALL], *argv = NULL;
     int argc = lua_argv(L, small, &argv, &nums);
-    if (argc < 0) {
-        buf_deinit(&nums);
-        return lua_error(L);
-    }
+    if (argc < 0) return lua_error(L);
     const command_t *cmd = lookup(argc, argv);
     int ok = cmd && arity_ok(cmd, argc), pos;
     int allowed = ok && acl_check_command(cur->caller, cmd, argc, argv, &pos) == ACL_OK;

@@ -49,6 +49,16 @@ static cached_t *cache_find(const char *sha)
     return (cached_t *)dict_find(&cache, sha, 40, dict_hash(sha, 40));
 }
 
+/* The cached script a client named by its SHA-1 (any case), or NULL. */
+static cached_t *cache_find_arg(const resp_arg_t *a)
+{
+    char sha[41];
+    if (a->len != 40) return NULL;
+    for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)a->ptr[i]);
+    sha[40] = '\0';
+    return cache_find(sha);
+}
+
 /* ---- shebang ---- */
 
 typedef struct shebang_ctx {
@@ -180,10 +190,7 @@ static void eval_generic(client_t *c, int by_sha, int ro)
     }
     cached_t *e;
     if (by_sha) {
-        char sha[41];
-        for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[1].ptr[i]);
-        sha[40] = '\0';
-        e = cache_find(sha);
+        e = cache_find_arg(&c->argv[1]);
         if (!e) {
             reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
             return;
@@ -243,11 +250,7 @@ static uint32_t eval_getflags(const client_t *c, uint32_t flags)
 /* EVALSHA's and EVALSHA_RO's: the cached script's, the static ones for an unknown one */
 static uint32_t evalsha_getflags(const client_t *c, uint32_t flags)
 {
-    char sha[41];
-    if (c->argv[1].len != 40) return flags;
-    for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[1].ptr[i]);
-    sha[40] = '\0';
-    const cached_t *e = cache_find(sha);
+    const cached_t *e = cache_find_arg(&c->argv[1]);
     return e ? engine_cmd_flags(flags, e->flags) : flags;
 }
 
@@ -276,13 +279,7 @@ static void script_load_cmd(client_t *c)
 static void script_exists_cmd(client_t *c)
 {
     reply_array(c, c->argc - 2);
-    for (int j = 2; j < c->argc; j++) {
-        char sha[41];
-        int ok = c->argv[j].len == 40;
-        for (int i = 0; ok && i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[j].ptr[i]);
-        sha[40] = '\0';
-        reply_int(c, ok && cache_find(sha) != NULL);
-    }
+    for (int j = 2; j < c->argc; j++) reply_int(c, cache_find_arg(&c->argv[j]) != NULL);
 }
 
 static void reset(void)
