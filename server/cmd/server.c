@@ -30,6 +30,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
@@ -1255,6 +1256,12 @@ static void debug_cmd(client_t *c)
         msg[c->argv[2].len] = '\0';
         reply_error(c, msg);
         xfree(msg);
+    } else if (arg_is(sub, "PAUSE-CRON") && c->argc == 3) {
+        char num[32]; /* read as Redis's atoi: a leading integer, anything else 0 */
+        snprintf(num, sizeof(num), "%.*s", (int)(c->argv[2].len < 31 ? c->argv[2].len : 31),
+                 c->argv[2].ptr);
+        srv.pause_cron = atoi(num) != 0;
+        reply_ok(c);
     } else if (arg_is(sub, "SET-ACTIVE-EXPIRE") && c->argc == 3) {
         srv.cfg.active_expire_enabled = arg_is(&c->argv[2], "1") || arg_is(&c->argv[2], "yes");
         reply_ok(c);
@@ -1307,16 +1314,24 @@ static void debug_cmd(client_t *c)
     } else if (arg_is(sub, "HELP")) {
         static const char *const lines[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "OBJECT <key>", "    Show low level info about the key and associated value.",
-            "RELOAD", "    Write the dataset as commands, empty the databases and replay them.",
+            "OBJECT <key>",
+            "    Show low level info about the key and associated value.",
+            "RELOAD",
+            "    Write the dataset as commands, empty the databases and replay them.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
-            "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
-            "PROTOCOL <type>", "    Reply with a test value of the specified type.",
-            "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background.",
+            "ERROR <string>",
+            "    Return a Redis protocol error with <string> as message.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background.",
             "TIER-DELAY <tier> <microseconds>",
             "    Make every file-tier read and write of <tier> sleep first (tests of slow tiers).",
-            "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
         };
         help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));
     } else {
