@@ -47,35 +47,45 @@ static void dbsize_cmd(client_t *c)
 }
 
 /* FLUSHDB/FLUSHALL take an optional ASYNC or SYNC; returns -1 after replying on bad input. */
+/* FLUSHDB's and FLUSHALL's [ASYNC|SYNC]: 1 for ASYNC, 0 for SYNC or none, -1 after an error
+ * reply. */
 static int flush_mode_or_reply(client_t *c)
 {
     if (c->argc == 1) return 0;
-    if (c->argc == 2 && (arg_is(&c->argv[1], "ASYNC") || arg_is(&c->argv[1], "SYNC"))) return 0;
+    if (c->argc == 2 && arg_is(&c->argv[1], "ASYNC")) return 1;
+    if (c->argc == 2 && arg_is(&c->argv[1], "SYNC")) return 0;
     reply_syntax_error(c);
     return -1;
 }
 
+/* Empties db: ASYNC hands its keys to the lazyfree thread (at once when tags live). */
+static uint64_t flush_one(db_t *db, int async)
+{
+    multi_touch_db(db, NULL);
+    return async ? lazyfree_db(db) : db_flush(db);
+}
+
 static void flushdb_cmd(client_t *c)
 {
-    if (flush_mode_or_reply(c) < 0) return;
-    multi_touch_db(c->db, NULL);
+    int async = flush_mode_or_reply(c);
+    if (async < 0) return;
     tracking_invalidate_all();
-    srv.dirty += (long long)db_flush(c->db) + 1;
-    alloc_purge();
+    srv.dirty += (long long)flush_one(c->db, async) + 1;
+    if (!async) alloc_purge();
     reply_ok(c);
 }
 
 static void flushall_cmd(client_t *c)
 {
-    if (flush_mode_or_reply(c) < 0) return;
+    int async = flush_mode_or_reply(c);
+    if (async < 0) return;
     long long n = 0;
     tracking_invalidate_all();
-    for (int i = 0; i < srv.ndb; i++) {
-        multi_touch_db(&srv.db[i], NULL);
-        n += (long long)db_flush(&srv.db[i]);
-    }
+    for (int i = 0; i < srv.ndb; i++) n += (long long)flush_one(&srv.db[i], async);
     srv.dirty += n + 1;
-    alloc_purge(); /* as Redis: the freed pages go back to the OS now, not after the decay */
+    /* as Redis: the freed pages go back to the OS now, not after the decay (ASYNC: the
+     * thread still frees them) */
+    if (!async) alloc_purge();
     reply_ok(c);
 }
 
