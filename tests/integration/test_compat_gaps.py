@@ -239,3 +239,29 @@ def test_every_config_can_be_set_to_the_value_config_get_shows(cte_server):
     if "tiers" in before:
         with pytest.raises(redis.ResponseError, match="can't set immutable config"):
             r.config_set("tiers", before["tiers"] + " extra:ram:1mb")
+
+
+def test_flushall_async_frees_in_the_background(server_factory):
+    """As Redis's emptyDbAsync: FLUSHALL ASYNC answers with the databases empty, and the
+    lazyfree thread frees their keys (counted one by one in lazyfreed_objects)."""
+    s = server_factory()
+    r = s.redis()
+    orig = r.info("memory")["used_memory"]
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.set("k%d" % i, "v" * 100)
+    p.sadd("myset", *range(10000))
+    p.execute()
+    peak = r.info("memory")["used_memory"]
+    assert peak > orig + 500000
+    assert r.flushall(asynchronous=True) is True
+    assert r.dbsize() == 0
+    for _ in range(50):
+        info = r.info()
+        if info["lazyfree_pending_objects"] == 0 and info["used_memory"] < (orig + peak) / 2:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("pending %d, used_memory %d (peak %d)" % (
+            info["lazyfree_pending_objects"], info["used_memory"], peak))
+    assert info["lazyfreed_objects"] == 2001
