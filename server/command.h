@@ -79,6 +79,8 @@ typedef struct command {
     char fullname[48];
     uint64_t calls, usec, rejected_calls, failed_calls;
     int acl_id; /* the command's number in ACL bitmaps (server/acl.c) */
+    struct latency_hist *latency; /* per-call latencies (latency-tracking), NULL until the first
+                                    call after start or CONFIG RESETSTAT (server/introspect.c) */
 } command_t;
 
 /* One row of a command table, with designated initializers so the fields filled at start-up

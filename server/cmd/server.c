@@ -16,6 +16,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/evict.h"
+#include "server/introspect.h"
 #include "server/lazyfree.h"
 #include "server/multi.h"
 #include "server/net/net.h"
@@ -230,8 +231,11 @@ static void reset_command_stats(void *ud, const command_t *cmd)
 {
     command_t *m = (command_t *)cmd;
     m->calls = m->usec = m->rejected_calls = m->failed_calls = 0;
-    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++)
+    introspect_reset_latency(m);
+    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++) {
         s->calls = s->usec = s->rejected_calls = s->failed_calls = 0;
+        introspect_reset_latency(s);
+    }
 }
 
 static void config_resetstat_cmd(client_t *c)
@@ -909,15 +913,28 @@ static void info_server(buf_t *b)
     struct utsname un;
     uname(&un);
     long long up = (time_ms() - srv.start_ms) / 1000;
+    /* Redis's fields in Redis's order (clients and Redis's own tests read redis_git_sha1 and
+     * friends): not built from Redis's git, so the sha is zeros as in a Redis release tarball;
+     * the build id hashes our version and the compiler's. */
+    const char *build = CTE_VERSION " " __VERSION__;
+    uint64_t id = 1469598103934665603ull;
+    for (const char *p = build; *p; p++)
+        id = (id ^ (unsigned char)*p) * 1099511628211ull;
+    const char *notify = getenv("NOTIFY_SOCKET");
+    int systemd = srv.cfg.supervised != CONFIG_SUPERVISED_NO && notify && *notify;
     buf_printf(b,
-               "# Server\r\nredis_version:%s\r\ncte_version:%s\r\nredis_mode:standalone\r\n"
-               "os:%s %s %s\r\narch_bits:64\r\nmultiplexing_api:epoll\r\n"
-               "process_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
-               "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
-               "configured_hz:%d\r\nlru_clock:%u\r\nexecutable:%s\r\nconfig_file:%s\r\n\r\n",
-               COMPAT_REDIS_VERSION, CTE_VERSION, un.sysname, un.release, un.machine,
-               (int)getpid(), srv.run_id, srv.tcp_port, time_us(), up, up / 86400, srv.cfg.hz,
-               srv.cfg.hz, storage_lru_clock, srv.executable ? srv.executable : "",
+               "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+               "redis_build_id:%016llx\r\ncte_version:%s\r\nredis_mode:standalone\r\n"
+               "os:%s %s %s\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\n"
+               "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\n"
+               "process_id:%d\r\nprocess_supervised:%s\r\nrun_id:%s\r\ntcp_port:%d\r\n"
+               "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
+               "configured_hz:%d\r\nlru_clock:%u\r\nexecutable:%s\r\nconfig_file:%s\r\n"
+               "io_threads_active:0\r\n\r\n",
+               COMPAT_REDIS_VERSION, (unsigned long long)id, CTE_VERSION, un.sysname, un.release,
+               un.machine, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+               systemd ? "systemd" : "no", srv.run_id, srv.tcp_port, time_us(), up, up / 86400,
+               srv.cfg.hz, srv.cfg.hz, storage_lru_clock, srv.executable ? srv.executable : "",
                srv.cfg.config_file ? srv.cfg.config_file : "");
 }
 
@@ -1081,6 +1098,19 @@ static void info_errorstats(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+static void info_latencystats(buf_t *b)
+{
+    buf_append_str(b, "# Latencystats\r\n");
+    introspect_info_latencystats(b);
+    buf_append_str(b, "\r\n");
+}
+
+/* No modules: the section is there, empty, as in a Redis without modules. */
+static void info_modules(buf_t *b)
+{
+    buf_append_str(b, "# Modules\r\n\r\n");
+}
+
 static void info_keyspace(buf_t *b)
 {
     buf_append_str(b, "# Keyspace\r\n");
@@ -1110,8 +1140,10 @@ static const info_section_t sections[] = {
     {"server", info_server, 1},         {"clients", info_clients, 1},
     {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
-    {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
-    {"errorstats", info_errorstats, 1}, {"cluster", info_cluster, 1},
+    {"cpu", info_cpu, 1},               {"modules", info_modules, 1},
+    {"commandstats", info_commandstats, 0},
+    {"errorstats", info_errorstats, 1}, {"latencystats", info_latencystats, 0},
+    {"cluster", info_cluster, 1},
     {"keyspace", info_keyspace, 1},
     {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };
