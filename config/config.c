@@ -119,10 +119,24 @@ void config_on_change(config_t *c, config_apply_fn *fn, void *ud)
 
 /* ---- CONFIG SET ------------------------------------------------------------------------- */
 
+/* 1 if value is what CONFIG GET shows for r in c. */
+static int is_current(const config_t *c, const config__row_t *r, const char *value)
+{
+    buf_t v;
+    buf_init(&v);
+    buf_reserve(&v, 1);
+    r->type->format(c, r, &v, 0);
+    int same = strcmp(v.data, value) == 0;
+    buf_deinit(&v);
+    return same;
+}
+
 /* Looks up every name and refuses unknown, immutable and repeated keys, as Redis does before
- * it parses any value. */
-static int set_check_names(int n, const char *const *names, const config__row_t **rows, char *err,
-                           size_t errlen)
+ * it parses any value; same[i] is set for a CONFIG__SET_SAME key given its current value
+ * (nothing to do). */
+static int set_check_names(const config_t *c, int n, const char *const *names,
+                           const char *const *values, const config__row_t **rows,
+                           unsigned char *same, char *err, size_t errlen)
 {
     for (int i = 0; i < n; i++) {
         const char *why = NULL;
@@ -135,7 +149,8 @@ static int set_check_names(int n, const char *const *names, const config__row_t 
                          names[i]);
             return -1;
         }
-        if (rows[i]->flags & CONFIG__IMMUTABLE) why = "can't set immutable config";
+        same[i] = (rows[i]->flags & CONFIG__SET_SAME) && is_current(c, rows[i], values[i]);
+        if ((rows[i]->flags & CONFIG__IMMUTABLE) && !same[i]) why = "can't set immutable config";
         for (int j = 0; !why && j < i; j++)
             if (rows[j] == rows[i]) why = "duplicate parameter";
         if (why) {
@@ -153,13 +168,15 @@ int config_set_many(config_t *c, int n, const char *const *names, const char *co
                     char *err, size_t errlen)
 {
     const config__row_t **rows = xmalloc((n ? n : 1) * sizeof *rows);
+    unsigned char *same = xmalloc(n ? (size_t)n : 1);
     config__why_t why;
     config_t trial;
-    int rc = set_check_names(n, names, rows, err, errlen);
+    int rc = set_check_names(c, n, names, values, rows, same, err, errlen);
 
     if (rc == 0) { /* values are checked on a copy, so that nothing changes unless all are good */
         config__clone(&trial, c);
         for (int i = 0; rc == 0 && i < n; i++) {
+            if (same[i]) continue;
             rc = config__parse_row(&trial, rows[i], values[i], 0, &why);
             if (rc < 0 && errlen)
                 snprintf(err, errlen,
@@ -169,12 +186,14 @@ int config_set_many(config_t *c, int n, const char *const *names, const char *co
         config_deinit(&trial);
     }
     for (int i = 0; rc == 0 && i < n; i++) {
+        if (same[i]) continue;
         int ok = config__parse_row(c, rows[i], values[i], 0, &why);
         assert(ok == 0 && "a value that parsed on the copy failed on the config");
         (void)ok;
     }
     for (int i = 0; rc == 0 && c->on_change && i < n; i++)
-        c->on_change(rows[i]->name, c->on_change_ud);
+        if (!same[i]) c->on_change(rows[i]->name, c->on_change_ud);
+    xfree(same);
     xfree(rows);
     return rc;
 }

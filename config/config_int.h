@@ -18,6 +18,11 @@
 #define CONFIG__LINES 4u     /* with CONFIG__MULTI: the items are joined with newlines */
 /* CONFIG GET shows a hidden key only when asked by its exact name (Redis's HIDDEN_CONFIG) */
 #define CONFIG__HIDDEN 8u
+/* With CONFIG__IMMUTABLE, for keys of ours (not Redis's): CONFIG SET to the value CONFIG GET
+ * shows is a no-op that succeeds, so a client setting back every pair of CONFIG GET * (as
+ * Redis's test suite does) works; any other value is refused as immutable. Redis's own
+ * immutable keys keep Redis's answer (always refused). */
+#define CONFIG__SET_SAME 16u
 
 /* Why a value was refused. msg is Redis's reason as CONFIG SET prints it after " - ". When
  * generic is set the value simply is not of the row's type, and file and command-line

@@ -130,6 +130,11 @@ char *command_key_flags(const command_t *cmd, int i, char *out)
     return out;
 }
 
+uint32_t command_call_flags(const client_t *c, const command_t *cmd)
+{
+    return cmd->getflags ? cmd->getflags(c, cmd->flags) : cmd->flags;
+}
+
 int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max)
 {
     if (cmd->getkeys) return cmd->getkeys(argc, argv, pos, max);
@@ -255,12 +260,16 @@ int command_dispatch(client_t *c)
         return -1;
     }
     tracking_before_command(c);
-    if (multi_should_queue(c, cmd)) {
-        multi_queue(c);
-    } else if ((cmd->flags & CMD_WRITE) && server_log_write_error()) {
-        reply_error(c, server_log_write_error());
+    /* in Redis's order: a failing AOF refuses writes and a pause holds them before MULTI
+     * queues them; the flags are the call's (a script's own, EXEC's queued commands') */
+    const char *log_err = server_log_write_error();
+    if (log_err && (command_call_flags(c, cmd) & CMD_WRITE)) {
+        if (!multi_exec_rejected(c, log_err)) reply_error(c, log_err);
+        multi_flag_error(c);
     } else if (introspect_paused(c, cmd)) {
         block_postpone(c);
+    } else if (multi_should_queue(c, cmd)) {
+        multi_queue(c);
     } else {
         c->lastcmd = cmd;
         command_call(c);

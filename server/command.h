@@ -56,6 +56,11 @@ typedef struct cmd_key_spec {
     int limit; /* Redis's range limit: with lastkey -1, the keys are 1/limit of what is left */
 } cmd_key_spec_t;
 
+/* For commands whose flags depend on the call (EVAL and FCALL take the flags the script
+ * declares, EXEC those of the commands it queued): the flags of c's call (c->argv), made from
+ * the row's static flags. Never fails; a call it cannot place (an unknown script) keeps them. */
+typedef uint32_t cmd_getflags_t(const client_t *c, uint32_t flags);
+
 typedef struct command {
     const char *name; /* lower case */
     cmd_proc_t *proc;
@@ -70,6 +75,7 @@ typedef struct command {
     const struct command *subcommands; /* NULL-name terminated, or NULL */
     cmd_getkeys_t *getkeys;
     cmd_waitname_t *waitname;
+    cmd_getflags_t *getflags; /* NULL: every call has the row's flags */
     /* The argument (index) the command reads once, by its length, as bytes to store: from a
      * shared-memory client it may stay a view into the client's data area (server/net/shm.c);
      * every other argument is copied first. 0: none. */
@@ -118,6 +124,11 @@ size_t command_count(void);
 /* The key-spec flags of the i-th key cmd finds (see key_flags) into out (64 bytes), space
  * separated. Returns out. */
 char *command_key_flags(const command_t *cmd, int i, char *out);
+/* The flags of c's call of cmd (c->argv), as its getflags makes them, else cmd->flags: what
+ * decides per call whether CLIENT PAUSE WRITE holds it, OOM refuses it, a failing AOF refuses
+ * it, EXEC's transaction writes. The static flags stay what COMMAND INFO, ACL categories and
+ * propagation read. */
+uint32_t command_call_flags(const client_t *c, const command_t *cmd);
 /* Key positions of argv for cmd (static ranges or getkeys); returns the count. */
 int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max);
 

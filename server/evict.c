@@ -249,9 +249,9 @@ static int is_exec(const command_t *cmd)
 static int may_grow(const client_t *c, const command_t *cmd)
 {
     static const char *const go_on[] = {"exec", "discard", "quit", "reset"};
-    if (cmd->flags & CMD_DENYOOM) return 1;
-    if (is_exec(cmd)) return (multi_queued_flags(c) & CMD_DENYOOM) != 0;
-    if (!(c->flags & CLIENT_MULTI)) return 0;
+    /* the call's flags: EXEC's hold its queued commands', a script's say allow-oom */
+    if (command_call_flags(c, cmd) & CMD_DENYOOM) return 1;
+    if (is_exec(cmd) || !(c->flags & CLIENT_MULTI)) return 0;
     /* queueing in MULTI costs memory too: only those four go on (as Redis) */
     const char *name = cmd->parent ? cmd->parent->name : cmd->name;
     for (size_t i = 0; i < sizeof(go_on) / sizeof(go_on[0]); i++)

@@ -47,6 +47,11 @@ void server_log_exec_begin(void)
     if (log_ops->exec_begin) log_ops->exec_begin();
 }
 
+void server_log_exec_discard(void)
+{
+    if (log_ops->exec_discard) log_ops->exec_discard();
+}
+
 void server_log_exec_end(void)
 {
     if (log_ops->exec_end) log_ops->exec_end();

@@ -27,6 +27,8 @@ typedef struct server_log_ops {
     /* a transaction's writes start / end (EXEC) */
     void (*exec_begin)(void);
     void (*exec_end)(void);
+    /* the open transaction ends without being logged: none of its writes reach the log */
+    void (*exec_discard)(void);
     /* replies are about to leave: write (and, as configured, sync) what is pending */
     void (*flush)(void);
     /* the error message writes are refused with while the log cannot be written, or NULL */
@@ -70,6 +72,7 @@ void server_log_propagate_del(int dbid, const char *key, size_t len);
 void server_log_replace_argv_drop(void);
 void server_log_exec_begin(void);
 void server_log_exec_end(void);
+void server_log_exec_discard(void);
 void server_log_flush(void);
 /* NULL while writes may go on, else the error to refuse them with. */
 const char *server_log_write_error(void);

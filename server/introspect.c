@@ -672,11 +672,9 @@ int introspect_paused(const client_t *c, const command_t *cmd)
 {
     if (!paused) return 0;
     if (pause_all) return 1;
-    /* WRITE mode holds back writes and commands that may write (as Redis), and a transaction
-     * that holds one */
-    uint32_t flags = cmd->flags;
-    if (!cmd->parent && strcmp(cmd->name, "exec") == 0) flags |= multi_queued_flags(c);
-    return (flags & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+    /* WRITE mode holds back writes and commands that may write (as Redis): by the call's
+     * flags, so a transaction that holds one, and a script that does not declare no-writes */
+    return (command_call_flags(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
 }
 
 static void unpause(void)

@@ -3,11 +3,14 @@
  * A FIFO of queued values under one mutex; the worker sleeps on a condition variable until
  * the queue has something or it is told to stop. The loop thread only appends and reads the
  * two counters (atomics), so it never waits for a value being freed. The queue's nodes are
- * allocated by the loop thread and freed by the worker. */
+ * allocated by the loop thread and freed by the worker. A flushed database (lazyfree_db) is one
+ * node holding its two dicts, which the worker clears: only when no tag is alive, since tags
+ * (tier space, search entries) must be freed on the loop thread. */
 #include "server/lazyfree.h"
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "storage/t_tag.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,7 +18,9 @@
 
 typedef struct lf_node {
     struct lf_node *next;
-    obj_t *o;
+    obj_t *o;        /* one value, or */
+    dict_t *dicts;   /* a flushed database's keys and expires (two dicts, heap) */
+    uint64_t weight; /* what it counts in pending: 1, or the database's keys */
 } lf_node_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,11 +41,18 @@ static void *work(void *arg)
         head = n->next;
         if (!head) tail = NULL;
         pthread_mutex_unlock(&lock);
-        obj_free(n->o);
+        uint64_t w = n->weight;
+        if (n->dicts) { /* no tag among them (lazyfree_db): values free as any other */
+            dict_clear(&n->dicts[1], NULL);
+            dict_clear(&n->dicts[0], NULL);
+            xfree(n->dicts);
+        } else {
+            obj_free(n->o);
+        }
         xfree(n);
-        atomic_fetch_add(&freed, 1);
+        atomic_fetch_add(&freed, w);
         pthread_mutex_lock(&lock);
-        if (atomic_fetch_sub(&pending, 1) == 1) pthread_cond_broadcast(&idle);
+        if (atomic_fetch_sub(&pending, w) == w) pthread_cond_broadcast(&idle);
     }
     pthread_mutex_unlock(&lock);
     return NULL;
@@ -62,16 +74,11 @@ static int worth_it(const obj_t *o)
     }
 }
 
-void lazyfree_value(obj_t *o)
+/* Queues n for the worker (started on first use): 0, or -1 when it cannot start (n is not
+ * queued then). */
+static int enqueue(lf_node_t *n)
 {
-    if (!o) return;
-    if (!worth_it(o)) {
-        obj_free(o);
-        return;
-    }
-    lf_node_t *n = xmalloc(sizeof(*n));
     n->next = NULL;
-    n->o = o;
     pthread_mutex_lock(&lock);
     if (!running) {
         stopping = 0;
@@ -79,13 +86,11 @@ void lazyfree_value(obj_t *o)
         if (rc != 0) {
             pthread_mutex_unlock(&lock);
             log_warning("lazyfree: cannot start its thread (%s): freeing at once", strerror(rc));
-            xfree(n);
-            obj_free(o);
-            return;
+            return -1;
         }
         running = 1;
     }
-    atomic_fetch_add(&pending, 1);
+    atomic_fetch_add(&pending, n->weight);
     if (tail)
         tail->next = n;
     else
@@ -93,6 +98,39 @@ void lazyfree_value(obj_t *o)
     tail = n;
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+void lazyfree_value(obj_t *o)
+{
+    if (!o) return;
+    if (!worth_it(o)) {
+        obj_free(o);
+        return;
+    }
+    lf_node_t *n = xcalloc(1, sizeof(*n));
+    n->o = o;
+    n->weight = 1;
+    if (enqueue(n) < 0) {
+        xfree(n);
+        obj_free(o);
+    }
+}
+
+uint64_t lazyfree_db(db_t *db)
+{
+    if (tag_live() > 0 || db_size(db) == 0) return db_flush(db);
+    lf_node_t *n = xcalloc(1, sizeof(*n));
+    n->dicts = xmalloc(2 * sizeof(dict_t));
+    uint64_t keys = db_detach(db, &n->dicts[0], &n->dicts[1]);
+    n->weight = keys;
+    if (enqueue(n) < 0) {
+        dict_clear(&n->dicts[1], NULL);
+        dict_clear(&n->dicts[0], NULL);
+        xfree(n->dicts);
+        xfree(n);
+    }
+    return keys;
 }
 
 uint64_t lazyfree_pending(void)

@@ -11,6 +11,7 @@
 #ifndef CTE_SERVER_LAZYFREE_H
 #define CTE_SERVER_LAZYFREE_H
 
+#include "storage/db.h"
 #include "storage/object.h"
 
 #include <stdint.h>
@@ -20,7 +21,12 @@
 /* Takes o (already out of the keyspace): frees it now, or queues it for the thread (started on
  * first use). Never fails: if the thread cannot start, o is freed now. */
 void lazyfree_value(obj_t *o);
-/* Values queued and not yet freed. */
+/* FLUSHDB/FLUSHALL ASYNC: empties db at once and frees its keys and values on the thread
+ * (Redis's emptyDbAsync), unless a tag is alive in any database: tags are the loop thread's
+ * (tier space, search entries), and then db is emptied and freed now. Returns the number of
+ * keys db held. Never fails. */
+uint64_t lazyfree_db(db_t *db);
+/* Values queued and not yet freed (a flushed database counts its keys). */
 uint64_t lazyfree_pending(void);
 /* Values the thread freed since the start or the last lazyfree_reset_stats. */
 uint64_t lazyfree_freed(void);

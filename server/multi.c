@@ -32,6 +32,7 @@ typedef struct watched {
 struct tx_state {
     queued_t *q;
     int nq, capq;
+    uint32_t flags; /* the call flags of the queued commands, or-ed */
     watched_t *w;
     int nw, capw;
 };
@@ -101,6 +102,7 @@ static void discard_queue(client_t *c)
     if (tx) {
         for (int i = 0; i < tx->nq; i++) xfree(tx->q[i].argv);
         tx->nq = 0;
+        tx->flags = 0;
         if (tx->capq > 64) {
             xfree(tx->q);
             tx->q = NULL;
@@ -185,9 +187,7 @@ int multi_should_queue(const client_t *c, const command_t *cmd)
 
 uint32_t multi_queued_flags(const client_t *c)
 {
-    uint32_t flags = 0;
-    for (int i = 0; c->tx && i < c->tx->nq; i++) flags |= c->tx->q[i].cmd->flags;
-    return flags;
+    return c->tx ? c->tx->flags : 0;
 }
 
 void multi_flag_error(client_t *c)
@@ -219,6 +219,7 @@ void multi_queue(client_t *c)
         tx->q = xrealloc(tx->q, sizeof(queued_t) * (size_t)tx->capq);
     }
     tx->q[tx->nq++] = (queued_t){c->cmd, c->argc, argv};
+    tx->flags |= command_call_flags(c, c->cmd); /* as Redis: a script's flags when queued */
     reply_proto(c, "+QUEUED\r\n", 9);
 }
 
@@ -353,11 +354,18 @@ static void unwatch_cmd(client_t *c)
     reply_ok(c);
 }
 
+/* EXEC writes, may replicate, may grow memory when a command it queued does */
+static uint32_t exec_getflags(const client_t *c, uint32_t flags)
+{
+    return flags | multi_queued_flags(c);
+}
+
 command_t cmds_multi[] = {
     {"multi", multi_cmd, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
      0, 0, 0, "transactions", "1.2.0", "Starts a transaction.", "O(1)"},
     {"exec", exec_cmd, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions",
-     "1.2.0", "Executes all commands in a transaction.", "Depends on commands in the transaction"},
+     "1.2.0", "Executes all commands in a transaction.", "Depends on commands in the transaction",
+     .getflags = exec_getflags},
     {"discard", discard_cmd, 1,
      CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY, 0, 0, 0,
      "transactions", "2.0.0", "Discards a transaction.",

@@ -19,7 +19,8 @@ int multi_should_queue(const client_t *c, const command_t *cmd);
 /* Queues c's current command (c->cmd, c->argv) and replies +QUEUED, or replies an error and
  * flags the transaction when cmd is not allowed in MULTI. */
 void multi_queue(client_t *c);
-/* The command flags (CMD_*) of every command c queued, or-ed; 0 outside MULTI. */
+/* The call flags (CMD_*, command_call_flags) of every command c queued, or-ed when each was
+ * queued; 0 outside MULTI. EXEC's call flags add them. */
 uint32_t multi_queued_flags(const client_t *c);
 /* The dispatcher rejected c->cmd with err (an error line without '-'): when that command is
  * EXEC, the transaction (and WATCH) is discarded and c gets Redis's "EXECABORT Transaction

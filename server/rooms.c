@@ -34,6 +34,7 @@ static const server_log_ops_t aof_log = {
     .replace_argv_drop = aof_replace_argv_drop,
     .exec_begin = aof_exec_begin,
     .exec_end = aof_exec_end,
+    .exec_discard = aof_exec_discard,
     .flush = aof_flush,
     .write_error = aof_write_error,
     .config_changed = aof_setting_changed,

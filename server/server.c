@@ -235,6 +235,11 @@ void server_cron(void)
 {
     long long now = time_ms();
     storage_lru_clock = (uint32_t)(now / 1000) & 0xffffff;
+    /* not periodic work but deadlines (Redis checks them before each sleep): kept under
+     * DEBUG PAUSE-CRON */
+    block_check_timeouts(now);
+    introspect_pause_check(now);
+    if (srv.pause_cron) return; /* as Redis: no expiry, eviction, rooms' cron, ... */
     if (srv.cfg.active_expire_enabled) {
         /* Redis's slow cycle: at most 25% of one cron period */
         uint64_t budget = (uint64_t)(1000000 / srv.cfg.hz) / 4;
@@ -248,8 +253,6 @@ void server_cron(void)
     }
     close_idle_clients(now);
     shrink_idle_buffers(now);
-    block_check_timeouts(now);
-    introspect_pause_check(now);
     store_cron(now);
     const server_room_t *const *rooms;
     size_t n = server_rooms(&rooms);

@@ -60,6 +60,7 @@ typedef struct server {
     long long start_ms;
     char run_id[41];
     int shutdown_asap;
+    int pause_cron; /* DEBUG PAUSE-CRON 1: server_cron does no periodic work */
     /* while a script runs past busy-reply-threshold: the -BUSY error other clients get for
      * commands not flagged CMD_ALLOW_BUSY (server/script), else NULL */
     const char *busy_error;

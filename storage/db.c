@@ -218,6 +218,18 @@ uint64_t db_flush(db_t *db)
     return n;
 }
 
+uint64_t db_detach(db_t *db, dict_t *keys, dict_t *expires)
+{
+    uint64_t n = db_size(db);
+    *keys = db->keys;
+    *expires = db->expires;
+    dict_init(&db->keys, &kv_type);
+    dict_init(&db->expires, &exp_type);
+    db->avg_ttl = 0;
+    db->expire_cursor = 0;
+    return n;
+}
+
 void db_swap(db_t *a, db_t *b)
 {
     db_t tmp = *a;

@@ -107,6 +107,10 @@ static inline uint64_t db_expires_size(const db_t *db)
 /* Deletes every key; returns how many. */
 uint64_t db_flush(db_t *db);
 /* Swaps the contents of two databases (SWAPDB). */
+/* Moves every key of db (its keys and expires dicts) into *keys and *expires, which the
+ * caller frees with dict_clear (on any thread: the dicts' types free kv nodes and their
+ * values), and leaves db empty. Returns the number of keys moved. O(1). */
+uint64_t db_detach(db_t *db, dict_t *keys, dict_t *expires);
 void db_swap(db_t *a, db_t *b);
 /* A random live key, or NULL if none (expired keys met on the way are deleted). */
 kv_t *db_random(db_t *db);

@@ -285,6 +285,7 @@ static void blob_free_node(dict_node_t *n, void *ud)
 static const dict_type_t blob_dict_type = {blob_key, blob_free_node};
 
 static uint64_t next_tag_id;
+static uint64_t live_tags; /* made by tag_new (or dup), not yet freed */
 
 tag_obj_t *tag_new(void)
 {
@@ -294,7 +295,13 @@ tag_obj_t *tag_new(void)
     t->h.lru = obj_clock_new();
     dict_init(&t->blobs, &blob_dict_type);
     t->id = ++next_tag_id;
+    live_tags++;
     return t;
+}
+
+uint64_t tag_live(void)
+{
+    return live_tags;
 }
 
 uint64_t tag_len(const tag_obj_t *t)
@@ -1238,6 +1245,7 @@ static void tag_free_obj(obj_t *o)
     dict_clear(&t->blobs, NULL);
     if (tag_store.on_tag_free) tag_store.on_tag_free(tag_store.ud, t);
     xfree(t);
+    live_tags--;
 }
 
 static obj_t *tag_dup_obj(const obj_t *o)

@@ -71,6 +71,8 @@ typedef struct blob_info {
 
 tag_obj_t *tag_new(void);
 uint64_t tag_len(const tag_obj_t *t);
+/* Tag objects alive (made and not yet freed), in any database or none. */
+uint64_t tag_live(void);
 blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len);
 const char *blob_name(const blob_t *b, size_t *len);
 void blob_get_info(const blob_t *b, blob_info_t *out);

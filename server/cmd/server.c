@@ -48,37 +48,48 @@ static void dbsize_cmd(client_t *c)
 }
 
 /* FLUSHDB/FLUSHALL take an optional ASYNC or SYNC; returns -1 after replying on bad input. */
+/* FLUSHDB's and FLUSHALL's [ASYNC|SYNC]: 1 for ASYNC, 0 for SYNC or none, -1 after an error
+ * reply. */
 static int flush_mode_or_reply(client_t *c)
 {
     if (c->argc == 1) return 0;
-    if (c->argc == 2 && (arg_is(&c->argv[1], "ASYNC") || arg_is(&c->argv[1], "SYNC"))) return 0;
+    if (c->argc == 2 && arg_is(&c->argv[1], "ASYNC")) return 1;
+    if (c->argc == 2 && arg_is(&c->argv[1], "SYNC")) return 0;
     reply_syntax_error(c);
     return -1;
 }
 
+/* Empties db: ASYNC hands its keys to the lazyfree thread (at once when tags live). */
+static uint64_t flush_one(db_t *db, int async)
+{
+    multi_touch_db(db, NULL);
+    uint64_t n = async ? lazyfree_db(db) : db_flush(db);
+    int i = (int)(db - srv.db);
+    block_swap_db(i, i); /* waits on its keys run again (XREADGROUP then fails) */
+    return n;
+}
+
 static void flushdb_cmd(client_t *c)
 {
-    if (flush_mode_or_reply(c) < 0) return;
-    multi_touch_db(c->db, NULL);
+    int async = flush_mode_or_reply(c);
+    if (async < 0) return;
     tracking_invalidate_all();
-    srv.dirty += (long long)db_flush(c->db) + 1;
-    block_swap_db(c->dbid, c->dbid); /* waits on its keys run again (XREADGROUP then fails) */
-    alloc_purge();
+    srv.dirty += (long long)flush_one(c->db, async) + 1;
+    if (!async) alloc_purge();
     reply_ok(c);
 }
 
 static void flushall_cmd(client_t *c)
 {
-    if (flush_mode_or_reply(c) < 0) return;
+    int async = flush_mode_or_reply(c);
+    if (async < 0) return;
     long long n = 0;
     tracking_invalidate_all();
-    for (int i = 0; i < srv.ndb; i++) {
-        multi_touch_db(&srv.db[i], NULL);
-        n += (long long)db_flush(&srv.db[i]);
-        block_swap_db(i, i);
-    }
+    for (int i = 0; i < srv.ndb; i++) n += (long long)flush_one(&srv.db[i], async);
     srv.dirty += n + 1;
-    alloc_purge(); /* as Redis: the freed pages go back to the OS now, not after the decay */
+    /* as Redis: the freed pages go back to the OS now, not after the decay (ASYNC: the
+     * thread still frees them) */
+    if (!async) alloc_purge();
     reply_ok(c);
 }
 
@@ -106,8 +117,15 @@ static void shutdown_cmd(client_t *c)
             return;
         }
     }
-    int save = 0;
-    for (int j = 1; j < c->argc; j++) save |= arg_is(&c->argv[j], "SAVE");
+    int save = 0, nosave = 0;
+    for (int j = 1; j < c->argc; j++) {
+        save |= arg_is(&c->argv[j], "SAVE");
+        nosave |= arg_is(&c->argv[j], "NOSAVE");
+    }
+    if (srv.busy_error && !nosave) { /* as Redis: only SHUTDOWN NOSAVE stops a busy script */
+        reply_error(c, srv.busy_error);
+        return;
+    }
     if (srv.loading) save = 0; /* as Redis: a save now would keep only what loaded so far */
     char err[256];
     if (save && aof_rewrite_now(err, sizeof(err)) < 0) {
@@ -1315,6 +1333,12 @@ static void debug_cmd(client_t *c)
         msg[c->argv[2].len] = '\0';
         reply_error(c, msg);
         xfree(msg);
+    } else if (arg_is(sub, "PAUSE-CRON") && c->argc == 3) {
+        char num[32]; /* read as Redis's atoi: a leading integer, anything else 0 */
+        snprintf(num, sizeof(num), "%.*s", (int)(c->argv[2].len < 31 ? c->argv[2].len : 31),
+                 c->argv[2].ptr);
+        srv.pause_cron = atoi(num) != 0;
+        reply_ok(c);
     } else if (arg_is(sub, "SET-ACTIVE-EXPIRE") && c->argc == 3) {
         srv.cfg.active_expire_enabled = arg_is(&c->argv[2], "1") || arg_is(&c->argv[2], "yes");
         reply_ok(c);
@@ -1367,16 +1391,24 @@ static void debug_cmd(client_t *c)
     } else if (arg_is(sub, "HELP")) {
         static const char *const lines[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "OBJECT <key>", "    Show low level info about the key and associated value.",
-            "RELOAD", "    Write the dataset as commands, empty the databases and replay them.",
+            "OBJECT <key>",
+            "    Show low level info about the key and associated value.",
+            "RELOAD",
+            "    Write the dataset as commands, empty the databases and replay them.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
-            "ERROR <string>", "    Return a Redis protocol error with <string> as message.",
-            "PROTOCOL <type>", "    Reply with a test value of the specified type.",
-            "SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background.",
+            "ERROR <string>",
+            "    Return a Redis protocol error with <string> as message.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background.",
             "TIER-DELAY <tier> <microseconds>",
             "    Make every file-tier read and write of <tier> sleep first (tests of slow tiers).",
-            "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
         };
         help_reply(c, lines, sizeof(lines) / sizeof(lines[0]));
     } else {

@@ -7,6 +7,7 @@
  * whatever the socket does not take moves to an in-flight buffer owned by a uv_write request,
  * and new replies keep going to client->out meanwhile, so replies stay in order.
  * Only this file and main.c include uv.h. Runs on the loop thread. */
+#define _GNU_SOURCE /* accept4 */
 #include "server/net/net.h"
 
 #include "common/alloc.h"
@@ -31,6 +32,7 @@
 #include <uv.h>
 
 #define READ_CHUNK (16 * 1024)
+#define NET_ACCEPT_MAX 64 /* connections net_accept_now takes at once, as Redis's MAX_ACCEPTS */
 /* Send buffer asked for on a Unix socket connection (the kernel caps it at net.core.wmem_max
  * and doubles it). Its default, net.core.wmem_default (208 KiB), is all a Unix stream socket
  * ever queues, where loopback TCP grows its own to tcp_wmem's 4 MiB: a 1 MiB reply then took
@@ -361,19 +363,33 @@ static void refuse(conn_t *conn, const char *msg)
     conn_close(conn->c);
 }
 
-static void on_connection(uv_stream_t *server, int status)
+static conn_t *conn_new(const listener_t *l)
 {
-    listener_t *l = server->data;
-    if (status < 0) return;
     conn_t *conn = xcalloc(1, sizeof(*conn));
     buf_init(&conn->inflight);
     if (l->is_unix) uv_pipe_init(srv.loop, &conn->h.pipe, 0);
     else uv_tcp_init(srv.loop, &conn->h.tcp);
     conn->h.handle.data = conn;
+    return conn;
+}
+
+static void conn_start(const listener_t *l, conn_t *conn);
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    listener_t *l = server->data;
+    if (status < 0) return;
+    conn_t *conn = conn_new(l);
     if (uv_accept(server, &conn->h.stream) < 0) {
         uv_close(&conn->h.handle, on_closed);
         return;
     }
+    conn_start(l, conn);
+}
+
+/* The accepted connection becomes a client: limits, protected mode, reading. */
+static void conn_start(const listener_t *l, conn_t *conn)
+{
     uv_os_fd_t fd = -1;
     uv_fileno(&conn->h.handle, &fd);
     conn->c = client_new(&socket_ops, conn, fd);
@@ -401,6 +417,36 @@ static void on_connection(uv_stream_t *server, int status)
         }
     }
     uv_read_start(&conn->h.stream, on_alloc, on_read);
+}
+
+int net_listen_fds(int *fds, int max)
+{
+    int n = 0;
+    for (listener_t *l = listeners; l && n < max; l = l->next) {
+        uv_os_fd_t fd;
+        if (uv_fileno(&l->h.handle, &fd) == 0) fds[n++] = fd;
+    }
+    return n;
+}
+
+void net_accept_now(int fd)
+{
+    listener_t *l = listeners;
+    uv_os_fd_t lfd = -1;
+    while (l && !(uv_fileno(&l->h.handle, &lfd) == 0 && lfd == fd)) l = l->next;
+    if (!l) return;
+    for (int i = 0; i < NET_ACCEPT_MAX; i++) {
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) return; /* EAGAIN: none left (errors: the loop's accept sees them) */
+        conn_t *conn = conn_new(l);
+        int rc = l->is_unix ? uv_pipe_open(&conn->h.pipe, cfd) : uv_tcp_open(&conn->h.tcp, cfd);
+        if (rc < 0) {
+            close(cfd);
+            uv_close(&conn->h.handle, on_closed);
+            continue;
+        }
+        conn_start(l, conn);
+    }
 }
 
 static int listen_tcp(const char *addr, int port, int optional)

@@ -17,6 +17,14 @@ void net_stop(void);
 /* Hands every client with pending output to its transport. */
 void net_flush_pending(void);
 
+/* While the loop cannot run (a busy script, server/script/busy.c): the listening descriptors
+ * (TCP and Unix) into fds, at most max; returns the count. */
+int net_listen_fds(int *fds, int max);
+/* Accepts the connections waiting on listening descriptor fd (one of net_listen_fds) as the
+ * loop would: each becomes a client at once (in srv.clients), refused as usual past maxclients
+ * or by protected mode. Never blocks; does nothing for a descriptor that is not a listener. */
+void net_accept_now(int fd);
+
 struct sockaddr_storage;
 /* Protected mode's decision for a TCP peer: 1 to refuse it, 0 to accept. rc is what
  * getpeername returned, ss the address it filled (read only when rc is 0). With

@@ -384,6 +384,16 @@ static void on_spin(uv_idle_t *h)
     if (!moved && nhot) sched_yield();
 }
 
+void shm_serve_now(client_t *skip)
+{
+    for (shm_conn_t *sc = conns, *next; sc; sc = next) {
+        next = sc->next; /* service may close sc */
+        if (sc->closing || sc->c == skip || (sc->c->flags & (CLIENT_BLOCKED | CLIENT_IN_INPUT)))
+            continue;
+        service(sc);
+    }
+}
+
 static void on_kick(uv_poll_t *h, int status, int events)
 {
     shm_conn_t *sc = h->data;

@@ -9,4 +9,10 @@
 /* The CTE.SHM.ATTACH command, registered as a room by server/rooms.c. */
 extern command_t cmds_shm[];
 
+struct client;
+/* While the loop cannot run (a busy script, server/script/busy.c): services every attached
+ * client but skip once, as a loop turn would (what arrived in its request ring runs, its
+ * replies go to its reply ring). */
+void shm_serve_now(struct client *skip);
+
 #endif

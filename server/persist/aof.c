@@ -16,7 +16,11 @@
  * Writing: records collect in aof.buf during a loop turn; aof_flush() writes them before
  * replies leave (net.c calls it before handing output to sockets). appendfsync always fsyncs
  * right there, once for all the turn's writes (group commit); everysec hands an fsync to the
- * background thread at most once a second; no leaves it to the kernel.
+ * background thread at most once a second; no leaves it to the kernel. An open transaction
+ * (MULTI logged, EXEC not yet: a script that runs long and serves other clients meanwhile)
+ * stays in aof.buf from its record on until it ends, so the file never holds part of one:
+ * what a kill -9 cuts off is the script whole, and a transaction dropped (aof_exec_discard,
+ * SHUTDOWN NOSAVE during a busy script) never reaches the file.
  *
  * Rewrite: a forked child writes the dataset (server/persist/rewrite.c) to
  * temp-rewriteaof-bg-<pid>.aof while the parent goes on. Before the fork, file-tier writes in
@@ -81,6 +85,8 @@ static struct {
     int seldb;         /* db of the last record in the stream, -1: state it again */
     long long last_ms; /* time of the last #MS line, 0: state it again */
     int in_exec, exec_open;
+    size_t tx_start, tx_diff_start; /* where the open transaction's records start in the
+                                       stream and in diff (exec_open) */
     buf_t repl; /* what the running command logs instead of its argv (aof_replace_argv) */
     long long current_size, base_size;
     long long last_fsync_ms;
@@ -345,7 +351,7 @@ static buf_t *stream(void)
 static size_t record_begin(int dbid)
 {
     buf_t *b = stream();
-    size_t start = b->len;
+    size_t start = b->len, diff_start = aof.diff.len;
     if (dbid != aof.seldb) {
         char id[16];
         snprintf(id, sizeof(id), "%d", dbid);
@@ -358,6 +364,8 @@ static size_t record_begin(int dbid)
         aof.last_ms = now;
     }
     if (aof.in_exec && !aof.exec_open) {
+        aof.tx_start = start;
+        aof.tx_diff_start = diff_start;
         put_strs(b, (const char *const[]){"MULTI", NULL});
         aof.exec_open = 1;
     }
@@ -423,6 +431,19 @@ void aof_exec_end(void)
     aof.in_exec = aof.exec_open = 0;
 }
 
+void aof_exec_discard(void)
+{
+    if (aof.exec_open) {
+        buf_t *b = stream();
+        if (b->len > aof.tx_start) b->len = aof.tx_start;
+        if (b->data) b->data[b->len] = '\0';
+        if (aof.diff.len > aof.tx_diff_start) aof.diff.len = aof.tx_diff_start;
+        aof.seldb = -1; /* the dropped records may have moved both */
+        aof.last_ms = 0;
+    }
+    aof.in_exec = aof.exec_open = 0;
+}
+
 /* ---- writing ---- */
 
 /* write() until done; returns the bytes written (short only on an error, errno set). */
@@ -456,18 +477,21 @@ static void write_failed(int err)
 
 void aof_flush(void)
 {
-    if (aof.state != AOF_ON || aof.buf.len == 0) return;
-    size_t n = write_all(aof.fd, aof.buf.data, aof.buf.len);
+    /* an open transaction stays: only what precedes it is written */
+    size_t len = aof.exec_open && aof.tx_start < aof.buf.len ? aof.tx_start : aof.buf.len;
+    if (aof.state != AOF_ON || len == 0) return;
+    size_t n = write_all(aof.fd, aof.buf.data, len);
     aof.current_size += (long long)n;
-    if (n < aof.buf.len) {
+    if (aof.exec_open) aof.tx_start -= n < aof.tx_start ? n : aof.tx_start;
+    if (n < len) {
         write_failed(errno ? errno : ENOSPC);
         buf_consume(&aof.buf, n); /* the rest goes with the next flush */
         return;
     }
     if (aof.write_errno) log_notice("AOF write error looks solved, the server can write again.");
     aof.write_errno = 0;
-    buf_clear(&aof.buf);
-    if (aof.buf.cap > AOF_BUF_KEEP) buf_deinit(&aof.buf);
+    buf_consume(&aof.buf, n);
+    if (!aof.buf.len && aof.buf.cap > AOF_BUF_KEEP) buf_deinit(&aof.buf);
     if (srv.cfg.appendfsync == CONFIG_FSYNC_ALWAYS) {
         if (fdatasync(aof.fd) < 0) write_failed(errno);
         aof.last_fsync_ms = time_ms();
@@ -705,6 +729,7 @@ static int install_rewrite(void)
         /* everything in buf since the fork is in the diff, now in the new file */
         if (aof.fd >= 0) bio_submit(BIO_CLOSE, aof.fd);
         buf_clear(&aof.buf);
+        aof.tx_start = 0; /* an open transaction's records so far are in the diff */
         aof.fd = fd;
         aof.state = AOF_ON;
     }

@@ -68,6 +68,8 @@ void aof_replace_argv_drop(void);
 /* Starts / ends a transaction's records (EXEC wraps what it propagates in MULTI ... EXEC). */
 void aof_exec_begin(void);
 void aof_exec_end(void);
+/* Drops the open transaction's records (none of them reaches the file) and ends it. */
+void aof_exec_discard(void);
 
 /* Writes pending records (and fsyncs them under appendfsync always). Before replies go out. */
 void aof_flush(void);

@@ -7,12 +7,15 @@
  * replies handed to their transport, which writes them at once (uv_try_write); replies still
  * waiting from the loop turn the script started in are sent first. The script's
  * own client is left alone: what it pipelined after the script runs once the script is over.
- * Left out until the script ends: new connections, shared-memory clients, clients blocked
- * or closing. A read that finds the end of the stream is left for the loop to see again.
+ * New connections are accepted from the same poll (net_accept_now) and served from the next
+ * call on, as Redis accepts them while a script is busy; shared-memory clients are served
+ * through their rings (shm_serve_now). Left out until the script ends: clients blocked or
+ * closing. A read that finds the end of the stream is left for the loop to see again.
  * Loop thread. */
 #include "server/script/engine.h"
 
 #include "server/net/net.h"
+#include "server/net/shm.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #define BUSY_POLL_MAX 1024
+#define BUSY_LISTEN_MAX 16
 #define BUSY_READ_CHUNK (16 * 1024)
 
 static int servable(const client_t *c, const client_t *caller)
@@ -49,15 +53,20 @@ void engine_serve_while_busy(client_t *caller)
     /* replies made in the loop turn the script started in would otherwise wait for its end
      * (the loop sends them when the turn is over), and their clients wait for them */
     net_flush_pending();
-    struct pollfd pfd[BUSY_POLL_MAX];
+    shm_serve_now(caller);
+    struct pollfd pfd[BUSY_LISTEN_MAX + BUSY_POLL_MAX];
     client_t *who[BUSY_POLL_MAX];
-    int n = 0;
+    int fds[BUSY_LISTEN_MAX];
+    int nl = net_listen_fds(fds, BUSY_LISTEN_MAX), n = 0;
+    for (int i = 0; i < nl; i++) pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
     for (client_t *c = srv.clients; c && n < BUSY_POLL_MAX; c = c->next) {
         if (!servable(c, caller)) continue;
-        pfd[n] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        pfd[nl + n] = (struct pollfd){.fd = c->fd, .events = POLLIN};
         who[n++] = c;
     }
-    if (n == 0 || poll(pfd, (nfds_t)n, 0) <= 0) return;
+    if (poll(pfd, (nfds_t)(nl + n), 0) <= 0) return;
     for (int i = 0; i < n; i++)
-        if (pfd[i].revents & POLLIN) serve(who[i]);
+        if (pfd[nl + i].revents & POLLIN) serve(who[i]);
+    for (int i = 0; i < nl; i++) /* after: a client accepted now is in srv.clients' head */
+        if (pfd[i].revents & POLLIN) net_accept_now(pfd[i].fd);
 }

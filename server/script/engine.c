@@ -15,6 +15,7 @@
 
 #include "common/alloc.h"
 #include "common/log.h"
+#include "common/sha1.h"
 #include "common/util.h"
 #include "server/acl.h"
 #include "server/command.h"
@@ -25,7 +26,6 @@
 #include "server/script/bridge.h"
 #include "server/script/libs.h"
 #include "server/script/sandbox.h"
-#include "server/script/sha1.h"
 
 #include <lauxlib.h>
 #include <lua-bitop.h>
@@ -72,6 +72,18 @@ void engine_flag_names(uint32_t bits, void (*fn)(void *ud, const char *name), vo
         if (bits & flag_names[i].bit) fn(ud, flag_names[i].name);
 }
 
+uint32_t engine_cmd_flags(uint32_t cmd_flags, uint32_t script_flags)
+{
+    if (script_flags & SCRIPT_F_EVAL_COMPAT) return cmd_flags;
+    cmd_flags &= ~(uint32_t)(CMD_WRITE | CMD_DENYOOM | CMD_STALE | CMD_MAY_REPLICATE);
+    if (!(script_flags & SCRIPT_F_NO_WRITES)) {
+        cmd_flags |= CMD_WRITE;
+        if (!(script_flags & SCRIPT_F_ALLOW_OOM)) cmd_flags |= CMD_DENYOOM;
+    }
+    if (script_flags & SCRIPT_F_ALLOW_STALE) cmd_flags |= CMD_STALE;
+    return cmd_flags;
+}
+
 /* ---- shebang words ---- */
 
 static int hexval(char ch)
@@ -79,13 +91,20 @@ static int hexval(char ch)
     return isdigit((unsigned char)ch) ? ch - '0' : tolower((unsigned char)ch) - 'a' + 10;
 }
 
-int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud)
+/* Appends one word record (its length, then its bytes) to words. */
+static void word_add(buf_t *words, const char *w, size_t len)
+{
+    buf_append(words, &len, sizeof(len));
+    buf_append(words, w, len);
+}
+
+/* Splits p[0..len) into word records in words; 0, or -1 for unbalanced quotes. */
+static int split_words(const char *p, size_t len, buf_t *words)
 {
     const char *end = p + len;
     buf_t w;
     buf_init(&w);
-    int rc = 0;
-    while (!rc) {
+    for (;;) {
         while (p < end && isspace((unsigned char)*p)) p++;
         if (p >= end) break;
         int inq = 0, insq = 0, done = 0;
@@ -130,13 +149,33 @@ int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud)
             }
             if (p < end) p++;
         }
-        rc = fn(ud, w.data ? w.data : "", w.len);
+        word_add(words, w.data ? w.data : "", w.len);
     }
     buf_deinit(&w);
-    return rc;
+    return 0;
 unbalanced:
     buf_deinit(&w);
     return -1;
+}
+
+int engine_shebang(const char *body, size_t len, engine_word_fn *fn, void *ud, size_t *line_len)
+{
+    if (len < 2 || memcmp(body, "#!", 2)) return ENGINE_SHEBANG_NONE;
+    const char *nl = memchr(body, '\n', len);
+    if (!nl) return ENGINE_SHEBANG_NO_LF;
+    buf_t words;
+    buf_init(&words);
+    int rc = split_words(body, (size_t)(nl - body), &words) < 0 || !words.len ? ENGINE_SHEBANG_BAD
+                                                                              : ENGINE_SHEBANG_OK;
+    for (size_t off = 0, i = 0; rc == ENGINE_SHEBANG_OK && off < words.len; i++) {
+        size_t wl;
+        memcpy(&wl, words.data + off, sizeof(wl));
+        if (fn(ud, (int)i, words.data + off + sizeof(wl), wl)) rc = ENGINE_SHEBANG_REFUSED;
+        off += sizeof(wl) + wl;
+    }
+    buf_deinit(&words);
+    *line_len = (size_t)(nl - body);
+    return rc;
 }
 
 /* ---- the run in progress ---- */
@@ -154,7 +193,7 @@ typedef struct run {
     int wrote;     /* a write command ran: the script can no longer be killed */
     int exec_open; /* we opened MULTI in the append-only file */
     int timedout;  /* past busy-reply-threshold */
-    int killed;    /* SCRIPT KILL / FUNCTION KILL / SHUTDOWN */
+    int killed;    /* 1: SCRIPT KILL / FUNCTION KILL; 2: SHUTDOWN NOSAVE (writes not logged) */
     int repl;      /* redis.set_repl */
     int resp;      /* redis.setresp */
 } run_t;
@@ -181,13 +220,15 @@ static int push_error_raise(lua_State *L, const char *msg)
 }
 
 /* The argv of a redis.call from the Lua arguments: strings as they are, numbers as "%.17g"
- * (Lua's own tostring loses precision) into nums. argv is small (room for ARGV_SMALL) or
- * allocated (*argvp then differs from small; the caller frees it). Returns argc, or -1 with
- * the error table pushed. */
+ * (Lua's own tostring loses precision) into nums, which this initializes (the caller frees it
+ * after a success). argv is small (room for ARGV_SMALL) or allocated (*argvp then differs
+ * from small; the caller frees it). Returns argc, or -1 with the error table pushed (nothing
+ * to free then). */
 #define ARGV_SMALL 16
 static int lua_argv(lua_State *L, resp_arg_t *small, resp_arg_t **argvp, buf_t *nums)
 {
     int argc = lua_gettop(L);
+    buf_init(nums);
     if (argc == 0) {
         static const char msg[] = "Please specify at least one argument for this redis lib call";
         bridge_push_error(L, msg, sizeof(msg) - 1);
@@ -205,6 +246,7 @@ static int lua_argv(lua_State *L, resp_arg_t *small, resp_arg_t **argvp, buf_t *
             argv[j - 1].ptr = lua_tolstring(L, j, &argv[j - 1].len);
         } else {
             if (argv != small) xfree(argv);
+            buf_deinit(nums);
             static const char msg[] = "Lua redis lib command arguments must be strings or integers";
             bridge_push_error(L, msg, sizeof(msg) - 1);
             return -1;
@@ -299,13 +341,9 @@ static int call_command(lua_State *L, int raise)
                                    "invocation");
     }
     buf_t nums;
-    buf_init(&nums);
     resp_arg_t small[ARGV_SMALL], *argv = NULL;
     int argc = lua_argv(L, small, &argv, &nums);
-    if (argc < 0) {
-        buf_deinit(&nums);
-        return raise ? lua_error(L) : 1;
-    }
+    if (argc < 0) return raise ? lua_error(L) : 1;
     /* the arguments are not needed on the stack (argv points into the strings, which nothing
      * collects before the command ran): room for a large reply when they were many */
     lua_settop(L, 0);
@@ -458,13 +496,9 @@ static int l_acl_check_cmd(lua_State *L)
         return push_error_raise(
             L, "redis.acl_check_cmd can only be called inside a script invocation");
     buf_t nums;
-    buf_init(&nums);
     resp_arg_t small[ARGV_SMALL], *argv = NULL;
     int argc = lua_argv(L, small, &argv, &nums);
-    if (argc < 0) {
-        buf_deinit(&nums);
-        return lua_error(L);
-    }
+    if (argc < 0) return lua_error(L);
     const command_t *cmd = lookup(argc, argv);
     int ok = cmd && arity_ok(cmd, argc), pos;
     int allowed = ok && acl_check_command(cur->caller, cmd, argc, argv, &pos) == ACL_OK;
@@ -695,9 +729,16 @@ static void hook(lua_State *L, lua_Debug *ar)
         srv.busy_error = r->call->is_eval ? BUSY_EVAL_MSG : BUSY_FUNCTION_MSG;
     }
     engine_serve_while_busy(r->caller);
-    if (srv.shutdown_asap) r->killed = 1;
+    /* SHUTDOWN NOSAVE (the one SHUTDOWN a busy script lets through): Redis exits at once,
+     * nothing of the script logged; here the script stops and its transaction is dropped */
+    if (srv.shutdown_asap && r->killed != 2) {
+        log_warning("Stopping the busy script %s for SHUTDOWN NOSAVE: its writes are not "
+                    "logged.",
+                    r->call->funcname);
+        r->killed = 2;
+    }
     if (!r->killed) return;
-    log_warning("Lua script killed by user with SCRIPT KILL.");
+    if (r->killed == 1) log_warning("Lua script killed by user with SCRIPT KILL.");
     /* every line from now on fails too, so that pcall cannot catch the kill for good */
     lua_sethook(L, hook, LUA_MASKLINE, 0);
     push_error_raise(L, "Script killed by user with SCRIPT KILL...");
@@ -757,10 +798,11 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
                 return -1;
             }
         }
-        /* Redis derives EVAL's and FCALL's command flags from the script's (a script that
-         * may write without allow-oom is deny-oom) and refuses it before it runs */
+        /* the dispatcher refuses such a call first (its call flags are deny-oom): this
+         * answers what passed it (Redis's wording) */
         if (r->oom && !(f & (SCRIPT_F_ALLOW_OOM | SCRIPT_F_NO_WRITES))) {
-            reply_error(c, EVICT_ERR_OOM);
+            reply_error(c, "OOM allow-oom flag is not set on the script, can not run it when "
+                           "used memory > 'maxmemory'");
             return -1;
         }
     }
@@ -771,7 +813,10 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
 
 static void finish(run_t *r)
 {
-    if (r->exec_open) server_log_exec_end();
+    if (r->exec_open && r->killed == 2)
+        server_log_exec_discard();
+    else if (r->exec_open)
+        server_log_exec_end();
     if (r->timedout) srv.busy_error = NULL;
     lua_sethook(r->L, hook, 0, 0);
     cur = NULL;

@@ -26,16 +26,32 @@ enum engine_flag {
     SCRIPT_F_ALLOW_CROSS_SLOT = 1 << 4,
     SCRIPT_F_EVAL_COMPAT = 1 << 8, /* an EVAL script without a shebang: none of the above */
 };
+/* The command flags (CMD_*) of an EVAL or FCALL call of a script with flags script_flags
+ * (SCRIPT_F_*), made from the command's static cmd_flags as Redis 7.0's: WRITE unless
+ * no-writes, DENYOOM unless allow-oom or no-writes, STALE with allow-stale, never
+ * MAY_REPLICATE; a script without a shebang (SCRIPT_F_EVAL_COMPAT) keeps cmd_flags. */
+uint32_t engine_cmd_flags(uint32_t cmd_flags, uint32_t script_flags);
 /* The bit of a flag's name (s[0..len)), or 0 if there is none such. */
 uint32_t engine_flag_by_name(const char *s, size_t len);
 /* The names of the flags in bits, in Redis's order: calls fn for each. */
 void engine_flag_names(uint32_t bits, void (*fn)(void *ud, const char *name), void *ud);
 
-/* Splits p[0..len) into words as Redis's sdssplitargs (a shebang line): blanks separate,
- * "..." (with \\-escapes) and '...' quote. Calls fn for each word (w is valid during the call);
- * stops at fn's first nonzero return and returns it, -1 for unbalanced quotes, else 0. */
-typedef int engine_word_fn(void *ud, const char *w, size_t len);
-int engine_split_words(const char *p, size_t len, engine_word_fn *fn, void *ud);
+/* The first line of an EVAL script or a FUNCTION library: "#!<engine> [word ...]", ended by a
+ * line feed, split into words as Redis's sdssplitargs (blanks separate, "..." with
+ * \\-escapes and '...' quote). engine_shebang reads it from body[0..len): when body starts
+ * with "#!", the whole line is split first, then fn is called for word i = 0, 1, ... (word 0
+ * is the engine, "#!" included; w is valid during the call) until it returns nonzero.
+ * Returns one of engine_shebang_rc; with ENGINE_SHEBANG_OK, *line_len is the line's length
+ * (its line feed not counted). */
+enum engine_shebang_rc {
+    ENGINE_SHEBANG_NONE = 0,    /* body does not start with "#!" */
+    ENGINE_SHEBANG_OK = 1,      /* fn took every word */
+    ENGINE_SHEBANG_NO_LF = -1,  /* no line feed ends the line */
+    ENGINE_SHEBANG_BAD = -2,    /* no word, or unbalanced quotes */
+    ENGINE_SHEBANG_REFUSED = -3 /* fn returned nonzero (its ud says why) */
+};
+typedef int engine_word_fn(void *ud, int i, const char *w, size_t len);
+int engine_shebang(const char *body, size_t len, engine_word_fn *fn, void *ud, size_t *line_len);
 
 /* A new sandboxed state. With register_function, the FUNCTION engine's: a library's code runs
  * with only the load-time API visible (engine_load_api) and register_function in it. Aborts

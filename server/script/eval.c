@@ -9,10 +9,10 @@
 
 #include "common/alloc.h"
 #include "common/dict.h"
+#include "common/sha1.h"
 #include "server/introspect.h"
 #include "server/reply.h"
 #include "server/script/engine.h"
-#include "server/script/sha1.h"
 
 #include <ctype.h>
 #include <lauxlib.h>
@@ -49,19 +49,28 @@ static cached_t *cache_find(const char *sha)
     return (cached_t *)dict_find(&cache, sha, 40, dict_hash(sha, 40));
 }
 
+/* The cached script a client named by its SHA-1 (any case), or NULL. */
+static cached_t *cache_find_arg(const resp_arg_t *a)
+{
+    char sha[41];
+    if (a->len != 40) return NULL;
+    for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)a->ptr[i]);
+    sha[40] = '\0';
+    return cache_find(sha);
+}
+
 /* ---- shebang ---- */
 
 typedef struct shebang_ctx {
-    int nword;
     uint32_t flags;
     char *err;
     size_t errlen;
 } shebang_ctx_t;
 
-static int shebang_word(void *ud, const char *w, size_t wl)
+static int shebang_word(void *ud, int i, const char *w, size_t wl)
 {
     shebang_ctx_t *x = ud;
-    if (x->nword++ == 0) {
+    if (i == 0) {
         if (wl == 5 && !memcmp(w, "#!lua", 5)) return 0;
         snprintf(x->err, x->errlen, "Unexpected engine in script shebang: %.*s", (int)wl, w);
         return 1;
@@ -70,11 +79,13 @@ static int shebang_word(void *ud, const char *w, size_t wl)
         snprintf(x->err, x->errlen, "Unknown lua shebang option: %.*s", (int)wl, w);
         return 1;
     }
-    for (const char *f = w + 6, *end = w + wl; f <= end;) {
+    /* as Redis's split on ',': "flags=" is no flag, but every item of a list must be one
+     * ("flags=no-writes," names the empty flag) */
+    for (const char *f = w + 6, *end = w + wl; wl > 6 && f <= end;) {
         const char *comma = memchr(f, ',', (size_t)(end - f));
         const char *fe = comma ? comma : end;
         uint32_t bit = engine_flag_by_name(f, (size_t)(fe - f));
-        if (!bit && fe > f) {
+        if (!bit) {
             snprintf(x->err, x->errlen, "Unexpected flag in script shebang: %.*s", (int)(fe - f),
                      f);
             return 1;
@@ -90,21 +101,24 @@ static int shebang_word(void *ud, const char *w, size_t wl)
 static int shebang(const char *body, size_t len, uint32_t *flags, size_t *skip, char *err,
                    size_t errlen)
 {
+    shebang_ctx_t x = {0, err, errlen};
     *flags = SCRIPT_F_EVAL_COMPAT;
     *skip = 0;
-    if (len < 2 || memcmp(body, "#!", 2)) return 0;
-    const char *nl = memchr(body, '\n', len);
-    if (!nl) {
+    switch (engine_shebang(body, len, shebang_word, &x, skip)) {
+    case ENGINE_SHEBANG_NONE:
+        return 0;
+    case ENGINE_SHEBANG_OK:
+        *flags = x.flags;
+        return 0;
+    case ENGINE_SHEBANG_NO_LF:
         snprintf(err, errlen, "Invalid script shebang");
         return -1;
+    case ENGINE_SHEBANG_BAD:
+        snprintf(err, errlen, "Invalid engine in script shebang");
+        return -1;
+    default: /* shebang_word said why */
+        return -1;
     }
-    *skip = (size_t)(nl - body);
-    shebang_ctx_t x = {0, 0, err, errlen};
-    int rc = engine_split_words(body, *skip, shebang_word, &x);
-    if (rc < 0 || x.nword == 0) snprintf(err, errlen, "Invalid engine in script shebang");
-    if (rc || x.nword == 0) return -1;
-    *flags = x.flags;
-    return 0;
 }
 
 /* Compiles body and caches it under sha: the entry, or NULL after an error reply. */
@@ -176,10 +190,7 @@ static void eval_generic(client_t *c, int by_sha, int ro)
     }
     cached_t *e;
     if (by_sha) {
-        char sha[41];
-        for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[1].ptr[i]);
-        sha[40] = '\0';
-        e = cache_find(sha);
+        e = cache_find_arg(&c->argv[1]);
         if (!e) {
             reply_error(c, "NOSCRIPT No matching script. Please use EVAL.");
             return;
@@ -220,6 +231,29 @@ static void evalsha_ro_cmd(client_t *c)
     eval_generic(c, 1, 1);
 }
 
+/* EVAL's and EVAL_RO's call flags: the script's, from the cache or else its shebang (Redis
+ * parses it too, without compiling) */
+static uint32_t eval_getflags(const client_t *c, uint32_t flags)
+{
+    char sha[41], err[256];
+    uint32_t script_flags;
+    size_t skip;
+    sha1_hex(c->argv[1].ptr, c->argv[1].len, sha);
+    const cached_t *e = cache_find(sha);
+    if (e)
+        script_flags = e->flags;
+    else if (shebang(c->argv[1].ptr, c->argv[1].len, &script_flags, &skip, err, sizeof(err)) < 0)
+        return flags; /* the run answers the error */
+    return engine_cmd_flags(flags, script_flags);
+}
+
+/* EVALSHA's and EVALSHA_RO's: the cached script's, the static ones for an unknown one */
+static uint32_t evalsha_getflags(const client_t *c, uint32_t flags)
+{
+    const cached_t *e = cache_find_arg(&c->argv[1]);
+    return e ? engine_cmd_flags(flags, e->flags) : flags;
+}
+
 /* EVAL's keys: argv[3 .. 3+numkeys) */
 static int eval_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 {
@@ -245,13 +279,7 @@ static void script_load_cmd(client_t *c)
 static void script_exists_cmd(client_t *c)
 {
     reply_array(c, c->argc - 2);
-    for (int j = 2; j < c->argc; j++) {
-        char sha[41];
-        int ok = c->argv[j].len == 40;
-        for (int i = 0; ok && i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[j].ptr[i]);
-        sha[40] = '\0';
-        reply_int(c, ok && cache_find(sha) != NULL);
-    }
+    for (int j = 2; j < c->argc; j++) reply_int(c, cache_find_arg(&c->argv[j]) != NULL);
 }
 
 static void reset(void)
@@ -353,23 +381,23 @@ command_t cmds_script[] = {
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "2.6.0", "Executes a server-side Lua script.", SCRIPT_CPLX,
-            .getkeys = eval_getkeys),
+            .getkeys = eval_getkeys, .getflags = eval_getflags),
     CMD_ROW("evalsha", evalsha_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
-            SCRIPT_CPLX, .getkeys = eval_getkeys),
+            SCRIPT_CPLX, .getkeys = eval_getkeys, .getflags = evalsha_getflags),
     CMD_ROW("eval_ro", eval_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Executes a read-only server-side Lua script.",
-            SCRIPT_CPLX, .getkeys = eval_getkeys),
+            SCRIPT_CPLX, .getkeys = eval_getkeys, .getflags = eval_getflags),
     CMD_ROW("evalsha_ro", evalsha_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0",
             "Executes a read-only server-side Lua script by SHA1 digest.", SCRIPT_CPLX,
-            .getkeys = eval_getkeys),
+            .getkeys = eval_getkeys, .getflags = evalsha_getflags),
     CMD_ROW("script", script__container_cmd, -2, 0, 0, 0, 0, "scripting", "2.6.0",
             "A container for Lua scripts management commands.", "Depends on subcommand.",
             .subcommands = script_subcommands),

@@ -122,16 +122,15 @@ static int valid_name(const char *s, size_t len)
 }
 
 typedef struct meta_ctx {
-    int nword;
     char *engine, *name;
     char *err;
     size_t errlen;
 } meta_ctx_t;
 
-static int meta_word(void *ud, const char *w, size_t wl)
+static int meta_word(void *ud, int i, const char *w, size_t wl)
 {
     meta_ctx_t *x = ud;
-    if (x->nword++ == 0) {
+    if (i == 0) {
         x->engine = wl >= 2 ? xmemdup(w + 2, wl - 2) : xstrdup("");
         return 0;
     }
@@ -153,23 +152,17 @@ static int meta_word(void *ud, const char *w, size_t wl)
 static int metadata(const char *code, size_t len, char **engine, char **name, char *err,
                     size_t errlen)
 {
+    meta_ctx_t x = {NULL, NULL, err, errlen};
+    size_t line_len;
+    int rc = engine_shebang(code, len, meta_word, &x, &line_len);
     *engine = *name = NULL;
-    if (len < 2 || memcmp(code, "#!", 2)) {
+    if (rc == ENGINE_SHEBANG_NONE)
         snprintf(err, errlen, "Missing library metadata");
-        return -1;
-    }
-    const char *end = memchr(code, '\n', len);
-    if (!end) {
+    else if (rc == ENGINE_SHEBANG_NO_LF || rc == ENGINE_SHEBANG_BAD)
         snprintf(err, errlen, "Invalid library metadata");
-        return -1;
-    }
-    meta_ctx_t x = {0, NULL, NULL, err, errlen};
-    int rc = engine_split_words(code, (size_t)(end - code), meta_word, &x);
-    if (rc < 0 || x.nword == 0)
-        snprintf(err, errlen, "Invalid library metadata");
-    else if (!rc && !x.name)
+    else if (rc == ENGINE_SHEBANG_OK && !x.name)
         snprintf(err, errlen, "Library name was not given");
-    if (rc || x.nword == 0 || !x.name) {
+    if (rc != ENGINE_SHEBANG_OK || !x.name) {
         xfree(x.engine);
         xfree(x.name);
         return -1;
@@ -881,6 +874,13 @@ static void fcall_ro_cmd(client_t *c)
     fcall_generic(c, 1);
 }
 
+/* FCALL's and FCALL_RO's call flags: the function's, the static ones for an unknown one */
+static uint32_t fcall_getflags(const client_t *c, uint32_t flags)
+{
+    const fn_t *f = fn_find(c->argv[1].ptr, c->argv[1].len);
+    return f ? engine_cmd_flags(flags, f->flags) : flags;
+}
+
 static int fcall_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 {
     long long n;
@@ -972,11 +972,13 @@ command_t function__cmds_function[] = {
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Invokes a function.",
-            "Depends on the function that is executed.", .getkeys = fcall_getkeys),
+            "Depends on the function that is executed.", .getkeys = fcall_getkeys,
+            .getflags = fcall_getflags),
     CMD_ROW("fcall_ro", fcall_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Invokes a read-only function.",
-            "Depends on the function that is executed.", .getkeys = fcall_getkeys),
+            "Depends on the function that is executed.", .getkeys = fcall_getkeys,
+            .getflags = fcall_getflags),
     {NULL},
 };

@@ -106,6 +106,33 @@ static void controloptions(lua_State *L, int opt, const char **fmt, header_t *h)
     }
 }
 
+/* A walk over a format string, the one pack, unpack and size share. */
+typedef struct fmt_walk {
+    const char *fmt;
+    header_t h;
+} fmt_walk_t;
+
+/* The next item of w's format at offset pos: its option letter, its size and the padding
+ * that aligns it; the control options on the way ('>', '<', '!n', ' ') are applied to w->h.
+ * An unknown letter comes back as an item (pack and unpack refuse it, size counts it as 0).
+ * Returns 0 at the end of the format; raises a Lua error for a bad size or control option. */
+static int next_item(lua_State *L, fmt_walk_t *w, size_t pos, int *opt, size_t *size, size_t *pad)
+{
+    while (*w->fmt) {
+        int o = *w->fmt++;
+        size_t sz = optsize(L, (char)o, &w->fmt);
+        if (!isalnum(o)) {
+            controloptions(L, o, &w->fmt, &w->h);
+            continue;
+        }
+        *opt = o;
+        *size = sz;
+        *pad = (size_t)gettoalign(pos, &w->h, o, sz);
+        return 1;
+    }
+    return 0;
+}
+
 static void putinteger(lua_State *L, luaL_Buffer *b, int arg, int endian, int size)
 {
     lua_Number n = luaL_checknumber(L, arg);
@@ -132,18 +159,14 @@ static void correctbytes(char *b, int size, int endian)
 static int b_pack(lua_State *L)
 {
     luaL_Buffer b;
-    const char *fmt = luaL_checkstring(L, 1);
-    header_t h = {native_endian, 1};
-    int arg = 2;
-    size_t totalsize = 0;
+    fmt_walk_t w = {luaL_checkstring(L, 1), {native_endian, 1}};
+    int arg = 2, opt;
+    size_t totalsize = 0, size, pad;
     lua_pushnil(L); /* separates the arguments from the buffer */
     luaL_buffinit(L, &b);
-    while (*fmt) {
-        int opt = *fmt++;
-        size_t size = optsize(L, (char)opt, &fmt);
-        int toalign = gettoalign(totalsize, &h, opt, size);
-        totalsize += (size_t)toalign;
-        while (toalign-- > 0) luaL_addchar(&b, '\0');
+    while (next_item(L, &w, totalsize, &opt, &size, &pad)) {
+        totalsize += pad;
+        while (pad-- > 0) luaL_addchar(&b, '\0');
         switch (opt) {
         case 'b':
         case 'B':
@@ -154,20 +177,20 @@ static int b_pack(lua_State *L)
         case 'T':
         case 'i':
         case 'I':
-            putinteger(L, &b, arg++, h.endian, (int)size);
+            putinteger(L, &b, arg++, w.h.endian, (int)size);
             break;
         case 'x':
             luaL_addchar(&b, '\0');
             break;
         case 'f': {
             float f = (float)luaL_checknumber(L, arg++);
-            correctbytes((char *)&f, (int)size, h.endian);
+            correctbytes((char *)&f, (int)size, w.h.endian);
             luaL_addlstring(&b, (char *)&f, size);
             break;
         }
         case 'd': {
             double d = luaL_checknumber(L, arg++);
-            correctbytes((char *)&d, (int)size, h.endian);
+            correctbytes((char *)&d, (int)size, w.h.endian);
             luaL_addlstring(&b, (char *)&d, size);
             break;
         }
@@ -184,8 +207,8 @@ static int b_pack(lua_State *L)
             }
             break;
         }
-        default:
-            controloptions(L, opt, &fmt, &h);
+        default: /* an unknown letter: raises */
+            controloptions(L, opt, &w.fmt, &w.h);
         }
         totalsize += size;
     }
@@ -210,18 +233,15 @@ static lua_Number getinteger(const char *buff, int endian, int issigned, int siz
 
 static int b_unpack(lua_State *L)
 {
-    header_t h = {native_endian, 1};
-    const char *fmt = luaL_checkstring(L, 1);
-    size_t ld;
+    fmt_walk_t w = {luaL_checkstring(L, 1), {native_endian, 1}};
+    size_t ld, size, pad;
     const char *data = luaL_checklstring(L, 2, &ld);
     lua_Integer start = luaL_optinteger(L, 3, 1);
     luaL_argcheck(L, start > 0, 3, "offset must be 1 or greater");
     size_t pos = (size_t)start - 1;
-    int n = 0;
-    while (*fmt) {
-        int opt = *fmt++;
-        size_t size = optsize(L, (char)opt, &fmt);
-        pos += (size_t)gettoalign(pos, &h, opt, size);
+    int n = 0, opt;
+    while (next_item(L, &w, pos, &opt, &size, &pad)) {
+        pos += pad;
         luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
         luaL_checkstack(L, 2, "too many results");
         switch (opt) {
@@ -234,7 +254,7 @@ static int b_unpack(lua_State *L)
         case 'T':
         case 'i':
         case 'I':
-            lua_pushnumber(L, getinteger(data + pos, h.endian, islower(opt), (int)size));
+            lua_pushnumber(L, getinteger(data + pos, w.h.endian, islower(opt), (int)size));
             n++;
             break;
         case 'x':
@@ -242,7 +262,7 @@ static int b_unpack(lua_State *L)
         case 'f': {
             float f;
             memcpy(&f, data + pos, size);
-            correctbytes((char *)&f, sizeof(f), h.endian);
+            correctbytes((char *)&f, sizeof(f), w.h.endian);
             lua_pushnumber(L, f);
             n++;
             break;
@@ -250,7 +270,7 @@ static int b_unpack(lua_State *L)
         case 'd': {
             double d;
             memcpy(&d, data + pos, size);
-            correctbytes((char *)&d, sizeof(d), h.endian);
+            correctbytes((char *)&d, sizeof(d), w.h.endian);
             lua_pushnumber(L, d);
             n++;
             break;
@@ -277,8 +297,8 @@ static int b_unpack(lua_State *L)
             n++;
             break;
         }
-        default:
-            controloptions(L, opt, &fmt, &h);
+        default: /* an unknown letter: raises */
+            controloptions(L, opt, &w.fmt, &w.h);
         }
         pos += size;
     }
@@ -288,18 +308,15 @@ static int b_unpack(lua_State *L)
 
 static int b_size(lua_State *L)
 {
-    header_t h = {native_endian, 1};
-    const char *fmt = luaL_checkstring(L, 1);
-    size_t pos = 0;
-    while (*fmt) {
-        int opt = *fmt++;
-        size_t size = optsize(L, (char)opt, &fmt);
-        pos += (size_t)gettoalign(pos, &h, opt, size);
+    fmt_walk_t w = {luaL_checkstring(L, 1), {native_endian, 1}};
+    size_t pos = 0, size, pad;
+    int opt;
+    while (next_item(L, &w, pos, &opt, &size, &pad)) {
+        pos += pad;
         if (opt == 's')
             luaL_argerror(L, 1, "options 's' has no fixed size");
         else if (opt == 'c' && size == 0)
             luaL_argerror(L, 1, "option 'c0' has no fixed size");
-        if (!isalnum(opt)) controloptions(L, opt, &fmt, &h);
         pos += size;
     }
     lua_pushinteger(L, (lua_Integer)pos);

@@ -216,6 +216,59 @@ def test_debug_error_replies_its_argument_as_an_error(server_factory):
         c.close()
 
 
+# Redis's unit/introspection "CONFIG sanity" skips these (immutable in Redis, or not to be set
+# back blindly); every other pair of CONFIG GET * must be settable to the value it has.
+SANITY_SKIP = set("""rdbchecksum daemonize io-threads-do-reads tcp-backlog always-show-logo
+syslog-enabled cluster-enabled disable-thp aclfile unixsocket pidfile syslog-ident
+appendfilename appenddirname supervised syslog-facility databases io-threads logfile
+unixsocketperm replicaof slaveof requirepass server_cpulist bio_cpulist aof_rewrite_cpulist
+bgsave_cpulist set-proc-title cluster-config-file cluster-port oom-score-adj
+oom-score-adj-values enable-protected-configs enable-debug-command enable-module-command
+dbfilename dir socket-mark-id""".split())
+
+
+def test_every_config_can_be_set_to_the_value_config_get_shows(cte_server):
+    """As Redis's 'CONFIG sanity': CONFIG GET *, then CONFIG SET of each pair to its own value
+    succeeds and changes nothing. Our own start-up-only keys (users, tiers) accept exactly their
+    current value and refuse any other as immutable."""
+    r = cte_server.redis(decode_responses=True)
+    before = r.config_get("*")
+    for k, v in before.items():
+        if k in SANITY_SKIP or k.startswith("tls-"):
+            continue
+        r.config_set(k, v)  # raises on a refusal
+    assert r.config_get("*") == before
+    if "tiers" in before:
+        with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+            r.config_set("tiers", before["tiers"] + " extra:ram:1mb")
+
+
+def test_flushall_async_frees_in_the_background(server_factory):
+    """As Redis's emptyDbAsync: FLUSHALL ASYNC answers with the databases empty, and the
+    lazyfree thread frees their keys (counted one by one in lazyfreed_objects)."""
+    s = server_factory()
+    r = s.redis()
+    orig = r.info("memory")["used_memory"]
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.set("k%d" % i, "v" * 100)
+    p.sadd("myset", *range(10000))
+    p.execute()
+    peak = r.info("memory")["used_memory"]
+    assert peak > orig + 500000
+    assert r.flushall(asynchronous=True) is True
+    assert r.dbsize() == 0
+    for _ in range(50):
+        info = r.info()
+        if info["lazyfree_pending_objects"] == 0 and info["used_memory"] < (orig + peak) / 2:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("pending %d, used_memory %d (peak %d)" % (
+            info["lazyfree_pending_objects"], info["used_memory"], peak))
+    assert info["lazyfreed_objects"] == 2001
+
+
 def test_latency_histogram_and_latencystats_are_redis_s(server_factory):
     """LATENCY HISTOGRAM and INFO latencystats (Redis's unit/latency-monitor and unit/info):
     per-command histograms since CONFIG RESETSTAT, subcommands by full name, unknown names

@@ -768,3 +768,40 @@ def test_dataset_errors_are_cte_errors_with_messages(tag):
     with pytest.raises(ValueError, match="score"):
         tag.write_dataset("y", numpy.zeros(3), score=1.5)
     assert numpy.array_equal(tag.read_dataset("x"), numpy.zeros((6, 6), dtype="int16"))
+
+
+def test_shm_client_is_answered_busy_during_a_long_script(cte_server):
+    """A shared-memory client (attached before) is served through its rings while a script
+    is busy: -BUSY, and SCRIPT KILL from it ends the script, as a socket client's would."""
+    import redis
+    r = cte_server.redis()
+    r.config_set("busy-reply-threshold", 50)
+    shm = cte.Client("shm:%s" % cte_server.unixsocket, timeout=5)
+    assert shm.command("PING") == "PONG"
+    result = {}
+
+    def run():
+        try:
+            cte_server.redis(socket_timeout=30).eval("while true do end", 0)
+        except redis.exceptions.ResponseError as e:
+            result["err"] = str(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    deadline = time.time() + 10
+    try:
+        while True:
+            try:
+                shm.command("PING")
+            except cte.ResponseError as e:
+                assert str(e).startswith("BUSY Redis is busy running a script"), e
+                break
+            assert time.time() < deadline, "never -BUSY over shm"
+            time.sleep(0.02)
+        assert shm.command("SCRIPT", "KILL") == "OK"
+        t.join(10)
+        assert "Script killed by user" in result["err"]
+        assert shm.command("PING") == "PONG"
+    finally:
+        r.config_set("busy-reply-threshold", 5000)
+        shm.close()

@@ -5,6 +5,8 @@ maxmemory, redis-py's Lock (EVALSHA), a job queue written as a script, FUNCTION 
 DUMP/RESTORE, and the libraries and script effects surviving a restart through the
 append-only file (and its rewrite)."""
 import hashlib
+import random
+import signal
 import threading
 import time
 
@@ -132,6 +134,67 @@ def test_out_of_memory_refuses_scripts_that_may_write(r):
     r.config_set("maxmemory", 0)
 
 
+def _wait_blocked(r, n, timeout=5):
+    deadline = time.time() + timeout
+    while r.info("clients")["blocked_clients"] != n:
+        assert time.time() < deadline, "blocked_clients never reached %d" % n
+        time.sleep(0.01)
+
+
+def test_client_pause_write_holds_scripts_by_their_flags(cte_server, r):
+    """CLIENT PAUSE WRITE judges EVAL, EVALSHA and FCALL by the flags of the script they run,
+    as Redis 7.0 (scriptFlagsToCmdFlags): a no-writes script or function and EVAL_RO run, in
+    MULTI too; a script that may write (a plain shebang, or none: EVAL may replicate) and a
+    transaction that queued one wait for the pause to end."""
+    r.function_load(LIB)
+    sha = r.script_load("#!lua flags=no-writes\nreturn 'ro'")
+    free = cte_server.conn(timeout=5)
+    held = [cte_server.conn(timeout=5) for _ in range(3)]
+    assert held[2].call("MULTI").val == b"OK"
+    assert held[2].call("EVAL", "#!lua\nreturn 'tx'", 0).val == b"QUEUED"
+    r.execute_command("CLIENT", "PAUSE", 60000, "WRITE")
+    try:
+        assert free.call("EVAL", "#!lua flags=no-writes\nreturn 'new'", 0).val == b"new"
+        assert free.call("EVALSHA", sha, 0).val == b"ro"
+        assert free.call("EVAL_RO", "return 'ro'", 0).val == b"ro"
+        assert free.call("FCALL", "qlen", 1, "q").val == 0
+        assert free.call("MULTI").val == b"OK"
+        assert free.call("FCALL", "qlen", 1, "q").val == b"QUEUED"
+        assert free.py("EXEC") == [0]
+        held[0].send("EVAL", "#!lua\nreturn 'shebang'", 0)
+        held[1].send("EVAL", "return 'compat'", 0)
+        held[2].send("EXEC")
+        _wait_blocked(r, 3)
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert held[0].read_reply()[0].val == b"shebang"
+    assert held[1].read_reply()[0].val == b"compat"
+    assert held[2].read_reply()[0].val[0].val == b"tx"
+    for c in held + [free]:
+        c.close()
+
+
+def test_out_of_memory_judges_functions_and_transactions_by_their_flags(cte_server, r):
+    """Under maxmemory, FCALL of a function that may write is refused before it runs (its call
+    is deny-oom, as Redis's), a no-writes one runs; so does EXEC by what it queued."""
+    r.function_load(LIB)
+    ro, rw = cte_server.conn(), cte_server.conn()  # transactions queued before the OOM
+    for c, body in ((ro, "#!lua flags=no-writes\nreturn 1"), (rw, "#!lua\nreturn 2")):
+        assert c.call("MULTI").val == b"OK"
+        assert c.call("EVAL", body, 0).val == b"QUEUED"
+    r.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(ResponseError, match="^OOM command not allowed"):
+            r.fcall("qpush", 1, "q", "x")
+        assert r.fcall("qlen", 1, "q") == 0
+        assert ro.py("EXEC") == [1]
+        assert rw.call("EXEC").val.startswith(
+            b"EXECABORT Transaction discarded because of: OOM command not allowed")
+    finally:
+        r.config_set("maxmemory", 0)
+    assert r.llen("q") == 0
+
+
 def test_select_inside_a_script_does_not_change_the_caller(r):
     r.set("k", "db0")
     assert r.eval("redis.call('SELECT', 1); redis.call('SET', 'k', 'db1'); "
@@ -148,7 +211,7 @@ def test_exec_during_a_busy_script_aborts_the_transaction(cte_server, r):
     itself, refused while the script runs, answers EXECABORT ... BUSY and discards it."""
     r.config_set("busy-reply-threshold", 50)
     killer = cte_server.redis()
-    killer.ping()  # connected before: new connections wait for a busy script to end
+    killer.ping()
     tx = cte_server.conn()
     assert tx.call("MULTI").val == b"OK"
     assert tx.call("SET", "busy-tx", "1").val == b"QUEUED"
@@ -372,3 +435,216 @@ def test_info_memory_has_the_scripting_fields(r):
                   "number_of_functions", "used_memory_vm_functions"):
         assert field in info, field
     assert info["number_of_cached_scripts"] == 1
+
+
+def _busy_script(server, body="while true do end", keys=()):
+    """Runs body as EVAL on a connection of its own in a thread (the server's
+    busy-reply-threshold is set low first); returns (thread, result dict)."""
+    result = {}
+
+    def run():
+        try:
+            c = server.conn(timeout=30)
+            result["reply"] = c.call("EVAL", body, len(keys), *keys)
+            c.close()
+        except Exception as e:  # the server may go away (SHUTDOWN NOSAVE)
+            result["exc"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, result
+
+
+def _wait_busy(server, timeout=10):
+    """Waits until a connection opened before the script answers -BUSY."""
+    probe = server.conn(timeout=5)
+    deadline = time.time() + timeout
+    while True:
+        rep = probe.call("PING")
+        if rep.kind == "-":
+            assert rep.val.startswith(b"BUSY Redis is busy running a script"), rep
+            return probe
+        assert time.time() < deadline, "the script never made the server busy"
+        time.sleep(0.02)
+
+
+def test_new_connections_during_a_busy_script_are_answered_busy(cte_server, r):
+    """As Redis (processEventsWhileBlocked accepts): a connection opened while a script is
+    busy, over TCP and the Unix socket, is accepted and answered at once: -BUSY, but for HELLO
+    and the other allow-busy commands; SCRIPT KILL from a new connection ends the script."""
+    r.config_set("busy-reply-threshold", 50)
+    t, result = _busy_script(cte_server)
+    probe = _wait_busy(cte_server)
+    for unix in (False, True):
+        late = cte_server.conn(unix=unix, timeout=3)  # a hang fails on the socket timeout
+        rep = late.call("PING")
+        assert rep.kind == "-" and rep.val.startswith(b"BUSY Redis is busy running a script")
+        hello = late.py("HELLO", 3)
+        assert hello[b"proto"] == 3
+        late.close()
+    with pytest.raises(ResponseError, match="^BUSY"):
+        cte_server.redis(socket_timeout=3).get("k")  # redis-py's own handshake, then GET
+    killer = cte_server.conn(timeout=3)
+    assert killer.call("SCRIPT", "KILL").val == b"OK"
+    t.join(10)
+    assert not t.is_alive()
+    assert b"Script killed by user" in result["reply"].val
+    assert probe.call("PING").val == b"PONG"
+    probe.close()
+    killer.close()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+def test_shutdown_during_a_busy_script_is_refused_but_nosave(tmp_path):
+    """As Redis 7.0: SHUTDOWN (but NOSAVE) during a busy script answers -BUSY; SHUTDOWN
+    NOSAVE stops the server at once, and the script's writes so far never reach the
+    append-only file: after a restart none of them is there."""
+    s = start_cte(["--appendonly", "yes", "--appendfsync", "always",
+                   "--busy-reply-threshold", "50"])
+    try:
+        s.redis().set("before", 1)
+        t, result = _busy_script(s, "redis.call('SET', 'partial', 1) "
+                                    "redis.call('INCR', 'n') while true do end")
+        probe = _wait_busy(s)
+        late = s.conn(timeout=3)
+        for args in (("SHUTDOWN",), ("SHUTDOWN", "SAVE"), ("SHUTDOWN", "NOW")):
+            rep = late.call(*args)
+            assert rep.kind == "-" and rep.val.startswith(b"BUSY"), (args, rep)
+        late.send("SHUTDOWN", "NOSAVE")
+        assert s.wait_exit(10) == 0
+        t.join(10)
+        with open(s.tmpdir + "/appendonly.aof", "rb") as f:
+            aof = f.read()
+        assert b"partial" not in aof and b"MULTI" not in aof, aof
+        s.restart_same_dir(stop=False)
+        c = s.redis()
+        assert c.get("before") == b"1"
+        assert c.get("partial") is None and c.get("n") is None
+        probe.close()
+    finally:
+        if s.alive():
+            s.stop(check=False)
+        s.cleanup()
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+def test_sigterm_during_a_busy_script_shuts_down_when_it_ends():
+    """As Redis 7.0: SIGTERM during a busy script schedules the shutdown; the script runs to
+    its end meanwhile (other clients, new ones too, get -BUSY), then the server exits
+    cleanly with the script's writes in the append-only file."""
+    s = start_cte(["--appendonly", "yes", "--appendfsync", "always",
+                   "--busy-reply-threshold", "50"])
+    try:
+        t, result = _busy_script(
+            s, "redis.call('SET', 'done', 1) local t = redis.call('TIME')[1] "
+               "while tonumber(redis.call('TIME')[1]) < t + 2 do end return 1")
+        probe = _wait_busy(s)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert s.alive()
+        late = s.conn(timeout=3)
+        assert late.call("PING").val.startswith(b"BUSY")
+        assert s.wait_exit(15) == 0
+        t.join(10)
+        s.restart_same_dir(stop=False)
+        assert s.redis().get("done") == b"1"
+        probe.close()
+        late.close()
+    finally:
+        if s.alive():
+            s.stop(check=False)
+        s.cleanup()
+
+
+KILL_SCRIPT = """
+for i = 1, tonumber(ARGV[2]) do redis.call('INCR', KEYS[1]) end
+redis.call('INCRBY', 'total', ARGV[2])
+redis.call('RPUSH', 'done', ARGV[1])
+return 1
+"""
+KILL_LIB = """#!lua name=killlib
+redis.register_function('bump', function(keys, args)
+  for i = 1, tonumber(args[2]) do redis.call('HINCRBY', keys[1], 'n', 1) end
+  redis.call('INCRBY', 'total', args[2])
+  redis.call('RPUSH', 'done', args[1])
+  return 1
+end)
+"""
+
+
+def _script_load_worker(server, wid, stop, counts):
+    """Runs scripts (short ones, and long ones past busy-reply-threshold, whose writes the
+    server flushes while serving others) until the server dies or stop is set."""
+    try:
+        c = server.redis(socket_timeout=10)
+        sha = c.script_load(KILL_SCRIPT)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            sid = "%d-%d-%d" % (counts["round"], wid, n)
+            steps = 20000 if n % 7 == 0 else 300
+            try:
+                if n % 2:
+                    c.evalsha(sha, 1, "c:" + sid, sid, steps)
+                else:
+                    c.fcall("bump", 1, "h:" + sid, sid, steps)
+            except redis.ResponseError as e:  # the other worker's long script is busy
+                assert str(e).startswith("BUSY"), e
+                time.sleep(0.005)
+    except (redis.ConnectionError, redis.TimeoutError, ConnectionResetError):
+        pass
+
+
+def _check_all_or_nothing(c, per_script_steps=(300, 20000)):
+    done = [x.decode() for x in c.lrange("done", 0, -1)]
+    assert len(done) == len(set(done)), "a script's effects replayed twice"
+    total = 0
+    for sid in done:
+        v = c.get("c:" + sid)
+        if v is None:
+            v = c.hget("h:" + sid, "n")
+        assert v is not None and int(v) in per_script_steps, (sid, v)
+        total += int(v)
+    assert int(c.get("total") or 0) == total
+    # no counter without its script's end: a script that left nothing in 'done' left nothing
+    for k in c.scan_iter("[ch]:*"):
+        sid = k.decode()[2:]
+        assert sid in done, "partial effects of script %s after the crash" % sid
+    return len(done)
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+@pytest.mark.parametrize("fsync", ["always", "everysec"])
+def test_kill9_during_scripts_leaves_each_script_whole_or_absent(fsync):
+    """Scripts write many keys (logged inside MULTI/EXEC), some past busy-reply-threshold so
+    the server writes the log while they run; SIGKILL at random moments, then a restart on the
+    same append-only file: it loads, and every script's effects are all there or none."""
+    rng = random.Random(1234 if fsync == "always" else 4321)
+    s = start_cte(["--appendonly", "yes", "--appendfsync", fsync,
+                   "--busy-reply-threshold", "10"])
+    try:
+        s.redis().function_load(KILL_LIB)
+        seen = 0
+        for rnd in range(4):
+            stop = threading.Event()
+            counts = {"round": rnd}
+            workers = [threading.Thread(target=_script_load_worker, args=(s, w, stop, counts),
+                                        daemon=True) for w in range(2)]
+            for w in workers:
+                w.start()
+            time.sleep(rng.uniform(0.2, 0.8))
+            s.kill9()
+            stop.set()
+            for w in workers:
+                w.join(15)
+                assert not w.is_alive()
+            s.restart_same_dir(stop=False)
+            c = s.redis()
+            n = _check_all_or_nothing(c)
+            assert n >= seen  # what was there before the crash stays (fsync always: all)
+            seen = n
+        assert seen > 0, "no script ever finished"
+    finally:
+        if s.alive():
+            s.stop(check=False)
+        s.cleanup()

@@ -432,9 +432,31 @@ Test(config, immutable_keys_are_refused_with_redis_s_message)
     cr_assert_eq(set("io-threads", "4"), -1);
     cr_assert_eq(set("unixsocket", "/tmp/x"), -1);
     /* our own start-up-only key, worded as Redis words its immutable ones */
-    cr_assert_eq(set("tiers", "ram:ram:1gb"), -1);
+    cr_assert_eq(set("tiers", "ram:ram:2gb"), -1);
     cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument 'tiers') - "
                           "can't set immutable config");
+}
+
+Test(config, our_immutable_keys_may_be_set_to_the_value_they_have)
+{
+    /* as CONFIG GET * then CONFIG SET of each pair (Redis's "CONFIG sanity") needs; Redis's
+     * own immutable keys are refused even so, as Redis refuses them */
+    char tiers[256], daemonize[16];
+    snprintf(tiers, sizeof(tiers), "%s", get(&cfg, "tiers"));
+    cr_assert_eq(set("tiers", tiers), 0, "%s", err);
+    cr_assert_str_eq(get(&cfg, "tiers"), tiers);
+    cr_assert_eq(set("users", get(&cfg, "users")), 0, "%s", err);
+    snprintf(daemonize, sizeof(daemonize), "%s", get(&cfg, "daemonize"));
+    cr_assert_eq(set("daemonize", daemonize), -1);
+    cr_assert(strstr(err, "can't set immutable config"), "%s", err);
+    /* in one CONFIG SET with others, it changes nothing and the others apply */
+    const char *names[] = {"tiers", "maxclients"}, *values[] = {tiers, "77"};
+    cr_assert_eq(config_set_many(&cfg, 2, names, values, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.maxclients, 77);
+    values[0] = "ram:ram:3gb";
+    values[1] = "78";
+    cr_assert_eq(config_set_many(&cfg, 2, names, values, err, sizeof(err)), -1);
+    cr_assert_eq(cfg.maxclients, 77);
 }
 
 Test(config, unknown_keys_are_refused_with_redis_s_message)

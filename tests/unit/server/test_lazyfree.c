@@ -4,6 +4,7 @@
 #include "common/alloc.h"
 #include "server/lazyfree.h"
 #include "server/server.h"
+#include "storage/t_tag.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -64,4 +65,40 @@ Test(lazyfree, small_values_and_plain_del_are_freed_at_once)
     cr_assert_eq(lazyfree_freed(), before + 1);
     harness_expect(c, "CONFIG RESETSTAT", "+OK\r\n");
     cr_assert_eq(lazyfree_freed(), 0);
+}
+
+Test(lazyfree, flushall_async_empties_at_once_and_the_thread_frees)
+{
+    uint64_t before = lazyfree_freed();
+    fill_set("big", 2000);
+    harness_expect(c, "SET s v", "+OK\r\n");
+    harness_expect(c, "SELECT 2", "+OK\r\n");
+    harness_expect(c, "SET other v", "+OK\r\n");
+    harness_expect(c, "EXPIRE other 100", ":1\r\n");
+    size_t peak = alloc_used_memory();
+    harness_expect(c, "FLUSHALL ASYNC", "+OK\r\n");
+    harness_expect(c, "DBSIZE", ":0\r\n");
+    harness_expect(c, "SELECT 0", "+OK\r\n");
+    harness_expect(c, "DBSIZE", ":0\r\n");
+    harness_expect(c, "SET s new", "+OK\r\n"); /* the emptied database takes keys again */
+    lazyfree_drain();
+    cr_assert_eq(lazyfree_pending(), 0);
+    cr_assert_eq(lazyfree_freed(), before + 3); /* a database counts its keys */
+    cr_assert_lt(alloc_used_memory(), peak - 50000);
+    harness_expect(c, "FLUSHDB ASYNC", "+OK\r\n");
+    lazyfree_drain();
+    cr_assert_eq(lazyfree_freed(), before + 4);
+    harness_expect(c, "FLUSHDB ASYNC x", "-ERR syntax error\r\n");
+}
+
+Test(lazyfree, flush_async_is_at_once_while_a_tag_lives)
+{
+    uint64_t before = lazyfree_freed();
+    fill_set("big", 2000);
+    harness_expect(c, "TPUT t b 0 data", ":4\r\n");
+    harness_expect(c, "FLUSHALL ASYNC", "+OK\r\n");
+    harness_expect(c, "DBSIZE", ":0\r\n");
+    cr_assert_eq(lazyfree_pending(), 0); /* freed by the command itself */
+    cr_assert_eq(lazyfree_freed(), before);
+    cr_assert_eq(tag_live(), 0);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static client_t *c;
 
@@ -444,4 +445,19 @@ Test(server_cmds, memory_purge_gives_freed_pages_back)
     cr_assert_lt(resident_now() + (40u << 20), before);
     cr_assert_str_eq(run("MEMORY PURGE now"),
                      "-ERR wrong number of arguments for 'memory|purge' command\r\n");
+}
+
+Test(server_cmds, debug_pause_cron_stops_the_periodic_work)
+{
+    srv.cfg.enable_debug_command = CONFIG_DEBUG_CMD_YES;
+    cr_assert_str_eq(run("DEBUG PAUSE-CRON 1"), "+OK\r\n");
+    cr_assert_str_eq(run("SET k v PX 1"), "+OK\r\n");
+    usleep(5000);
+    for (int i = 0; i < 5; i++) server_cron();
+    cr_assert_eq(db_size(c->db), 1); /* expired, but the active cycle did not run */
+    cr_assert_str_eq(run("DEBUG PAUSE-CRON 0"), "+OK\r\n");
+    for (int i = 0; i < 5 && db_size(c->db); i++) server_cron();
+    cr_assert_eq(db_size(c->db), 0);
+    cr_assert_str_eq(run("DEBUG PAUSE-CRON x"), "+OK\r\n"); /* atoi: 0 */
+    cr_assert_eq(srv.pause_cron, 0);
 }

@@ -118,6 +118,39 @@ Test(aof, transaction_writes_are_wrapped_in_multi_exec)
               harness_escaped(t, strlen(t)));
 }
 
+Test(aof, an_open_transaction_is_written_only_when_it_ends)
+{
+    /* what a script past busy-reply-threshold does: its writes so far are flushed while it
+     * still runs; none may reach the file before EXEC */
+    ok("SET before 1");
+    aof_exec_begin();
+    resp_arg_t argv[3] = {{"SET", 3}, {"inside", 6}, {"1", 1}};
+    aof_propagate(NULL, 0, 3, argv);
+    const char *t = file_text();
+    cr_assert(strstr(t, "before") && !strstr(t, "MULTI") && !strstr(t, "inside"), "%s",
+              harness_escaped(t, strlen(t)));
+    aof_exec_end();
+    t = file_text();
+    cr_assert(strstr(t, "MULTI") && strstr(t, "inside") && strstr(t, "EXEC"), "%s",
+              harness_escaped(t, strlen(t)));
+}
+
+Test(aof, a_discarded_transaction_never_reaches_the_file)
+{
+    aof_exec_begin();
+    resp_arg_t set[3] = {{"SET", 3}, {"dropped", 7}, {"1", 1}};
+    aof_propagate(NULL, 3, 3, set); /* in db 3: SELECT 3 is logged with it */
+    aof_flush();
+    aof_exec_discard();
+    ok("SET kept 1"); /* db 0 again: the SELECT 3 of the dropped records is stated again */
+    const char *t = file_text();
+    cr_assert(!strstr(t, "dropped") && !strstr(t, "MULTI") && strstr(t, "kept"), "%s",
+              harness_escaped(t, strlen(t)));
+    restart();
+    harness_expect(c, "GET kept", "$1\r\n1\r\n");
+    harness_expect(c, "EXISTS dropped", ":0\r\n");
+}
+
 Test(aof, replay_gives_the_same_data_and_blob_times)
 {
     ok("SELECT 2");

@@ -107,6 +107,16 @@ Test(script_libs, struct_packs_and_unpacks)
     cr_assert_str_eq(run("local s, n = struct.unpack('s', 'hey\\0rest') return s .. n"), "hey5");
     cr_assert_str_eq(run("local s, n = struct.unpack('Bc0', '\\3abc') return s .. n"), "abc5");
     cr_assert_str_eq(run("return struct.size('!4bi4d')"), "16");
+    /* alignment and byte order switched inside one format, the three walks alike (the
+     * values of redis-server 7.0.15) */
+    cr_assert_str_eq(run(HEX "return hex(struct.pack('!4 b >i4 <h', 1, 2, 3))"),
+                     "01000000000000020300");
+    cr_assert_str_eq(run("local a, b, c, n = struct.unpack('!4 b >i4 <h', "
+                         "struct.pack('!4 b >i4 <h', 1, 2, 3)) return a .. b .. c .. ' ' .. n"),
+                     "123 11");
+    cr_assert_str_eq(run("return struct.size('!8 b d')"), "16");
+    cr_assert_str_eq(run("return struct.size('z')"), "0"); /* an unknown letter counts 0 */
+    cr_assert(strstr(run("return struct.unpack('q', 'a')"), "invalid format option 'q'"));
 }
 
 Test(script_libs, struct_checks_formats_and_lengths)

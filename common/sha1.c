@@ -2,7 +2,7 @@
  *
  * Scripts are hashed once when they are cached, so this is written for clarity: 64-byte
  * blocks, the padding built in a final one or two blocks on the stack. */
-#include "server/script/sha1.h"
+#include "common/sha1.h"
 
 #include <stdint.h>
 #include <string.h>
