@@ -86,6 +86,7 @@ static const server_room_t rooms[] = {
     {"bits", cmds_bits},
     {"sort", cmds_sort},
     {"admin", cmds_admin},
+    {"dump", cmds_dump},
     {"scripting", cmds_script, script_init, script_deinit},
     {"functions", function__cmds_function},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},

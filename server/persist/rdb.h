@@ -1,0 +1,114 @@
+/* rdb.h - values in Redis 7.0's RDB format: DUMP payloads, RESTORE, and reading RDB files.
+ *
+ * A value is written as Redis 7.0 writes it (RDB version 10): strings with Redis's integer
+ * and LZF encodings (same choices, same bytes), lists as quicklist 2 nodes split where Redis
+ * splits them, intsets, listpack hashes and sorted sets, and hashtable hashes and sets and
+ * skiplist sorted sets as counted sequences. Our own storage encodings are not Redis's bytes:
+ * the writer walks each value and re-encodes it, the reader builds values through the storage
+ * APIs, so a restored value ends in the encoding Redis would give it after loading.
+ *
+ * The reader accepts every value type of RDB versions 1 to 10 but module values and streams
+ * (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts against the bytes
+ * left (nothing is allocated by an unchecked count), listpacks with lp_validate, ziplists and
+ * intsets field by field, duplicate members and NaN scores refused. Bad input is an error,
+ * never a crash.
+ *
+ * DUMP payload:  type (1) | value | RDB version (2, LE) | CRC-64 of all before it (8, LE).
+ *
+ * Tags have a payload type of our own, RDB_TYPE_CTE_TAG (a byte Redis 7.0 does not use, so
+ * Redis refuses the payload with "Bad data format"); its layout is in rdb_save.c.
+ * Loop thread (the storage APIs are); the functions keep no state of their own. */
+#ifndef CTE_SERVER_PERSIST_RDB_H
+#define CTE_SERVER_PERSIST_RDB_H
+
+#include "common/buf.h"
+#include "storage/object.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RDB_VERSION 10
+
+/* Value types (Redis's numbering). */
+enum rdb_type {
+    RDB_TYPE_STRING = 0,
+    RDB_TYPE_LIST = 1,
+    RDB_TYPE_SET = 2,
+    RDB_TYPE_ZSET = 3,
+    RDB_TYPE_HASH = 4,
+    RDB_TYPE_ZSET_2 = 5,
+    RDB_TYPE_MODULE = 6,
+    RDB_TYPE_MODULE_2 = 7,
+    RDB_TYPE_HASH_ZIPMAP = 9,
+    RDB_TYPE_LIST_ZIPLIST = 10,
+    RDB_TYPE_SET_INTSET = 11,
+    RDB_TYPE_ZSET_ZIPLIST = 12,
+    RDB_TYPE_HASH_ZIPLIST = 13,
+    RDB_TYPE_LIST_QUICKLIST = 14,
+    RDB_TYPE_STREAM_LISTPACKS = 15,
+    RDB_TYPE_HASH_LISTPACK = 16,
+    RDB_TYPE_ZSET_LISTPACK = 17,
+    RDB_TYPE_LIST_QUICKLIST_2 = 18,
+    RDB_TYPE_STREAM_LISTPACKS_2 = 19,
+    RDB_TYPE_CTE_TAG = 200, /* ours: below the opcodes (245..255), unused by Redis */
+};
+
+/* Results of the reader. */
+enum rdb_status {
+    RDB_OK = 0,
+    RDB_ERR = -1,         /* malformed or truncated input */
+    RDB_ERR_EMPTY = -2,   /* a well-formed empty collection (Redis refuses these too) */
+    RDB_ERR_UNSUPPORTED = -3, /* a module value or a stream: skipped by rdb_skip_value */
+    RDB_ERR_NOMEM = -4,   /* a string too large for the memory there is */
+};
+
+/* A cursor over input bytes. */
+typedef struct rdb_reader {
+    const unsigned char *p, *end;
+    int version; /* RDB version of the input: decides old encodings (ZSET text scores) */
+} rdb_reader_t;
+
+/* ---- writing ---- */
+
+/* Appends a length in RDB form (6, 14, 32 or 64 bits). */
+void rdb_write_len(buf_t *b, uint64_t len);
+/* Appends a string as rdbSaveRawString does: an 8/16/32-bit integer form when the bytes are
+ * a canonical integer of at most 11 characters, LZF when compress and len > 20 and it saves
+ * at least 4 bytes, else length and bytes. */
+void rdb_write_string(buf_t *b, const void *p, size_t len, int compress);
+/* The RDB type byte Redis 7.0 writes for o. */
+int rdb_value_type(const obj_t *o);
+/* Appends o's value (without its type byte). Tags: see rdb_save.c. Aborts on OOM only. */
+void rdb_write_value(buf_t *b, const obj_t *o, int compress);
+/* Appends a whole DUMP payload of o: type, value, version, CRC. */
+void rdb_dump(buf_t *b, const obj_t *o, int compress);
+
+/* ---- reading ---- */
+
+/* 1 if p[0..len) ends with a footer of RDB version <= RDB_VERSION and a matching CRC-64 (a
+ * CRC of 0 is not special for payloads, as Redis). *version, when not NULL, gets the
+ * version. */
+int rdb_dump_verify(const void *p, size_t len, int *version);
+/* Decodes a verified DUMP payload into a new value (*out, owned by the caller). Returns
+ * RDB_OK, or an rdb_status error: RESTORE answers "Bad data format" to any of them. The whole
+ * payload but the footer must be consumed. */
+int rdb_dump_decode(const void *p, size_t len, int version, obj_t **out);
+
+/* Reads a length. RDB_OK, or RDB_ERR when truncated or encoded (an integer/LZF form). */
+int rdb_read_len(rdb_reader_t *r, uint64_t *len);
+/* Reads a value of type type into *out (owned by the caller). */
+int rdb_read_value(rdb_reader_t *r, int type, obj_t **out);
+/* Moves past a value of type type without building it (module values of type 7 and streams
+ * included; type 6 cannot be skipped: RDB_ERR). RDB_OK or RDB_ERR. */
+int rdb_skip_value(rdb_reader_t *r, int type);
+/* Moves past the body of an RDB_OPCODE_MODULE_AUX record (module id, when opcode, when, then
+ * the module's annotated data). RDB_OK or RDB_ERR. */
+int rdb_skip_module_aux(rdb_reader_t *r);
+/* 1 if type is a value type this reader knows (building or skipping). */
+int rdb_is_value_type(int type);
+
+/* Reads a string into a new allocation (xmalloc'd or try_malloc'd, NUL-terminated, the caller
+ * frees it with xfree), *len its length. NULL on error, with *err set to an rdb_status. */
+char *rdb_read_string_alloc(rdb_reader_t *r, size_t *len, int *err);
+
+#endif
