@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/persist/aof.h"
+#include "server/persist/rdb_import.h"
 #include "server/net/net.h"
 #include "server/rooms.h"
 #include "server/server.h"
@@ -80,6 +81,26 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     }
     stop_server(why);
+}
+
+/* --import-rdb FILE: the Redis RDB file into the keyspace, after the AOF (its keys replace
+ * the AOF's), then, with appendonly on, a rewrite so that the imported keys are in the AOF
+ * before the first client writes. */
+static void run_loop_while_loading(void);
+
+static int import_rdb(void)
+{
+    char err[256];
+    if (rdb_import_file(srv.cfg.import_rdb, run_loop_while_loading, NULL) < 0) {
+        log_warning("The import of %s failed: not starting (fix or remove --import-rdb)",
+                    srv.cfg.import_rdb);
+        return -1;
+    }
+    if (srv.cfg.appendonly && aof_rewrite_now(err, sizeof err) < 0) {
+        log_warning("Can't write the imported keys to the append only file: %s", err);
+        return -1;
+    }
+    return 0;
 }
 
 /* While the AOF loads (aof_load calls this now and then): accepts connections and answers
@@ -271,6 +292,10 @@ int main(int argc, char **argv)
         uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
         log_warning("cte-server is now ready to exit, bye bye...");
         return 0;
+    }
+    if (srv.cfg.import_rdb && import_rdb() < 0) {
+        net_stop();
+        return 1;
     }
     uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     if (srv.cfg.pidfile && *srv.cfg.pidfile) {
