@@ -22,51 +22,19 @@
 #define CTE_SERVER_PERSIST_RDB_H
 
 #include "common/buf.h"
+#include "common/rdb_walk.h"
 #include "storage/object.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define RDB_VERSION 10
-
-/* Value types (Redis's numbering). */
-enum rdb_type {
-    RDB_TYPE_STRING = 0,
-    RDB_TYPE_LIST = 1,
-    RDB_TYPE_SET = 2,
-    RDB_TYPE_ZSET = 3,
-    RDB_TYPE_HASH = 4,
-    RDB_TYPE_ZSET_2 = 5,
-    RDB_TYPE_MODULE = 6,
-    RDB_TYPE_MODULE_2 = 7,
-    RDB_TYPE_HASH_ZIPMAP = 9,
-    RDB_TYPE_LIST_ZIPLIST = 10,
-    RDB_TYPE_SET_INTSET = 11,
-    RDB_TYPE_ZSET_ZIPLIST = 12,
-    RDB_TYPE_HASH_ZIPLIST = 13,
-    RDB_TYPE_LIST_QUICKLIST = 14,
-    RDB_TYPE_STREAM_LISTPACKS = 15,
-    RDB_TYPE_HASH_LISTPACK = 16,
-    RDB_TYPE_ZSET_LISTPACK = 17,
-    RDB_TYPE_LIST_QUICKLIST_2 = 18,
-    RDB_TYPE_STREAM_LISTPACKS_2 = 19,
-    RDB_TYPE_CTE_TAG = 200, /* ours: below the opcodes (245..255), unused by Redis */
-};
-
-/* Results of the reader. */
+/* Results of the reader, beside rdb_walk.h's RDB_OK (0) and RDB_ERR (-1, malformed or
+ * truncated input). */
 enum rdb_status {
-    RDB_OK = 0,
-    RDB_ERR = -1,         /* malformed or truncated input */
-    RDB_ERR_EMPTY = -2,   /* a well-formed empty collection (Redis refuses these too) */
-    RDB_ERR_UNSUPPORTED = -3, /* a module value or a stream: skipped by rdb_skip_value */
-    RDB_ERR_NOMEM = -4,   /* a string too large for the memory there is */
+    RDB_ERR_EMPTY = -2,       /* a well-formed empty collection (Redis refuses these too) */
+    RDB_ERR_UNSUPPORTED = -3, /* a module value or a stream: rdbw_skip_value moves past it */
+    RDB_ERR_NOMEM = -4,       /* a string too large for the memory there is */
 };
-
-/* A cursor over input bytes. */
-typedef struct rdb_reader {
-    const unsigned char *p, *end;
-    int version; /* RDB version of the input: decides old encodings (ZSET text scores) */
-} rdb_reader_t;
 
 /* ---- writing ---- */
 
@@ -94,18 +62,8 @@ int rdb_dump_verify(const void *p, size_t len, int *version);
  * payload but the footer must be consumed. */
 int rdb_dump_decode(const void *p, size_t len, int version, obj_t **out);
 
-/* Reads a length. RDB_OK, or RDB_ERR when truncated or encoded (an integer/LZF form). */
-int rdb_read_len(rdb_reader_t *r, uint64_t *len);
 /* Reads a value of type type into *out (owned by the caller). */
 int rdb_read_value(rdb_reader_t *r, int type, obj_t **out);
-/* Moves past a value of type type without building it (module values of type 7 and streams
- * included; type 6 cannot be skipped: RDB_ERR). RDB_OK or RDB_ERR. */
-int rdb_skip_value(rdb_reader_t *r, int type);
-/* Moves past the body of an RDB_OPCODE_MODULE_AUX record (module id, when opcode, when, then
- * the module's annotated data). RDB_OK or RDB_ERR. */
-int rdb_skip_module_aux(rdb_reader_t *r);
-/* 1 if type is a value type this reader knows (building or skipping). */
-int rdb_is_value_type(int type);
 
 /* Reads a string into a new allocation (xmalloc'd or try_malloc'd, NUL-terminated, the caller
  * frees it with xfree), *len its length. NULL on error, with *err set to an rdb_status. */

@@ -36,17 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OP_FUNCTION2 245
-#define OP_FUNCTION 246
-#define OP_MODULE_AUX 247
-#define OP_IDLE 248
-#define OP_FREQ 249
-#define OP_AUX 250
-#define OP_RESIZEDB 251
-#define OP_EXPIRETIME_MS 252
-#define OP_EXPIRETIME 253
-#define OP_SELECTDB 254
-#define OP_EOF 255
 #define LRU_CLOCK_MAX ((1u << 24) - 1)
 
 typedef struct importer {
@@ -153,7 +142,7 @@ static int import_key(importer_t *im, int type)
     obj_t *val = NULL;
     int rc = rdb_read_value(&im->r, type, &val);
     if (rc == RDB_ERR_UNSUPPORTED) {
-        rc = rdb_skip_value(&im->r, type);
+        rc = rdbw_skip_value(&im->r, type);
         if (rc == RDB_OK)
             report_key(im, key, klen,
                        type == RDB_TYPE_MODULE_2 ? "a module value (modules are not supported)"
@@ -241,38 +230,38 @@ static int import_record(importer_t *im)
     long long t;
     if (read_u8(im, &op) < 0) return fail(im, "the file ends before its EOF marker");
     switch (op) {
-    case OP_EOF: return 1;
-    case OP_SELECTDB:
-        if (rdb_read_len(&im->r, &a) != RDB_OK) return fail(im, "a SELECTDB is corrupt");
+    case RDB_OP_EOF: return 1;
+    case RDB_OP_SELECTDB:
+        if (rdbw_len(&im->r, &a) != RDB_OK) return fail(im, "a SELECTDB is corrupt");
         if (a >= (uint64_t)srv.ndb) return fail(im, "a key is in a database above databases-1");
         im->db = (int)a;
         return 0;
-    case OP_RESIZEDB:
-        if (rdb_read_len(&im->r, &a) != RDB_OK || rdb_read_len(&im->r, &b) != RDB_OK)
+    case RDB_OP_RESIZEDB:
+        if (rdbw_len(&im->r, &a) != RDB_OK || rdbw_len(&im->r, &b) != RDB_OK)
             return fail(im, "a RESIZEDB is corrupt");
         return 0;
-    case OP_EXPIRETIME_MS:
+    case RDB_OP_EXPIRETIME_MS:
         if (read_le(im, 8, &t) < 0) return fail(im, "an expire time is cut off");
         im->expire = t;
         return 0;
-    case OP_EXPIRETIME:
+    case RDB_OP_EXPIRETIME:
         if (read_le(im, 4, &t) < 0) return fail(im, "an expire time is cut off");
         im->expire = (long long)(int32_t)t * 1000;
         return 0;
-    case OP_IDLE:
-        if (rdb_read_len(&im->r, &a) != RDB_OK) return fail(im, "an idle time is corrupt");
+    case RDB_OP_IDLE:
+        if (rdbw_len(&im->r, &a) != RDB_OK) return fail(im, "an idle time is corrupt");
         im->idle = a > LRU_CLOCK_MAX ? LRU_CLOCK_MAX : (long long)a;
         return 0;
-    case OP_FREQ:
+    case RDB_OP_FREQ:
         if (read_u8(im, &op) < 0) return fail(im, "a frequency is cut off");
         im->freq = op;
         return 0;
-    case OP_AUX: return import_aux(im);
-    case OP_MODULE_AUX:
-        if (rdb_skip_module_aux(&im->r) != RDB_OK) return fail(im, "module aux data is corrupt");
+    case RDB_OP_AUX: return import_aux(im);
+    case RDB_OP_MODULE_AUX:
+        if (rdbw_skip_module_aux(&im->r) != RDB_OK) return fail(im, "module aux data is corrupt");
         log_warning("Module aux data in %s is not imported (modules are not supported)", im->path);
         return 0;
-    case OP_FUNCTION2: {
+    case RDB_OP_FUNCTION2: {
         size_t len;
         int err;
         char *code = rdb_read_string_alloc(&im->r, &len, &err);
@@ -281,11 +270,11 @@ static int import_record(importer_t *im)
         xfree(code);
         return 0;
     }
-    case OP_FUNCTION:
+    case RDB_OP_FUNCTION:
         return fail(im, "function records of a Redis 7.0 release candidate are not supported");
     case RDB_TYPE_MODULE: return fail(im, "a module value of the pre-4.0 format cannot be skipped");
     default:
-        if (!rdb_is_value_type((int)op)) return fail(im, "an unknown record type");
+        if (!rdbw_is_value_type((int)op)) return fail(im, "an unknown record type");
         return import_key(im, (int)op);
     }
 }

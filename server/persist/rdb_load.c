@@ -23,6 +23,7 @@
 #include "common/crc64.h"
 #include "common/listpack.h"
 #include "common/lzf.h"
+#include "common/rdb_walk.h"
 #include "common/util.h"
 #include "storage/t_hash.h"
 #include "storage/t_list.h"
@@ -34,69 +35,6 @@
 #include <string.h>
 
 #define LZF_MAX_RATIO 88 /* at most 264 bytes out of a 3-byte reference */
-
-static inline size_t left(const rdb_reader_t *r)
-{
-    return (size_t)(r->end - r->p);
-}
-
-static uint64_t load_be(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++) v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t load_le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-/* Reads a length or, when the top bits are 11, the encoding number into *enc (*len is then
- * meaningless). */
-static int read_len_or_enc(rdb_reader_t *r, uint64_t *len, int *enc)
-{
-    if (left(r) < 1) return RDB_ERR;
-    unsigned b = *r->p;
-    *enc = -1;
-    switch (b >> 6) {
-    case 0:
-        *len = b & 0x3f;
-        r->p++;
-        return RDB_OK;
-    case 1:
-        if (left(r) < 2) return RDB_ERR;
-        *len = ((uint64_t)(b & 0x3f) << 8) | r->p[1];
-        r->p += 2;
-        return RDB_OK;
-    case 3:
-        *enc = b & 0x3f;
-        r->p++;
-        return RDB_OK;
-    }
-    int n = b == 0x80 ? 4 : b == 0x81 ? 8 : 0;
-    if (!n || left(r) < (size_t)n + 1) return RDB_ERR;
-    *len = load_be(r->p + 1, n);
-    r->p += 1 + n;
-    return RDB_OK;
-}
-
-int rdb_read_len(rdb_reader_t *r, uint64_t *len)
-{
-    int enc;
-    if (read_len_or_enc(r, len, &enc) != RDB_OK || enc != -1) return RDB_ERR;
-    return RDB_OK;
-}
-
-/* A count of elements that each take at least min_bytes of input. */
-static int read_count(rdb_reader_t *r, uint64_t *n, size_t min_bytes)
-{
-    if (rdb_read_len(r, n) != RDB_OK) return RDB_ERR;
-    if (*n > left(r) / min_bytes) return RDB_ERR;
-    return RDB_OK;
-}
 
 /* A string read from the input: a view into it, or into num (integer forms), or into owned
  * (LZF, to be freed). */
@@ -116,8 +54,8 @@ static void rstr_release(rstr_t *s)
 static int read_lzf(rdb_reader_t *r, rstr_t *s)
 {
     uint64_t clen, len;
-    if (rdb_read_len(r, &clen) != RDB_OK || rdb_read_len(r, &len) != RDB_OK) return RDB_ERR;
-    if (clen > left(r) || len / LZF_MAX_RATIO > clen) return RDB_ERR;
+    if (rdbw_len(r, &clen) != RDB_OK || rdbw_len(r, &len) != RDB_OK) return RDB_ERR;
+    if (clen > rdbw_left(r) || len / LZF_MAX_RATIO > clen) return RDB_ERR;
     char *out = try_malloc(len + 1);
     if (!out) return RDB_ERR_NOMEM;
     if (lzf_decompress(r->p, clen, out, len) != len) {
@@ -136,9 +74,9 @@ static int read_str(rdb_reader_t *r, rstr_t *s)
     uint64_t len;
     int enc;
     s->owned = NULL;
-    if (read_len_or_enc(r, &len, &enc) != RDB_OK) return RDB_ERR;
+    if (rdbw_len_or_enc(r, &len, &enc) != RDB_OK) return RDB_ERR;
     if (enc == -1) {
-        if (len > left(r)) return RDB_ERR;
+        if (len > rdbw_left(r)) return RDB_ERR;
         s->p = (const char *)r->p;
         s->len = len;
         r->p += len;
@@ -146,8 +84,8 @@ static int read_str(rdb_reader_t *r, rstr_t *s)
     }
     if (enc == 3) return read_lzf(r, s);
     int n = enc == 0 ? 1 : enc == 1 ? 2 : enc == 2 ? 4 : 0;
-    if (!n || left(r) < (size_t)n) return RDB_ERR;
-    uint64_t u = load_le(r->p, n);
+    if (!n || rdbw_left(r) < (size_t)n) return RDB_ERR;
+    uint64_t u = rdbw_load_le(r->p, n);
     int64_t v = n == 1 ? (int8_t)u : n == 2 ? (int16_t)u : (int32_t)u;
     r->p += n;
     s->len = ll_to_str(s->num, v);
@@ -175,37 +113,6 @@ char *rdb_read_string_alloc(rdb_reader_t *r, size_t *len, int *err)
     return copy;
 }
 
-static int skip_str(rdb_reader_t *r)
-{
-    uint64_t len;
-    int enc;
-    if (read_len_or_enc(r, &len, &enc) != RDB_OK) return RDB_ERR;
-    if (enc == -1) {
-        if (len > left(r)) return RDB_ERR;
-        r->p += len;
-        return RDB_OK;
-    }
-    if (enc == 3) {
-        uint64_t clen, ulen;
-        if (rdb_read_len(r, &clen) != RDB_OK || rdb_read_len(r, &ulen) != RDB_OK ||
-            clen > left(r))
-            return RDB_ERR;
-        r->p += clen;
-        return RDB_OK;
-    }
-    int n = enc == 0 ? 1 : enc == 1 ? 2 : enc == 2 ? 4 : 0;
-    if (!n || left(r) < (size_t)n) return RDB_ERR;
-    r->p += n;
-    return RDB_OK;
-}
-
-static int skip_bytes(rdb_reader_t *r, size_t n)
-{
-    if (left(r) < n) return RDB_ERR;
-    r->p += n;
-    return RDB_OK;
-}
-
 /* ---- element sources: listpacks and ziplists walked one entry at a time ---- */
 
 typedef struct src {
@@ -229,12 +136,12 @@ static int src_ziplist(src_t *s, const char *blob, size_t size)
 {
     const unsigned char *z = (const unsigned char *)blob;
     s->zip = 1;
-    if (size < 11 || load_le(z, 4) != size || z[size - 1] != 0xFF || load_le(z + 4, 4) >= size)
+    if (size < 11 || rdbw_load_le(z, 4) != size || z[size - 1] != 0xFF || rdbw_load_le(z + 4, 4) >= size)
         return RDB_ERR;
     s->zp = z + 10;
     s->zend = z + size - 1;
     s->zcount = 0;
-    s->zdeclared = (uint32_t)load_le(z + 8, 2);
+    s->zdeclared = (uint32_t)rdbw_load_le(z + 8, 2);
     return RDB_OK;
 }
 
@@ -260,7 +167,7 @@ static int zl_next(src_t *s, const unsigned char **p, size_t *len, long long *v)
     } else if (e == 0x80) {
         if (end - q < 5) return RDB_ERR;
         hdr = 5;
-        dlen = (size_t)load_be(q + 1, 4);
+        dlen = (size_t)rdbw_load_be(q + 1, 4);
     } else {
         hdr = 1;
         int n = e == 0xC0 ? 2 : e == 0xD0 ? 4 : e == 0xE0 ? 8 : e == 0xF0 ? 3 : e == 0xFE ? 1 : 0;
@@ -270,7 +177,7 @@ static int zl_next(src_t *s, const unsigned char **p, size_t *len, long long *v)
             return RDB_ERR;
         } else {
             if ((size_t)(end - q) < 1 + (size_t)n) return RDB_ERR;
-            uint64_t u = load_le(q + 1, n);
+            uint64_t u = rdbw_load_le(q + 1, n);
             int sh = 64 - 8 * n;
             *v = sh ? (long long)((int64_t)(u << sh) >> sh) : (long long)u;
             dlen = (size_t)n;
@@ -402,7 +309,7 @@ static int load_string(rdb_reader_t *r, obj_t **out)
 static int load_list_plain(rdb_reader_t *r, obj_t **out)
 {
     uint64_t n;
-    if (read_count(r, &n, 1) != RDB_OK) return RDB_ERR;
+    if (rdbw_count(r, &n, 1) != RDB_OK) return RDB_ERR;
     if (n == 0) return RDB_ERR_EMPTY;
     list_t *l = list_new();
     int rc = RDB_OK;
@@ -425,7 +332,7 @@ static int load_list_plain(rdb_reader_t *r, obj_t **out)
 static int load_quicklist(rdb_reader_t *r, int v2, obj_t **out)
 {
     uint64_t n;
-    if (read_count(r, &n, 1) != RDB_OK) return RDB_ERR;
+    if (rdbw_count(r, &n, 1) != RDB_OK) return RDB_ERR;
     if (n == 0) return RDB_ERR_EMPTY;
     list_t *l = list_new();
     int rc = RDB_OK;
@@ -433,7 +340,7 @@ static int load_quicklist(rdb_reader_t *r, int v2, obj_t **out)
         uint64_t container = 2;
         rstr_t b;
         src_t s = {0};
-        if (v2 && (rdb_read_len(r, &container) != RDB_OK || (container != 1 && container != 2))) {
+        if (v2 && (rdbw_len(r, &container) != RDB_OK || (container != 1 && container != 2))) {
             rc = RDB_ERR;
             break;
         }
@@ -476,7 +383,7 @@ static int load_list_ziplist(rdb_reader_t *r, obj_t **out)
 static int load_set(rdb_reader_t *r, obj_t **out)
 {
     uint64_t n;
-    if (read_count(r, &n, 1) != RDB_OK) return RDB_ERR;
+    if (rdbw_count(r, &n, 1) != RDB_OK) return RDB_ERR;
     if (n == 0) return RDB_ERR_EMPTY;
     set_t *s = set_new(n > storage_params.set_max_intset_entries ? ENC_HT : ENC_INTSET);
     int rc = RDB_OK;
@@ -501,7 +408,7 @@ static int load_intset(rdb_reader_t *r, obj_t **out)
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
     const unsigned char *q = (const unsigned char *)b.p;
-    uint64_t width = b.len >= 8 ? load_le(q, 4) : 0, n = b.len >= 8 ? load_le(q + 4, 4) : 0;
+    uint64_t width = b.len >= 8 ? rdbw_load_le(q, 4) : 0, n = b.len >= 8 ? rdbw_load_le(q + 4, 4) : 0;
     if ((width != 2 && width != 4 && width != 8) || 8 + n * width != b.len) {
         rstr_release(&b);
         return RDB_ERR;
@@ -512,7 +419,7 @@ static int load_intset(rdb_reader_t *r, obj_t **out)
     }
     set_t *s = set_new(ENC_INTSET);
     for (uint64_t i = 0; i < n && rc == RDB_OK; i++) {
-        uint64_t u = load_le(q + 8 + i * width, (int)width);
+        uint64_t u = rdbw_load_le(q + 8 + i * width, (int)width);
         int sh = 64 - 8 * (int)width;
         long long v = sh ? (long long)((int64_t)(u << sh) >> sh) : (long long)u;
         char num[24];
@@ -527,30 +434,10 @@ static int load_intset(rdb_reader_t *r, obj_t **out)
     return RDB_OK;
 }
 
-/* A text score of RDB_TYPE_ZSET: 253 nan, 254 +inf, 255 -inf, else that many characters. */
-static int read_text_score(rdb_reader_t *r, double *d)
-{
-    if (left(r) < 1) return RDB_ERR;
-    unsigned n = *r->p++;
-    if (n == 253) return RDB_ERR; /* NaN */
-    if (n >= 254) {
-        *d = n == 254 ? INFINITY : -INFINITY;
-        return RDB_OK;
-    }
-    if (left(r) < n) return RDB_ERR;
-    char t[256];
-    memcpy(t, r->p, n);
-    t[n] = '\0';
-    r->p += n;
-    char *e;
-    *d = strtod(t, &e);
-    return e == t ? RDB_ERR : RDB_OK;
-}
-
 static int load_zset(rdb_reader_t *r, int binary, obj_t **out)
 {
     uint64_t n;
-    if (read_count(r, &n, 2) != RDB_OK) return RDB_ERR;
+    if (rdbw_count(r, &n, 2) != RDB_OK) return RDB_ERR;
     if (n == 0) return RDB_ERR_EMPTY;
     zset_t *z = zset_new();
     int rc = RDB_OK;
@@ -560,15 +447,15 @@ static int load_zset(rdb_reader_t *r, int binary, obj_t **out)
         if ((rc = read_str(r, &m)) != RDB_OK) break;
         if (binary) {
             uint64_t u;
-            if (left(r) < 8) {
+            if (rdbw_left(r) < 8) {
                 rc = RDB_ERR;
             } else {
-                u = load_le(r->p, 8);
+                u = rdbw_load_le(r->p, 8);
                 memcpy(&d, &u, 8);
                 r->p += 8;
             }
         } else {
-            rc = read_text_score(r, &d);
+            rc = rdbw_text_score(r, &d);
         }
         if (rc == RDB_OK) rc = zset_add_checked(z, m.p, m.len, d);
         rstr_release(&m);
@@ -584,7 +471,7 @@ static int load_zset(rdb_reader_t *r, int binary, obj_t **out)
 static int load_hash(rdb_reader_t *r, obj_t **out)
 {
     uint64_t n;
-    if (read_count(r, &n, 2) != RDB_OK) return RDB_ERR;
+    if (rdbw_count(r, &n, 2) != RDB_OK) return RDB_ERR;
     if (n == 0) return RDB_ERR_EMPTY;
     hash_t *h = hash_new();
     int rc = RDB_OK;
@@ -615,7 +502,7 @@ static int zipmap_len(const unsigned char **q, const unsigned char *end, size_t 
         return RDB_OK;
     }
     if (**q != 254 || end - *q < 5) return RDB_ERR;
-    *len = (size_t)load_le(*q + 1, 4);
+    *len = (size_t)rdbw_load_le(*q + 1, 4);
     *q += 5;
     return RDB_OK;
 }
@@ -699,124 +586,6 @@ int rdb_read_value(rdb_reader_t *r, int type, obj_t **out)
     }
 }
 
-int rdb_is_value_type(int type)
-{
-    return (type >= 0 && type <= 7) || (type >= 9 && type <= 19);
-}
-
-/* ---- skipping values (what the importer cannot load, reported by key) ---- */
-
-static int skip_strings(rdb_reader_t *r, uint64_t per_item, size_t extra)
-{
-    uint64_t n;
-    if (read_count(r, &n, 1) != RDB_OK) return RDB_ERR;
-    for (uint64_t i = 0; i < n; i++) {
-        for (uint64_t k = 0; k < per_item; k++)
-            if (skip_str(r) != RDB_OK) return RDB_ERR;
-        if (skip_bytes(r, extra) != RDB_OK) return RDB_ERR;
-    }
-    return RDB_OK;
-}
-
-/* A module value written with annotations (RDB_TYPE_MODULE_2, and module aux data): opcodes
- * 1 signed, 2 unsigned (a length each), 3 float (4 bytes), 4 double (8), 5 string, 0 end. */
-static int skip_module_opcodes(rdb_reader_t *r)
-{
-    for (;;) {
-        uint64_t op, v;
-        if (rdb_read_len(r, &op) != RDB_OK) return RDB_ERR;
-        int rc;
-        switch (op) {
-        case 0: return RDB_OK;
-        case 1:
-        case 2: rc = rdb_read_len(r, &v); break;
-        case 3: rc = skip_bytes(r, 4); break;
-        case 4: rc = skip_bytes(r, 8); break;
-        case 5: rc = skip_str(r); break;
-        default: return RDB_ERR;
-        }
-        if (rc != RDB_OK) return RDB_ERR;
-    }
-}
-
-static int skip_lens(rdb_reader_t *r, int n)
-{
-    uint64_t v;
-    for (int i = 0; i < n; i++)
-        if (rdb_read_len(r, &v) != RDB_OK) return RDB_ERR;
-    return RDB_OK;
-}
-
-/* Streams: listpacks (id key + listpack), length, last id, [v2: first id, max deleted id,
- * entries added], groups (name, last id, [v2: entries read], PEL of 16-byte ids with delivery
- * time and count, consumers with name, seen time and a PEL of ids). */
-static int skip_stream(rdb_reader_t *r, int v2)
-{
-    uint64_t n, m, k;
-    if (skip_strings(r, 2, 0) != RDB_OK || skip_lens(r, 3) != RDB_OK) return RDB_ERR;
-    if (v2 && skip_lens(r, 5) != RDB_OK) return RDB_ERR;
-    if (read_count(r, &n, 1) != RDB_OK) return RDB_ERR;
-    for (uint64_t g = 0; g < n; g++) {
-        if (skip_str(r) != RDB_OK || skip_lens(r, v2 ? 3 : 2) != RDB_OK) return RDB_ERR;
-        if (read_count(r, &m, 16) != RDB_OK) return RDB_ERR;
-        for (uint64_t i = 0; i < m; i++)
-            if (skip_bytes(r, 24) != RDB_OK || skip_lens(r, 1) != RDB_OK) return RDB_ERR;
-        if (read_count(r, &m, 1) != RDB_OK) return RDB_ERR;
-        for (uint64_t c = 0; c < m; c++) {
-            if (skip_str(r) != RDB_OK || skip_bytes(r, 8) != RDB_OK ||
-                read_count(r, &k, 16) != RDB_OK || skip_bytes(r, k * 16) != RDB_OK)
-                return RDB_ERR;
-        }
-    }
-    return RDB_OK;
-}
-
-int rdb_skip_value(rdb_reader_t *r, int type)
-{
-    uint64_t n;
-    switch (type) {
-    case RDB_TYPE_STRING:
-    case RDB_TYPE_HASH_ZIPMAP:
-    case RDB_TYPE_LIST_ZIPLIST:
-    case RDB_TYPE_SET_INTSET:
-    case RDB_TYPE_ZSET_ZIPLIST:
-    case RDB_TYPE_HASH_ZIPLIST:
-    case RDB_TYPE_HASH_LISTPACK:
-    case RDB_TYPE_ZSET_LISTPACK: return skip_str(r);
-    case RDB_TYPE_LIST:
-    case RDB_TYPE_SET:
-    case RDB_TYPE_LIST_QUICKLIST: return skip_strings(r, 1, 0);
-    case RDB_TYPE_HASH: return skip_strings(r, 2, 0);
-    case RDB_TYPE_ZSET_2: return skip_strings(r, 1, 8);
-    case RDB_TYPE_ZSET:
-        if (read_count(r, &n, 2) != RDB_OK) return RDB_ERR;
-        for (uint64_t i = 0; i < n; i++) {
-            double d;
-            if (skip_str(r) != RDB_OK) return RDB_ERR;
-            if (left(r) >= 1 && *r->p >= 253) {
-                r->p++;
-                continue;
-            }
-            if (read_text_score(r, &d) != RDB_OK) return RDB_ERR;
-        }
-        return RDB_OK;
-    case RDB_TYPE_LIST_QUICKLIST_2:
-        if (read_count(r, &n, 2) != RDB_OK) return RDB_ERR;
-        for (uint64_t i = 0; i < n; i++)
-            if (skip_lens(r, 1) != RDB_OK || skip_str(r) != RDB_OK) return RDB_ERR;
-        return RDB_OK;
-    case RDB_TYPE_MODULE_2: return skip_lens(r, 1) == RDB_OK ? skip_module_opcodes(r) : RDB_ERR;
-    case RDB_TYPE_STREAM_LISTPACKS: return skip_stream(r, 0);
-    case RDB_TYPE_STREAM_LISTPACKS_2: return skip_stream(r, 1);
-    default: return RDB_ERR;
-    }
-}
-
-int rdb_skip_module_aux(rdb_reader_t *r)
-{
-    return skip_lens(r, 3) == RDB_OK ? skip_module_opcodes(r) : RDB_ERR;
-}
-
 /* ---- DUMP payloads ---- */
 
 int rdb_dump_verify(const void *p, size_t len, int *version)
@@ -827,7 +596,7 @@ int rdb_dump_verify(const void *p, size_t len, int *version)
     int v = foot[0] | (foot[1] << 8);
     if (version) *version = v;
     if (v > RDB_VERSION) return 0;
-    return crc64(0, b, len - 8) == load_le(foot + 2, 8);
+    return crc64(0, b, len - 8) == rdbw_load_le(foot + 2, 8);
 }
 
 int rdb_dump_decode(const void *p, size_t len, int version, obj_t **out)
@@ -836,6 +605,6 @@ int rdb_dump_decode(const void *p, size_t len, int version, obj_t **out)
     *out = NULL;
     if (len < 11) return RDB_ERR;
     int type = *r.p++;
-    if (!rdb_is_value_type(type)) return RDB_ERR;
+    if (!rdbw_is_value_type(type)) return RDB_ERR;
     return rdb_read_value(&r, type, out);
 }
