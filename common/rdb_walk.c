@@ -5,9 +5,14 @@
  * most one pass over the input. */
 #include "common/rdb_walk.h"
 
+#include "common/lzf.h"
+#include "common/util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define LZF_MAX_RATIO 88 /* at most 264 bytes out of a 3-byte reference */
 
 uint64_t rdbw_load_be(const unsigned char *p, int n)
 {
@@ -64,6 +69,54 @@ int rdbw_count(rdb_reader_t *r, uint64_t *n, size_t min_bytes)
 {
     if (rdbw_len(r, n) != RDB_OK) return RDB_ERR;
     if (*n > rdbw_left(r) / min_bytes) return RDB_ERR;
+    return RDB_OK;
+}
+
+void rdbw_str_release(rdbw_str_t *s)
+{
+    free(s->owned);
+    s->owned = NULL;
+}
+
+static int read_lzf(rdb_reader_t *r, rdbw_str_t *s)
+{
+    uint64_t clen, len;
+    if (rdbw_len(r, &clen) != RDB_OK || rdbw_len(r, &len) != RDB_OK) return RDB_ERR;
+    if (clen > rdbw_left(r) || len / LZF_MAX_RATIO > clen) return RDB_ERR;
+    char *out = malloc(len + 1);
+    if (!out) return RDB_ERR_NOMEM;
+    if (lzf_decompress(r->p, clen, out, len) != len) {
+        free(out);
+        return RDB_ERR;
+    }
+    out[len] = '\0';
+    r->p += clen;
+    s->p = s->owned = out;
+    s->len = len;
+    return RDB_OK;
+}
+
+int rdbw_string(rdb_reader_t *r, rdbw_str_t *s)
+{
+    uint64_t len;
+    int enc;
+    s->owned = NULL;
+    if (rdbw_len_or_enc(r, &len, &enc) != RDB_OK) return RDB_ERR;
+    if (enc == -1) {
+        if (len > rdbw_left(r)) return RDB_ERR;
+        s->p = (const char *)r->p;
+        s->len = len;
+        r->p += len;
+        return RDB_OK;
+    }
+    if (enc == 3) return read_lzf(r, s);
+    int n = enc == 0 ? 1 : enc == 1 ? 2 : enc == 2 ? 4 : 0;
+    if (!n || rdbw_left(r) < (size_t)n) return RDB_ERR;
+    uint64_t u = rdbw_load_le(r->p, n);
+    int64_t v = n == 1 ? (int8_t)u : n == 2 ? (int16_t)u : (int32_t)u;
+    r->p += n;
+    s->len = ll_to_str(s->num, v);
+    s->p = s->num;
     return RDB_OK;
 }
 

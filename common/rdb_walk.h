@@ -55,7 +55,7 @@ enum rdb_opcode {
     RDB_OP_EOF = 255,
 };
 
-enum { RDB_OK = 0, RDB_ERR = -1 };
+enum { RDB_OK = 0, RDB_ERR = -1, RDB_ERR_NOMEM = -4 /* a string larger than the memory there is */ };
 
 /* A cursor over input bytes. */
 typedef struct rdb_reader {
@@ -80,6 +80,21 @@ int rdbw_len(rdb_reader_t *r, uint64_t *len);
 /* Reads a count of items that each take at least min_bytes: RDB_ERR when more would not fit
  * in what is left, so that callers can size by it. */
 int rdbw_count(rdb_reader_t *r, uint64_t *n, size_t min_bytes);
+/* A string read from the input: a view into it, or into num (integer forms), or into owned
+ * (LZF: malloc'd, released by rdbw_str_release). */
+typedef struct rdbw_str {
+    const char *p;
+    size_t len;
+    char *owned;
+    char num[24];
+} rdbw_str_t;
+
+/* Reads a string in any encoding: RDB_OK, RDB_ERR, or RDB_ERR_NOMEM when an LZF string's
+ * stated length cannot be allocated (it is checked first against what its compressed bytes
+ * can produce, 264 bytes per 3). */
+int rdbw_string(rdb_reader_t *r, rdbw_str_t *s);
+void rdbw_str_release(rdbw_str_t *s);
+
 /* Moves past n bytes / one string in any encoding. */
 int rdbw_skip(rdb_reader_t *r, size_t n);
 int rdbw_skip_string(rdb_reader_t *r);

@@ -33,7 +33,6 @@
 enum rdb_status {
     RDB_ERR_EMPTY = -2,       /* a well-formed empty collection (Redis refuses these too) */
     RDB_ERR_UNSUPPORTED = -3, /* a module value or a stream: rdbw_skip_value moves past it */
-    RDB_ERR_NOMEM = -4,       /* a string too large for the memory there is */
 };
 
 /* ---- writing ---- */

@@ -34,82 +34,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LZF_MAX_RATIO 88 /* at most 264 bytes out of a 3-byte reference */
-
-/* A string read from the input: a view into it, or into num (integer forms), or into owned
- * (LZF, to be freed). */
-typedef struct rstr {
-    const char *p;
-    size_t len;
-    char *owned;
-    char num[24];
-} rstr_t;
-
-static void rstr_release(rstr_t *s)
-{
-    xfree(s->owned);
-    s->owned = NULL;
-}
-
-static int read_lzf(rdb_reader_t *r, rstr_t *s)
-{
-    uint64_t clen, len;
-    if (rdbw_len(r, &clen) != RDB_OK || rdbw_len(r, &len) != RDB_OK) return RDB_ERR;
-    if (clen > rdbw_left(r) || len / LZF_MAX_RATIO > clen) return RDB_ERR;
-    char *out = try_malloc(len + 1);
-    if (!out) return RDB_ERR_NOMEM;
-    if (lzf_decompress(r->p, clen, out, len) != len) {
-        xfree(out);
-        return RDB_ERR;
-    }
-    out[len] = '\0';
-    r->p += clen;
-    s->p = s->owned = out;
-    s->len = len;
-    return RDB_OK;
-}
-
-static int read_str(rdb_reader_t *r, rstr_t *s)
-{
-    uint64_t len;
-    int enc;
-    s->owned = NULL;
-    if (rdbw_len_or_enc(r, &len, &enc) != RDB_OK) return RDB_ERR;
-    if (enc == -1) {
-        if (len > rdbw_left(r)) return RDB_ERR;
-        s->p = (const char *)r->p;
-        s->len = len;
-        r->p += len;
-        return RDB_OK;
-    }
-    if (enc == 3) return read_lzf(r, s);
-    int n = enc == 0 ? 1 : enc == 1 ? 2 : enc == 2 ? 4 : 0;
-    if (!n || rdbw_left(r) < (size_t)n) return RDB_ERR;
-    uint64_t u = rdbw_load_le(r->p, n);
-    int64_t v = n == 1 ? (int8_t)u : n == 2 ? (int16_t)u : (int32_t)u;
-    r->p += n;
-    s->len = ll_to_str(s->num, v);
-    s->p = s->num;
-    return RDB_OK;
-}
 
 char *rdb_read_string_alloc(rdb_reader_t *r, size_t *len, int *err)
 {
-    rstr_t s;
-    *err = read_str(r, &s);
+    rdbw_str_t s;
+    *err = rdbw_string(r, &s);
     if (*err != RDB_OK) return NULL;
-    if (s.owned) {
-        *len = s.len;
-        return s.owned;
-    }
     char *copy = try_malloc(s.len + 1);
-    if (!copy) {
+    if (copy) {
+        memcpy(copy, s.p, s.len);
+        copy[s.len] = '\0';
+        *len = s.len;
+    } else {
         *err = RDB_ERR_NOMEM;
-        return NULL;
     }
-    memcpy(copy, s.p, s.len);
-    copy[s.len] = '\0';
-    *len = s.len;
+    rdbw_str_release(&s);
     return copy;
 }
 
@@ -289,18 +228,18 @@ static int list_from_src(list_t *l, src_t *s)
 
 /* Reads a string that holds an encoded blob (listpack, ziplist, intset...) and opens it as a
  * source of the given kind. The caller releases blob. */
-static int read_blob(rdb_reader_t *r, rstr_t *blob)
+static int read_blob(rdb_reader_t *r, rdbw_str_t *blob)
 {
-    return read_str(r, blob);
+    return rdbw_string(r, blob);
 }
 
 static int load_string(rdb_reader_t *r, obj_t **out)
 {
-    rstr_t s;
-    int rc = read_str(r, &s);
+    rdbw_str_t s;
+    int rc = rdbw_string(r, &s);
     if (rc != RDB_OK) return rc;
     str_obj_t *o = str_try_new(s.p, s.len, s.len);
-    rstr_release(&s);
+    rdbw_str_release(&s);
     if (!o) return RDB_ERR_NOMEM;
     *out = &o->h;
     return RDB_OK;
@@ -314,10 +253,10 @@ static int load_list_plain(rdb_reader_t *r, obj_t **out)
     list_t *l = list_new();
     int rc = RDB_OK;
     for (uint64_t i = 0; i < n && rc == RDB_OK; i++) {
-        rstr_t s;
-        if ((rc = read_str(r, &s)) != RDB_OK) break;
+        rdbw_str_t s;
+        if ((rc = rdbw_string(r, &s)) != RDB_OK) break;
         if (list_push(l, LIST_TAIL, s.p, s.len) < 0) rc = RDB_ERR_NOMEM;
-        rstr_release(&s);
+        rdbw_str_release(&s);
     }
     if (rc != RDB_OK) {
         list_free(l);
@@ -338,7 +277,7 @@ static int load_quicklist(rdb_reader_t *r, int v2, obj_t **out)
     int rc = RDB_OK;
     for (uint64_t i = 0; i < n && rc == RDB_OK; i++) {
         uint64_t container = 2;
-        rstr_t b;
+        rdbw_str_t b;
         src_t s = {0};
         if (v2 && (rdbw_len(r, &container) != RDB_OK || (container != 1 && container != 2))) {
             rc = RDB_ERR;
@@ -351,7 +290,7 @@ static int load_quicklist(rdb_reader_t *r, int v2, obj_t **out)
             rc = list_push(l, LIST_TAIL, b.p, b.len) < 0 ? RDB_ERR_NOMEM : RDB_OK;
         else if ((rc = v2 ? src_listpack(&s, b.p, b.len) : src_ziplist(&s, b.p, b.len)) == RDB_OK)
             rc = list_from_src(l, &s);
-        rstr_release(&b);
+        rdbw_str_release(&b);
     }
     if (rc == RDB_OK && list_len(l) == 0) rc = RDB_ERR_EMPTY;
     if (rc != RDB_OK) {
@@ -364,13 +303,13 @@ static int load_quicklist(rdb_reader_t *r, int v2, obj_t **out)
 
 static int load_list_ziplist(rdb_reader_t *r, obj_t **out)
 {
-    rstr_t b;
+    rdbw_str_t b;
     src_t s = {0};
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
     list_t *l = list_new();
     if ((rc = src_ziplist(&s, b.p, b.len)) == RDB_OK) rc = list_from_src(l, &s);
-    rstr_release(&b);
+    rdbw_str_release(&b);
     if (rc == RDB_OK && list_len(l) == 0) rc = RDB_ERR_EMPTY;
     if (rc != RDB_OK) {
         list_free(l);
@@ -388,10 +327,10 @@ static int load_set(rdb_reader_t *r, obj_t **out)
     set_t *s = set_new(n > storage_params.set_max_intset_entries ? ENC_HT : ENC_INTSET);
     int rc = RDB_OK;
     for (uint64_t i = 0; i < n && rc == RDB_OK; i++) {
-        rstr_t m;
-        if ((rc = read_str(r, &m)) != RDB_OK) break;
+        rdbw_str_t m;
+        if ((rc = rdbw_string(r, &m)) != RDB_OK) break;
         if (!set_add(s, m.p, m.len)) rc = RDB_ERR; /* a duplicate */
-        rstr_release(&m);
+        rdbw_str_release(&m);
     }
     if (rc != RDB_OK) {
         set_free(s);
@@ -404,17 +343,17 @@ static int load_set(rdb_reader_t *r, obj_t **out)
 /* Intset blob: encoding u32 (2, 4 or 8) | length u32 | length values of that width, LE. */
 static int load_intset(rdb_reader_t *r, obj_t **out)
 {
-    rstr_t b;
+    rdbw_str_t b;
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
     const unsigned char *q = (const unsigned char *)b.p;
     uint64_t width = b.len >= 8 ? rdbw_load_le(q, 4) : 0, n = b.len >= 8 ? rdbw_load_le(q + 4, 4) : 0;
     if ((width != 2 && width != 4 && width != 8) || 8 + n * width != b.len) {
-        rstr_release(&b);
+        rdbw_str_release(&b);
         return RDB_ERR;
     }
     if (n == 0) {
-        rstr_release(&b);
+        rdbw_str_release(&b);
         return RDB_ERR_EMPTY;
     }
     set_t *s = set_new(ENC_INTSET);
@@ -425,7 +364,7 @@ static int load_intset(rdb_reader_t *r, obj_t **out)
         char num[24];
         if (!set_add(s, num, ll_to_str(num, v))) rc = RDB_ERR;
     }
-    rstr_release(&b);
+    rdbw_str_release(&b);
     if (rc != RDB_OK) {
         set_free(s);
         return rc;
@@ -442,9 +381,9 @@ static int load_zset(rdb_reader_t *r, int binary, obj_t **out)
     zset_t *z = zset_new();
     int rc = RDB_OK;
     for (uint64_t i = 0; i < n && rc == RDB_OK; i++) {
-        rstr_t m;
+        rdbw_str_t m;
         double d;
-        if ((rc = read_str(r, &m)) != RDB_OK) break;
+        if ((rc = rdbw_string(r, &m)) != RDB_OK) break;
         if (binary) {
             uint64_t u;
             if (rdbw_left(r) < 8) {
@@ -458,7 +397,7 @@ static int load_zset(rdb_reader_t *r, int binary, obj_t **out)
             rc = rdbw_text_score(r, &d);
         }
         if (rc == RDB_OK) rc = zset_add_checked(z, m.p, m.len, d);
-        rstr_release(&m);
+        rdbw_str_release(&m);
     }
     if (rc != RDB_OK) {
         zset_free(z);
@@ -476,13 +415,13 @@ static int load_hash(rdb_reader_t *r, obj_t **out)
     hash_t *h = hash_new();
     int rc = RDB_OK;
     for (uint64_t i = 0; i < n && rc == RDB_OK; i++) {
-        rstr_t f, v;
-        if ((rc = read_str(r, &f)) != RDB_OK) break;
-        if ((rc = read_str(r, &v)) == RDB_OK) {
+        rdbw_str_t f, v;
+        if ((rc = rdbw_string(r, &f)) != RDB_OK) break;
+        if ((rc = rdbw_string(r, &v)) == RDB_OK) {
             if (!hash_set(&h, f.p, f.len, v.p, v.len)) rc = RDB_ERR; /* a duplicate */
-            rstr_release(&v);
+            rdbw_str_release(&v);
         }
-        rstr_release(&f);
+        rdbw_str_release(&f);
     }
     if (rc != RDB_OK) {
         hash_free(h);
@@ -509,7 +448,7 @@ static int zipmap_len(const unsigned char **q, const unsigned char *end, size_t 
 
 static int load_zipmap(rdb_reader_t *r, obj_t **out)
 {
-    rstr_t b;
+    rdbw_str_t b;
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
     const unsigned char *q = (const unsigned char *)b.p + 1, *end = (const unsigned char *)b.p + b.len;
@@ -538,7 +477,7 @@ static int load_zipmap(rdb_reader_t *r, obj_t **out)
     }
     if (rc == RDB_OK && (q + 1 != end)) rc = RDB_ERR;
     if (rc == RDB_OK && hash_len(h) == 0) rc = RDB_ERR_EMPTY;
-    rstr_release(&b);
+    rdbw_str_release(&b);
     if (rc != RDB_OK) {
         hash_free(h);
         return rc;
@@ -550,13 +489,13 @@ static int load_zipmap(rdb_reader_t *r, obj_t **out)
 /* Hashes and sorted sets stored as one listpack or ziplist of pairs. */
 static int load_pairs(rdb_reader_t *r, int zip, int zset, obj_t **out)
 {
-    rstr_t b;
+    rdbw_str_t b;
     src_t s = {0};
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
     rc = zip ? src_ziplist(&s, b.p, b.len) : src_listpack(&s, b.p, b.len);
     if (rc == RDB_OK) rc = zset ? zset_from_src(&s, out) : hash_from_src(&s, out);
-    rstr_release(&b);
+    rdbw_str_release(&b);
     return rc;
 }
 
