@@ -27,14 +27,12 @@ static void dump_cmd(client_t *c)
         reply_null(c);
         return;
     }
-    if (rdb_value_type(kv->val) < 0) {
-        reply_error(c, "ERR DUMP does not support tags");
-        return;
-    }
     buf_t b;
     buf_init(&b);
-    rdb_dump(&b, kv->val, srv.cfg.inert.rdbcompression);
-    reply_bulk(c, b.data, b.len);
+    if (rdb_dump(&b, kv->val, srv.cfg.inert.rdbcompression) < 0)
+        reply_error(c, "ERR a blob of this tag is being written or cannot be read now, try again");
+    else
+        reply_bulk(c, b.data, b.len);
     buf_deinit(&b);
 }
 

@@ -7,16 +7,16 @@
  * the writer walks each value and re-encodes it, the reader builds values through the storage
  * APIs, so a restored value ends in the encoding Redis would give it after loading.
  *
- * The reader accepts every value type of RDB versions 1 to 10 but module values and streams
- * (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts against the bytes
+ * The reader accepts every value type of RDB versions 1 to 10 (and tags) but module values
+ * and streams (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts against the bytes
  * left (nothing is allocated by an unchecked count), listpacks with lp_validate, ziplists and
  * intsets field by field, duplicate members and NaN scores refused. Bad input is an error,
  * never a crash.
  *
  * DUMP payload:  type (1) | value | RDB version (2, LE) | CRC-64 of all before it (8, LE).
  *
- * Tags have a payload type of our own, RDB_TYPE_CTE_TAG (a byte Redis 7.0 does not use, so
- * Redis refuses the payload with "Bad data format"); its layout is in rdb_save.c.
+ * Tags have a payload type of our own, RDB_TYPE_CTE_TAG (200, a byte Redis 7.0 does not use,
+ * so Redis refuses the payload with "Bad data format"); its layout is in rdb_tag.c.
  * Loop thread (the storage APIs are); the functions keep no state of their own. */
 #ifndef CTE_SERVER_PERSIST_RDB_H
 #define CTE_SERVER_PERSIST_RDB_H
@@ -45,10 +45,13 @@ void rdb_write_len(buf_t *b, uint64_t len);
 void rdb_write_string(buf_t *b, const void *p, size_t len, int compress);
 /* The RDB type byte Redis 7.0 writes for o. */
 int rdb_value_type(const obj_t *o);
-/* Appends o's value (without its type byte). Tags: see rdb_save.c. Aborts on OOM only. */
-void rdb_write_value(buf_t *b, const obj_t *o, int compress);
-/* Appends a whole DUMP payload of o: type, value, version, CRC. */
-void rdb_dump(buf_t *b, const obj_t *o, int compress);
+/* Appends o's value (without its type byte). Returns 0, or -1 for a tag whose bytes cannot be
+ * read now (a blob with a write in flight, no memory for a file-tier read): b then holds a
+ * partial value. */
+int rdb_write_value(buf_t *b, const obj_t *o, int compress);
+/* Appends a whole DUMP payload of o: type, value, version, CRC. Returns 0, or -1 as
+ * rdb_write_value (b is then as it was). */
+int rdb_dump(buf_t *b, const obj_t *o, int compress);
 
 /* ---- reading ---- */
 
@@ -67,5 +70,9 @@ int rdb_read_value(rdb_reader_t *r, int type, obj_t **out);
 /* Reads a string into a new allocation (xmalloc'd or try_malloc'd, NUL-terminated, the caller
  * frees it with xfree), *len its length. NULL on error, with *err set to an rdb_status. */
 char *rdb_read_string_alloc(rdb_reader_t *r, size_t *len, int *err);
+
+/* Tags' own payload type (rdb_tag.c): the value of RDB_TYPE_CTE_TAG. */
+int rdb__write_tag(buf_t *b, const obj_t *o, int compress);
+int rdb__read_tag(rdb_reader_t *r, obj_t **out);
 
 #endif

@@ -518,6 +518,7 @@ int rdb_read_value(rdb_reader_t *r, int type, obj_t **out)
     case RDB_TYPE_HASH_LISTPACK: return load_pairs(r, 0, 0, out);
     case RDB_TYPE_ZSET_LISTPACK: return load_pairs(r, 0, 1, out);
     case RDB_TYPE_LIST_QUICKLIST_2: return load_quicklist(r, 1, out);
+    case RDB_TYPE_CTE_TAG: return rdb__read_tag(r, out);
     case RDB_TYPE_MODULE_2:
     case RDB_TYPE_STREAM_LISTPACKS:
     case RDB_TYPE_STREAM_LISTPACKS_2: return RDB_ERR_UNSUPPORTED;
@@ -544,6 +545,6 @@ int rdb_dump_decode(const void *p, size_t len, int version, obj_t **out)
     *out = NULL;
     if (len < 11) return RDB_ERR;
     int type = *r.p++;
-    if (!rdbw_is_value_type(type)) return RDB_ERR;
+    if (!rdbw_is_value_type(type) && type != RDB_TYPE_CTE_TAG) return RDB_ERR;
     return rdb_read_value(&r, type, out);
 }

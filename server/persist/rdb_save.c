@@ -119,6 +119,7 @@ int rdb_value_type(const obj_t *o)
     case OBJ_SET: return o->enc == ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
     case OBJ_ZSET: return o->enc == ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
     case OBJ_HASH: return o->enc == ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+    case OBJ_TAG: return RDB_TYPE_CTE_TAG;
     default: return -1;
     }
 }
@@ -292,7 +293,7 @@ static void write_hash(buf_t *b, const hash_t *hc, int compress)
     }
 }
 
-void rdb_write_value(buf_t *b, const obj_t *o, int compress)
+int rdb_write_value(buf_t *b, const obj_t *o, int compress)
 {
     switch (o->type) {
     case OBJ_STRING: {
@@ -304,17 +305,22 @@ void rdb_write_value(buf_t *b, const obj_t *o, int compress)
     case OBJ_SET: write_set(b, (const set_t *)o, compress); break;
     case OBJ_ZSET: write_zset(b, (const zset_t *)o, compress); break;
     case OBJ_HASH: write_hash(b, (const hash_t *)o, compress); break;
+    case OBJ_TAG: return rdb__write_tag(b, o, compress);
     default: assert(!"rdb_write_value: type without an RDB form");
     }
+    return 0;
 }
 
-void rdb_dump(buf_t *b, const obj_t *o, int compress)
+int rdb_dump(buf_t *b, const obj_t *o, int compress)
 {
     size_t start = b->len;
     int type = rdb_value_type(o);
     assert(type >= 0);
     buf_push(b, (char)type);
-    rdb_write_value(b, o, compress);
+    if (rdb_write_value(b, o, compress) < 0) {
+        b->len = start;
+        return -1;
+    }
     unsigned char foot[8];
     foot[0] = RDB_VERSION & 0xff;
     foot[1] = (RDB_VERSION >> 8) & 0xff;
@@ -322,4 +328,5 @@ void rdb_dump(buf_t *b, const obj_t *o, int compress)
     uint64_t crc = crc64(0, b->data + start, b->len - start);
     for (int i = 0; i < 8; i++) foot[i] = (unsigned char)(crc >> (8 * i));
     buf_append(b, foot, 8);
+    return 0;
 }

@@ -485,3 +485,36 @@ def test_import_tool_streams_an_rdb_into_a_running_server(redis_server, cte_serv
         redis.Redis(host=redis_server.host, port=redis_server.port, db=db).flushdb()
     r.function_flush()
     cte_server.redis().function_flush()
+
+
+# ---------------------------------------------------------------------------------------
+# Tags: a payload type of our own (200), refused by Redis
+
+
+def test_tag_dump_restore_round_trip(both):
+    c, r = both
+    c.execute_command("TPUT", "tg", "ram", 0, "hello world" * 100, 0.75)
+    c.execute_command("TPUT", "tg", "disk", 0, bytes(range(256)) * 4000, 0.0)
+    c.execute_command("TPUT", "tg", "empty", 0, "")
+    p = c.dump("tg")
+    assert p[0] == 200
+    assert c.restore("copy", 0, p) == b"OK"
+    assert sorted(c.execute_command("TLIST", "copy")) == [b"disk", b"empty", b"ram"]
+    for b in (b"ram", b"disk", b"empty"):
+        assert c.execute_command("TGET", "copy", b) == c.execute_command("TGET", "tg", b)
+    assert c.type("copy") == c.type("tg")
+    with pytest.raises(redis.ResponseError) as e:
+        r.restore("tg", 0, p)
+    assert str(e.value) == "Bad data format"
+    rnd = random.Random(3)
+    body = p[:-10]
+    for _ in range(300):
+        m = bytearray(body[:2000])
+        m[rnd.randrange(1, len(m))] = rnd.randrange(256)
+        if rnd.random() < 0.3:
+            del m[rnd.randrange(2, len(m)):]
+        try:
+            c.restore("fuzz", 0, payload(bytes(m)), replace=True)
+        except redis.ResponseError as e:
+            assert str(e) == "Bad data format"
+    assert c.ping()
