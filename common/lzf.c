@@ -69,8 +69,7 @@ static size_t match_len(const unsigned char *in, size_t ref, size_t ip, size_t m
             if (in[ref + len] != in[ip + len]) return len;
         }
     }
-    do
-        len++;
+    do len++;
     while (len < maxlen && in[ref + len] == in[ip + len]);
     return len;
 }

@@ -132,8 +132,7 @@ int rdbw_skip_string(rdb_reader_t *r)
     }
     if (enc == 3) {
         uint64_t clen, ulen;
-        if (rdbw_len(r, &clen) != RDB_OK || rdbw_len(r, &ulen) != RDB_OK ||
-            clen > rdbw_left(r))
+        if (rdbw_len(r, &clen) != RDB_OK || rdbw_len(r, &ulen) != RDB_OK || clen > rdbw_left(r))
             return RDB_ERR;
         r->p += clen;
         return RDB_OK;
@@ -199,13 +198,23 @@ static int skip_module_opcodes(rdb_reader_t *r)
         if (rdbw_len(r, &op) != RDB_OK) return RDB_ERR;
         int rc;
         switch (op) {
-        case 0: return RDB_OK;
+        case 0:
+            return RDB_OK;
         case 1:
-        case 2: rc = rdbw_len(r, &v); break;
-        case 3: rc = rdbw_skip(r, 4); break;
-        case 4: rc = rdbw_skip(r, 8); break;
-        case 5: rc = rdbw_skip_string(r); break;
-        default: return RDB_ERR;
+        case 2:
+            rc = rdbw_len(r, &v);
+            break;
+        case 3:
+            rc = rdbw_skip(r, 4);
+            break;
+        case 4:
+            rc = rdbw_skip(r, 8);
+            break;
+        case 5:
+            rc = rdbw_skip_string(r);
+            break;
+        default:
+            return RDB_ERR;
         }
         if (rc != RDB_OK) return RDB_ERR;
     }
@@ -254,12 +263,16 @@ int rdbw_skip_value(rdb_reader_t *r, int type)
     case RDB_TYPE_ZSET_ZIPLIST:
     case RDB_TYPE_HASH_ZIPLIST:
     case RDB_TYPE_HASH_LISTPACK:
-    case RDB_TYPE_ZSET_LISTPACK: return rdbw_skip_string(r);
+    case RDB_TYPE_ZSET_LISTPACK:
+        return rdbw_skip_string(r);
     case RDB_TYPE_LIST:
     case RDB_TYPE_SET:
-    case RDB_TYPE_LIST_QUICKLIST: return skip_strings(r, 1, 0);
-    case RDB_TYPE_HASH: return skip_strings(r, 2, 0);
-    case RDB_TYPE_ZSET_2: return skip_strings(r, 1, 8);
+    case RDB_TYPE_LIST_QUICKLIST:
+        return skip_strings(r, 1, 0);
+    case RDB_TYPE_HASH:
+        return skip_strings(r, 2, 0);
+    case RDB_TYPE_ZSET_2:
+        return skip_strings(r, 1, 8);
     case RDB_TYPE_ZSET:
         if (rdbw_count(r, &n, 2) != RDB_OK) return RDB_ERR;
         for (uint64_t i = 0; i < n; i++) {
@@ -277,10 +290,14 @@ int rdbw_skip_value(rdb_reader_t *r, int type)
         for (uint64_t i = 0; i < n; i++)
             if (skip_lens(r, 1) != RDB_OK || rdbw_skip_string(r) != RDB_OK) return RDB_ERR;
         return RDB_OK;
-    case RDB_TYPE_MODULE_2: return skip_lens(r, 1) == RDB_OK ? skip_module_opcodes(r) : RDB_ERR;
-    case RDB_TYPE_STREAM_LISTPACKS: return skip_stream(r, 0);
-    case RDB_TYPE_STREAM_LISTPACKS_2: return skip_stream(r, 1);
-    default: return RDB_ERR;
+    case RDB_TYPE_MODULE_2:
+        return skip_lens(r, 1) == RDB_OK ? skip_module_opcodes(r) : RDB_ERR;
+    case RDB_TYPE_STREAM_LISTPACKS:
+        return skip_stream(r, 0);
+    case RDB_TYPE_STREAM_LISTPACKS_2:
+        return skip_stream(r, 1);
+    default:
+        return RDB_ERR;
     }
 }
 
@@ -288,4 +305,3 @@ int rdbw_skip_module_aux(rdb_reader_t *r)
 {
     return skip_lens(r, 3) == RDB_OK ? skip_module_opcodes(r) : RDB_ERR;
 }
-

@@ -55,7 +55,11 @@ enum rdb_opcode {
     RDB_OP_EOF = 255,
 };
 
-enum { RDB_OK = 0, RDB_ERR = -1, RDB_ERR_NOMEM = -4 /* a string larger than the memory there is */ };
+enum {
+    RDB_OK = 0,
+    RDB_ERR = -1,
+    RDB_ERR_NOMEM = -4 /* a string larger than the memory there is */
+};
 
 /* A cursor over input bytes. */
 typedef struct rdb_reader {

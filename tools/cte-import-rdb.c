@@ -273,7 +273,8 @@ static void walk(importer_t *im)
         if (rdbw_left(&im->r) < 1) die(im, "the file ends before its EOF marker");
         int op = *im->r.p++;
         switch (op) {
-        case RDB_OP_EOF: return;
+        case RDB_OP_EOF:
+            return;
         case RDB_OP_SELECTDB:
             if (rdbw_len(&im->r, &a) != RDB_OK || a > 1u << 20) die(im, "a SELECTDB is corrupt");
             im->db = (int)a;
@@ -307,8 +308,12 @@ static void walk(importer_t *im)
             fprintf(stderr, "\rmodule aux data not imported (modules are not supported)\n");
             im->not_sent++;
             break;
-        case RDB_OP_FUNCTION2: import_function(im); break;
-        case RDB_OP_FUNCTION: die(im, "function records of a 7.0 release candidate"); break;
+        case RDB_OP_FUNCTION2:
+            import_function(im);
+            break;
+        case RDB_OP_FUNCTION:
+            die(im, "function records of a 7.0 release candidate");
+            break;
         default:
             if (!rdbw_is_value_type(op)) die(im, "an unknown record type");
             import_key(im, op);

@@ -150,10 +150,10 @@ static void restore_cmd(client_t *c)
 }
 
 #define RESTORE_COMPLEXITY                                                                         \
-    "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, "      \
-    "where N is the number of Redis objects composing the value and M their average size. For "  \
-    "small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply "   \
-    "O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting "      \
+    "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, "       \
+    "where N is the number of Redis objects composing the value and M their average size. For "    \
+    "small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply "     \
+    "O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting "       \
     "values into sorted sets is O(log(N))."
 
 command_t cmds_dump[] = {
@@ -167,7 +167,7 @@ command_t cmds_dump[] = {
      "Create a key using the provided serialized value, previously obtained using DUMP.",
      RESTORE_COMPLEXITY, .acl = "@dangerous", .key_flags = "OW update"},
     {"restore-asking", restore_cmd, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "generic", "3.0.0",
-     "An internal command for migrating keys in a cluster", RESTORE_COMPLEXITY,
-     .acl = "@dangerous", .key_flags = "OW update"},
+     "An internal command for migrating keys in a cluster", RESTORE_COMPLEXITY, .acl = "@dangerous",
+     .key_flags = "OW update"},
     {NULL},
 };

@@ -8,8 +8,8 @@
  * APIs, so a restored value ends in the encoding Redis would give it after loading.
  *
  * The reader accepts every value type of RDB versions 1 to 10 (and tags) but module values
- * and streams (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts against the bytes
- * left (nothing is allocated by an unchecked count), listpacks with lp_validate, ziplists and
+ * and streams (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts against the
+ * bytes left (nothing is allocated by an unchecked count), listpacks with lp_validate, ziplists and
  * intsets field by field, duplicate members and NaN scores refused. Bad input is an error,
  * never a crash.
  *

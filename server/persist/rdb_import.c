@@ -230,7 +230,8 @@ static int import_record(importer_t *im)
     long long t;
     if (read_u8(im, &op) < 0) return fail(im, "the file ends before its EOF marker");
     switch (op) {
-    case RDB_OP_EOF: return 1;
+    case RDB_OP_EOF:
+        return 1;
     case RDB_OP_SELECTDB:
         if (rdbw_len(&im->r, &a) != RDB_OK) return fail(im, "a SELECTDB is corrupt");
         if (a >= (uint64_t)srv.ndb) return fail(im, "a key is in a database above databases-1");
@@ -256,7 +257,8 @@ static int import_record(importer_t *im)
         if (read_u8(im, &op) < 0) return fail(im, "a frequency is cut off");
         im->freq = op;
         return 0;
-    case RDB_OP_AUX: return import_aux(im);
+    case RDB_OP_AUX:
+        return import_aux(im);
     case RDB_OP_MODULE_AUX:
         if (rdbw_skip_module_aux(&im->r) != RDB_OK) return fail(im, "module aux data is corrupt");
         log_warning("Module aux data in %s is not imported (modules are not supported)", im->path);
@@ -272,7 +274,8 @@ static int import_record(importer_t *im)
     }
     case RDB_OP_FUNCTION:
         return fail(im, "function records of a Redis 7.0 release candidate are not supported");
-    case RDB_TYPE_MODULE: return fail(im, "a module value of the pre-4.0 format cannot be skipped");
+    case RDB_TYPE_MODULE:
+        return fail(im, "a module value of the pre-4.0 format cannot be skipped");
     default:
         if (!rdbw_is_value_type((int)op)) return fail(im, "an unknown record type");
         return import_key(im, (int)op);

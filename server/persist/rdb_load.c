@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 char *rdb_read_string_alloc(rdb_reader_t *r, size_t *len, int *err)
 {
     rdbw_str_t s;
@@ -75,7 +74,8 @@ static int src_ziplist(src_t *s, const char *blob, size_t size)
 {
     const unsigned char *z = (const unsigned char *)blob;
     s->zip = 1;
-    if (size < 11 || rdbw_load_le(z, 4) != size || z[size - 1] != 0xFF || rdbw_load_le(z + 4, 4) >= size)
+    if (size < 11 || rdbw_load_le(z, 4) != size || z[size - 1] != 0xFF ||
+        rdbw_load_le(z + 4, 4) >= size)
         return RDB_ERR;
     s->zp = z + 10;
     s->zend = z + size - 1;
@@ -347,7 +347,8 @@ static int load_intset(rdb_reader_t *r, obj_t **out)
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
     const unsigned char *q = (const unsigned char *)b.p;
-    uint64_t width = b.len >= 8 ? rdbw_load_le(q, 4) : 0, n = b.len >= 8 ? rdbw_load_le(q + 4, 4) : 0;
+    uint64_t width = b.len >= 8 ? rdbw_load_le(q, 4) : 0,
+             n = b.len >= 8 ? rdbw_load_le(q + 4, 4) : 0;
     if ((width != 2 && width != 4 && width != 8) || 8 + n * width != b.len) {
         rdbw_str_release(&b);
         return RDB_ERR;
@@ -451,7 +452,8 @@ static int load_zipmap(rdb_reader_t *r, obj_t **out)
     rdbw_str_t b;
     int rc = read_blob(r, &b);
     if (rc != RDB_OK) return rc;
-    const unsigned char *q = (const unsigned char *)b.p + 1, *end = (const unsigned char *)b.p + b.len;
+    const unsigned char *q = (const unsigned char *)b.p + 1,
+                        *end = (const unsigned char *)b.p + b.len;
     hash_t *h = hash_new();
     if (b.len < 2) rc = RDB_ERR;
     while (rc == RDB_OK && q < end && *q != 0xFF) {
@@ -503,26 +505,44 @@ int rdb_read_value(rdb_reader_t *r, int type, obj_t **out)
 {
     *out = NULL;
     switch (type) {
-    case RDB_TYPE_STRING: return load_string(r, out);
-    case RDB_TYPE_LIST: return load_list_plain(r, out);
-    case RDB_TYPE_SET: return load_set(r, out);
-    case RDB_TYPE_ZSET: return load_zset(r, 0, out);
-    case RDB_TYPE_ZSET_2: return load_zset(r, 1, out);
-    case RDB_TYPE_HASH: return load_hash(r, out);
-    case RDB_TYPE_HASH_ZIPMAP: return load_zipmap(r, out);
-    case RDB_TYPE_LIST_ZIPLIST: return load_list_ziplist(r, out);
-    case RDB_TYPE_SET_INTSET: return load_intset(r, out);
-    case RDB_TYPE_ZSET_ZIPLIST: return load_pairs(r, 1, 1, out);
-    case RDB_TYPE_HASH_ZIPLIST: return load_pairs(r, 1, 0, out);
-    case RDB_TYPE_LIST_QUICKLIST: return load_quicklist(r, 0, out);
-    case RDB_TYPE_HASH_LISTPACK: return load_pairs(r, 0, 0, out);
-    case RDB_TYPE_ZSET_LISTPACK: return load_pairs(r, 0, 1, out);
-    case RDB_TYPE_LIST_QUICKLIST_2: return load_quicklist(r, 1, out);
-    case RDB_TYPE_CTE_TAG: return rdb__read_tag(r, out);
+    case RDB_TYPE_STRING:
+        return load_string(r, out);
+    case RDB_TYPE_LIST:
+        return load_list_plain(r, out);
+    case RDB_TYPE_SET:
+        return load_set(r, out);
+    case RDB_TYPE_ZSET:
+        return load_zset(r, 0, out);
+    case RDB_TYPE_ZSET_2:
+        return load_zset(r, 1, out);
+    case RDB_TYPE_HASH:
+        return load_hash(r, out);
+    case RDB_TYPE_HASH_ZIPMAP:
+        return load_zipmap(r, out);
+    case RDB_TYPE_LIST_ZIPLIST:
+        return load_list_ziplist(r, out);
+    case RDB_TYPE_SET_INTSET:
+        return load_intset(r, out);
+    case RDB_TYPE_ZSET_ZIPLIST:
+        return load_pairs(r, 1, 1, out);
+    case RDB_TYPE_HASH_ZIPLIST:
+        return load_pairs(r, 1, 0, out);
+    case RDB_TYPE_LIST_QUICKLIST:
+        return load_quicklist(r, 0, out);
+    case RDB_TYPE_HASH_LISTPACK:
+        return load_pairs(r, 0, 0, out);
+    case RDB_TYPE_ZSET_LISTPACK:
+        return load_pairs(r, 0, 1, out);
+    case RDB_TYPE_LIST_QUICKLIST_2:
+        return load_quicklist(r, 1, out);
+    case RDB_TYPE_CTE_TAG:
+        return rdb__read_tag(r, out);
     case RDB_TYPE_MODULE_2:
     case RDB_TYPE_STREAM_LISTPACKS:
-    case RDB_TYPE_STREAM_LISTPACKS_2: return RDB_ERR_UNSUPPORTED;
-    default: return RDB_ERR;
+    case RDB_TYPE_STREAM_LISTPACKS_2:
+        return RDB_ERR_UNSUPPORTED;
+    default:
+        return RDB_ERR;
     }
 }
 

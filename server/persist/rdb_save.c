@@ -114,13 +114,20 @@ void rdb_write_string(buf_t *b, const void *p, size_t len, int compress)
 int rdb_value_type(const obj_t *o)
 {
     switch (o->type) {
-    case OBJ_STRING: return RDB_TYPE_STRING;
-    case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
-    case OBJ_SET: return o->enc == ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
-    case OBJ_ZSET: return o->enc == ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
-    case OBJ_HASH: return o->enc == ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
-    case OBJ_TAG: return RDB_TYPE_CTE_TAG;
-    default: return -1;
+    case OBJ_STRING:
+        return RDB_TYPE_STRING;
+    case OBJ_LIST:
+        return RDB_TYPE_LIST_QUICKLIST_2;
+    case OBJ_SET:
+        return o->enc == ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
+    case OBJ_ZSET:
+        return o->enc == ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
+    case OBJ_HASH:
+        return o->enc == ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+    case OBJ_TAG:
+        return RDB_TYPE_CTE_TAG;
+    default:
+        return -1;
     }
 }
 
@@ -246,9 +253,9 @@ static void write_zset(buf_t *b, const zset_t *z, int compress)
                 lp = lp_append_int(lp, v);
             } else {
                 char t[64];
-                size_t n = isinf(e.score) ? (size_t)snprintf(t, sizeof t, "%s",
-                                                             e.score < 0 ? "-inf" : "inf")
-                                          : (size_t)snprintf(t, sizeof t, "%.17g", e.score);
+                size_t n = isinf(e.score)
+                               ? (size_t)snprintf(t, sizeof t, "%s", e.score < 0 ? "-inf" : "inf")
+                               : (size_t)snprintf(t, sizeof t, "%.17g", e.score);
                 lp = lp_append(lp, t, n);
             }
         }
@@ -301,12 +308,22 @@ int rdb_write_value(buf_t *b, const obj_t *o, int compress)
         rdb_write_string(b, s->data, s->len, compress);
         break;
     }
-    case OBJ_LIST: write_list(b, o, compress); break;
-    case OBJ_SET: write_set(b, (const set_t *)o, compress); break;
-    case OBJ_ZSET: write_zset(b, (const zset_t *)o, compress); break;
-    case OBJ_HASH: write_hash(b, (const hash_t *)o, compress); break;
-    case OBJ_TAG: return rdb__write_tag(b, o, compress);
-    default: assert(!"rdb_write_value: type without an RDB form");
+    case OBJ_LIST:
+        write_list(b, o, compress);
+        break;
+    case OBJ_SET:
+        write_set(b, (const set_t *)o, compress);
+        break;
+    case OBJ_ZSET:
+        write_zset(b, (const zset_t *)o, compress);
+        break;
+    case OBJ_HASH:
+        write_hash(b, (const hash_t *)o, compress);
+        break;
+    case OBJ_TAG:
+        return rdb__write_tag(b, o, compress);
+    default:
+        assert(!"rdb_write_value: type without an RDB form");
     }
     return 0;
 }

@@ -26,8 +26,8 @@ Test(crc64, slices_match_the_bitwise_reference_at_every_length_and_offset)
     for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(i * 131 + 7);
     for (size_t off = 0; off < 9; off++)
         for (size_t len = 0; len + off <= sizeof buf; len += 13)
-            cr_assert_eq(crc64(0, buf + off, len), crc64_bitwise(0, buf + off, len), "off %zu len %zu",
-                         off, len);
+            cr_assert_eq(crc64(0, buf + off, len), crc64_bitwise(0, buf + off, len),
+                         "off %zu len %zu", off, len);
 }
 
 Test(crc64, continues_across_pieces)

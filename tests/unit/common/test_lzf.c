@@ -42,8 +42,8 @@ Test(lzf, same_bytes_as_redis_for_long_and_short_references)
     expect_redis_bytes(b, 300, "\x05\x61\x62\x63\x61\x62\x61\xe0\xff\x04\xe1\x13\x08\x01\x61\x62",
                        16);
     for (int i = 0; i < 40; i++) b[i] = (char)('0' + (i * 7) % 10);
-    expect_redis_bytes(b, 40, "\x0a\x30\x37\x34\x31\x38\x35\x32\x39\x36\x33\x30\xe0\x12\x09\x01\x36\x33",
-                       18);
+    expect_redis_bytes(
+        b, 40, "\x0a\x30\x37\x34\x31\x38\x35\x32\x39\x36\x33\x30\xe0\x12\x09\x01\x36\x33", 18);
 }
 
 Test(lzf, incompressible_input_does_not_fit_the_bound)

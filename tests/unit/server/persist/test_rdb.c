@@ -31,8 +31,14 @@ Test(rdb, string_forms_are_redis_s)
     expect_string_bytes("-12", 3, "\xc0\xf4", 2);
     expect_string_bytes("12345", 5, "\xc1\x39\x30", 3);
     expect_string_bytes("-2147483648", 11, "\xc2\x00\x00\x00\x80", 5);
-    expect_string_bytes("2147483648", 10, "\x0a" "2147483648", 11);
-    expect_string_bytes("0123", 4, "\x04" "0123", 5);
+    expect_string_bytes("2147483648", 10,
+                        "\x0a"
+                        "2147483648",
+                        11);
+    expect_string_bytes("0123", 4,
+                        "\x04"
+                        "0123",
+                        5);
     char x[21];
     memset(x, 'x', sizeof x);
     expect_string_bytes(x, 21, "\xc3\x06\x15\x01\x78\x78\xe0\x0a\x00", 9);
@@ -49,7 +55,8 @@ Test(rdb, lengths_use_the_shortest_form)
     rdb_write_len(&b, 16384);
     rdb_write_len(&b, 1ULL << 32);
     cr_assert_eq(b.len, 1 + 2 + 2 + 5 + 9);
-    cr_assert(memcmp(b.data, "\x3f\x40\x40\x7f\xff\x80\x00\x00\x40\x00\x81\x00\x00\x00\x01", 15) == 0);
+    cr_assert(memcmp(b.data, "\x3f\x40\x40\x7f\xff\x80\x00\x00\x40\x00\x81\x00\x00\x00\x01", 15) ==
+              0);
     rdb_reader_t r = {.p = (unsigned char *)b.data, .end = (unsigned char *)b.data + b.len};
     uint64_t v[5];
     for (int i = 0; i < 5; i++) cr_assert_eq(rdbw_len(&r, &v[i]), RDB_OK);
@@ -142,21 +149,38 @@ static int decode_body(const char *body, size_t len)
 Test(rdb, hostile_counts_and_lengths_are_errors)
 {
     /* a set of 2^32 members in 3 bytes */
-    cr_assert_eq(decode_body("\x02\x80\xff\xff\xff\xff\x01" "a", 8), RDB_ERR);
+    cr_assert_eq(decode_body("\x02\x80\xff\xff\xff\xff\x01"
+                             "a",
+                             8),
+                 RDB_ERR);
     /* a string longer than the payload */
-    cr_assert_eq(decode_body("\x00\x40\xff" "abc", 6), RDB_ERR);
+    cr_assert_eq(decode_body("\x00\x40\xff"
+                             "abc",
+                             6),
+                 RDB_ERR);
     /* an LZF string that claims 1 GiB from 6 bytes */
-    cr_assert_eq(decode_body("\x00\xc3\x06\x80\x40\x00\x00\x00\x01\x78\x78\xe0\x0a\x00", 14), RDB_ERR);
+    cr_assert_eq(decode_body("\x00\xc3\x06\x80\x40\x00\x00\x00\x01\x78\x78\xe0\x0a\x00", 14),
+                 RDB_ERR);
     /* an LZF string whose bytes expand to less than claimed */
     cr_assert_eq(decode_body("\x00\xc3\x06\x16\x01\x78\x78\xe0\x0a\x00", 10), RDB_ERR);
     /* empty collections */
     cr_assert_eq(decode_body("\x02\x00", 2), RDB_ERR_EMPTY);
     cr_assert_eq(decode_body("\x12\x00", 2), RDB_ERR_EMPTY);
     /* a duplicate hash field, a NaN score */
-    cr_assert_eq(decode_body("\x04\x02\x01" "a\x01" "b\x01" "a\x01" "c", 10), RDB_ERR);
-    cr_assert_eq(decode_body("\x05\x01\x01" "a\x00\x00\x00\x00\x00\x00\xf8\x7f", 12), RDB_ERR);
+    cr_assert_eq(decode_body("\x04\x02\x01"
+                             "a\x01"
+                             "b\x01"
+                             "a\x01"
+                             "c",
+                             10),
+                 RDB_ERR);
+    cr_assert_eq(decode_body("\x05\x01\x01"
+                             "a\x00\x00\x00\x00\x00\x00\xf8\x7f",
+                             12),
+                 RDB_ERR);
     /* an intset whose size does not match its count */
-    cr_assert_eq(decode_body("\x0b\x0c\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00", 14), RDB_ERR);
+    cr_assert_eq(decode_body("\x0b\x0c\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00", 14),
+                 RDB_ERR);
     /* a stream is not supported (yet): a distinct answer */
     cr_assert_eq(decode_body("\x13\x00", 2), RDB_ERR_UNSUPPORTED);
     /* a type byte Redis does not have */
@@ -173,7 +197,8 @@ static void flip_every_bit(obj_t *o)
     for (size_t i = 0; i < body * 8; i++) {
         b.data[i / 8] ^= (char)(1 << (i % 8));
         int rc = decode_body(b.data, body);
-        cr_assert(rc == RDB_OK || rc == RDB_ERR || rc == RDB_ERR_EMPTY || rc == RDB_ERR_UNSUPPORTED);
+        cr_assert(rc == RDB_OK || rc == RDB_ERR || rc == RDB_ERR_EMPTY ||
+                  rc == RDB_ERR_UNSUPPORTED);
         b.data[i / 8] ^= (char)(1 << (i % 8));
     }
     buf_deinit(&b);
@@ -212,7 +237,8 @@ Test(rdb, the_walker_skips_each_value_to_its_end)
     int out;
     for (int i = 0; i < 200; i++)
         zset_add(z, f, (size_t)snprintf(f, sizeof f, "m%d", i), i, 0, &out, NULL);
-    str_obj_t *s = str_new("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 70);
+    str_obj_t *s =
+        str_new("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 70);
     obj_t *o[] = {&h->h, &hh->h, list_obj(l), &z->h, &s->h};
     for (size_t i = 0; i < sizeof o / sizeof o[0]; i++) {
         buf_t b;
