@@ -58,6 +58,7 @@ from collections import Counter
 import pytest
 
 from conftest import R, RespConn, encode_command, encode_reply
+import diffgen_dump
 
 N_COMMANDS = int(os.environ.get("CTE_DIFF_COMMANDS", "20000"))
 SKIP = {g.strip() for g in os.environ.get("CTE_DIFF_SKIP", "").split(",") if g.strip()}
@@ -843,6 +844,7 @@ def _gen_eval(self):
 
 
 Gen.gen_eval = _gen_eval
+Gen.gen_dump = diffgen_dump.gen_dump
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -858,6 +860,7 @@ GROUPS = {
     "bits": 8,
     "acl": 6,
     "eval": 6,
+    "dump": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
@@ -981,6 +984,7 @@ class Mismatch(Exception):
 
 
 def fmt_args(args):
+    args = [a.decode("latin-1") if isinstance(a, bytes) else a for a in args]  # payloads
     s = " ".join(repr(a) if (not a or any(ch in a for ch in " \r\n\x00'\"")) else a
                  for a in args)
     return s if len(s) <= 200 else s[:200] + "..."

@@ -20,99 +20,11 @@ import pytest
 import redis
 
 from conftest import CTE_KIND, CTE_SERVER
+from diffgen_dump import payload, rdb_len, rdb_str, ziplist, zipmap
 
 pytestmark = pytest.mark.skipif(CTE_KIND != "cte", reason="compares cte-server with redis-server")
 
 IMPORT_TOOL = os.path.join(os.path.dirname(CTE_SERVER), "cte-import-rdb")
-
-
-# ---------------------------------------------------------------------------------------
-# Payload building blocks
-
-
-def _crc64_table():
-    t = []
-    for b in range(256):
-        c = b
-        for _ in range(8):
-            c = (c >> 1) ^ 0x95AC9329AC4BC9B5 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-_T = _crc64_table()
-
-
-def crc64(data, crc=0):
-    for b in data:
-        crc = _T[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
-
-
-def payload(body, version=10):
-    """A DUMP payload: type byte and value (body), version, CRC-64."""
-    p = body + struct.pack("<H", version)
-    return p + struct.pack("<Q", crc64(p))
-
-
-def refoot(p):
-    """p with its CRC recomputed (after a mutation)."""
-    return p[:-8] + struct.pack("<Q", crc64(p[:-8]))
-
-
-def rdb_len(n):
-    if n < 64:
-        return bytes([n])
-    if n < 16384:
-        return bytes([0x40 | (n >> 8), n & 0xFF])
-    return b"\x80" + struct.pack(">I", n)
-
-
-def rdb_str(b):
-    return rdb_len(len(b)) + b
-
-
-def zl_entry(prevlen, v):
-    pl = bytes([prevlen]) if prevlen < 254 else b"\xfe" + struct.pack("<I", prevlen)
-    if isinstance(v, int):
-        if 0 <= v <= 12:
-            enc = bytes([0xF1 + v])
-        elif -128 <= v <= 127:
-            enc = b"\xfe" + struct.pack("<b", v)
-        elif -32768 <= v <= 32767:
-            enc = b"\xc0" + struct.pack("<h", v)
-        elif -(1 << 23) <= v < (1 << 23):
-            enc = b"\xf0" + v.to_bytes(3, "little", signed=True)
-        elif -(1 << 31) <= v < (1 << 31):
-            enc = b"\xd0" + struct.pack("<i", v)
-        else:
-            enc = b"\xe0" + struct.pack("<q", v)
-    else:
-        n = len(v)
-        if n < 64:
-            enc = bytes([n]) + v
-        elif n < 16384:
-            enc = bytes([0x40 | (n >> 8), n & 0xFF]) + v
-        else:
-            enc = b"\x80" + struct.pack(">I", n) + v
-    return pl + enc
-
-
-def ziplist(items):
-    body, prev, tail = b"", 0, 10
-    for it in items:
-        e = zl_entry(prev, it)
-        tail = 10 + len(body)
-        body += e
-        prev = len(e)
-    return struct.pack("<IIH", 10 + len(body) + 1, tail, min(len(items), 65535)) + body + b"\xff"
-
-
-def zipmap(pairs):
-    out = bytes([min(len(pairs), 254)])
-    for k, v in pairs:
-        out += bytes([len(k)]) + k + bytes([len(v)]) + b"\x00" + v
-    return out + b"\xff"
 
 
 # ---------------------------------------------------------------------------------------
