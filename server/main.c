@@ -213,6 +213,7 @@ static void usage(void)
     printf("Usage: cte-server [/path/to/cte.yaml] [options]\n"
            "       cte-server --config FILE [--<key> <value> ...] [--tier "
            "NAME:KIND:CAP[:PATH[:SCORE]]]\n"
+           "       cte-server ... --import-rdb dump.rdb   (loads a Redis RDB file first)\n"
            "       cte-server --config-doc   (prints the configuration reference)\n"
            "       cte-server -v | --version\n"
            "\n"
