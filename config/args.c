@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 typedef struct opt {
     char *name;  /* without the leading "--" */
@@ -194,7 +195,17 @@ static int parse_option(config_t *c, const config__row_t *r, const opt_t *opts, 
     return rc;
 }
 
-static char *absolute_path(const char *path);
+/* path relative to the working directory made absolute (whether or not it exists yet: the
+ * error is the importer's to report). */
+static char *cwd_path(const char *path)
+{
+    char cwd[4096];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd)) return xstrdup(path);
+    buf_t b;
+    buf_init(&b);
+    buf_printf(&b, "%s/%s", cwd, path);
+    return b.data; /* owned by the caller now */
+}
 
 /* Applies the options to c in order. The --tier options together replace c's tiers. */
 static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
@@ -214,7 +225,7 @@ static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
                 rc = -1;
             } else {
                 xfree(c->import_rdb);
-                c->import_rdb = absolute_path(o->value); /* the server chdirs to dir */
+                c->import_rdb = cwd_path(o->value); /* the server chdirs to dir */
             }
         } else if (!strcasecmp(o->name, "tier")) {
             any_tier = 1;
