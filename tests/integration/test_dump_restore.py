@@ -430,3 +430,26 @@ def test_tag_dump_restore_round_trip(both):
         except redis.ResponseError as e:
             assert str(e) == "Bad data format"
     assert c.ping()
+
+
+def test_migrate_from_redis_lands_in_cte(both, cte_server):
+    """redis-server's MIGRATE sends RESTORE (with REPLACE, and the TTL) over its own
+    connection: the keys arrive whole, and Redis deletes its copies unless COPY."""
+    c, r = both
+    build_unordered(r)
+    r.rpush("list", *range(2000))
+    r.set("str", "hello", px=100000)
+    keys = ["hash", "set", "zset", "list", "str"]
+    assert r.execute_command("MIGRATE", "127.0.0.1", cte_server.port, "", 0, 5000, "COPY",
+                             "KEYS", *keys) == b"OK"
+    for k in keys:
+        assert content(c, k) == content(r, k), k
+    assert 90000 < c.pttl("str") <= 100000
+    c.set("busy", "x")
+    r.set("busy", "y")
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("MIGRATE", "127.0.0.1", cte_server.port, "busy", 0, 5000)
+    assert "BUSYKEY" in str(e.value)
+    assert r.execute_command("MIGRATE", "127.0.0.1", cte_server.port, "busy", 0, 5000,
+                             "REPLACE") == b"OK"
+    assert c.get("busy") == b"y" and r.exists("busy") == 0
