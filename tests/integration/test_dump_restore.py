@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from conftest import CTE_KIND, CTE_SERVER
-from diffgen_dump import payload, rdb_len, rdb_str, ziplist, zipmap
+from diffgen_dump import crc64, payload, rdb_len, rdb_str, ziplist, zipmap
 
 pytestmark = pytest.mark.skipif(CTE_KIND != "cte", reason="compares cte-server with redis-server")
 
@@ -453,3 +453,84 @@ def test_migrate_from_redis_lands_in_cte(both, cte_server):
     assert r.execute_command("MIGRATE", "127.0.0.1", cte_server.port, "busy", 0, 5000,
                              "REPLACE") == b"OK"
     assert c.get("busy") == b"y" and r.exists("busy") == 0
+
+
+def rdb_file(version, records):
+    """An RDB file: header, records (bytes), EOF, CRC-64."""
+    data = b"REDIS%04d" % version + b"".join(records) + b"\xff"
+    return data + struct.pack("<Q", crc64(data))
+
+
+def aux(k, v):
+    return b"\xfa" + rdb_str(k) + rdb_str(v)
+
+
+def key(t, name, body, expire_ms=None, expire_s=None):
+    pre = b""
+    if expire_ms is not None:
+        pre = b"\xfc" + struct.pack("<q", expire_ms)
+    if expire_s is not None:
+        pre = b"\xfd" + struct.pack("<i", expire_s)
+    return pre + bytes([t]) + rdb_str(name) + body
+
+
+def rdb9_records():
+    """What Redis 5 and 6 write: RDB 9, ziplists, quicklists of ziplists, intsets."""
+    far = int(time.time() * 1000) + 500000
+    return [
+        aux(b"redis-ver", b"6.2.6"), aux(b"redis-bits", b"64"),
+        b"\xfe\x00", b"\xfb\x08\x02",
+        key(0, b"str", rdb_str(b"hello")),
+        key(0, b"int", b"\xc1\x39\x30", expire_ms=far),
+        key(0, b"secs", rdb_str(b"v"), expire_s=int(time.time()) + 3000),
+        key(0, b"gone", rdb_str(b"v"), expire_ms=1000),
+        key(13, b"hzl", rdb_str(ziplist([b"a", 1, b"b", b"two"]))),
+        key(12, b"zzl", rdb_str(ziplist([b"x", -3, b"y", b"2.5"]))),
+        key(14, b"list", rdb_len(2) + rdb_str(ziplist([b"a", 5, -100])) +
+            rdb_str(ziplist([b"b" * 100, 1 << 40]))),
+        key(11, b"iset", rdb_str(struct.pack("<II", 2, 3) + struct.pack("<hhh", -1, 5, 300))),
+        key(4, b"hash", rdb_len(2) + rdb_str(b"f1") + rdb_str(b"v" * 100) + rdb_str(b"f2") +
+            b"\xc0\x07"),
+        key(5, b"zset", rdb_len(2) + rdb_str(b"m") + struct.pack("<d", 1.5) + rdb_str(b"n") +
+            struct.pack("<d", -2.0)),
+        key(2, b"set", rdb_len(2) + rdb_str(b"a") + rdb_str(b"b")),
+        b"\xfe\x05",
+        key(0, b"in5", rdb_str(b"five")),
+    ]
+
+
+def test_import_rdb9_of_redis6_compared_with_redis(redis_server, server_factory, tmp_path):
+    path = tmp_path / "dump.rdb"
+    path.write_bytes(rdb_file(9, rdb9_records()))
+    ref = server_factory(["--dir", str(tmp_path), "--dbfilename", "dump.rdb"], kind="redis")
+    s = server_factory(["--import-rdb", str(path)])
+    compare_all_dbs(ref, s)
+    c = s.redis()
+    assert c.exists("gone") == 0 and c.get("str") == b"hello"
+    assert "1 keys already expired left out" in s.log_text()
+
+
+def test_import_reports_module_values_by_name(server_factory, tmp_path):
+    module_value = (b"\x81" + struct.pack(">Q", 0x1234567890ABCDEF) + b"\x02\x05" +
+                    b"\x05" + rdb_str(b"abc") + b"\x04" + struct.pack("<d", 1.0) + b"\x00")
+    module_aux = (b"\xf7" + b"\x81" + struct.pack(">Q", 0x1234567890ABCDEF) + b"\x02\x02" +
+                  b"\x05" + rdb_str(b"aux") + b"\x00")
+    recs = rdb9_records() + [module_aux, key(7, b"modkey", module_value),
+                             key(0, b"after", rdb_str(b"ok"))]
+    path = tmp_path / "mod.rdb"
+    path.write_bytes(rdb_file(9, recs))
+    s = server_factory(["--import-rdb", str(path)])
+    c = redis.Redis(host=s.host, port=s.port, db=5)
+    assert c.get("after") == b"ok"
+    assert c.exists("modkey") == 0
+    log = s.log_text()
+    assert "Could not import key 'modkey' (db 5)" in log and "module" in log
+    if os.path.exists(IMPORT_TOOL):
+        t = server_factory()
+        p = subprocess.run([IMPORT_TOOL, "-p", str(t.port), "-q", str(path)],
+                           capture_output=True, timeout=60)
+        err = p.stderr.decode()
+        assert p.returncode == 1, err
+        assert "key 'modkey' (db 5) not imported" in err and "module aux data" in err
+        assert redis.Redis(host=t.host, port=t.port, db=5).get("after") == b"ok"
+        compare_all_dbs(s, t)
