@@ -31,9 +31,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define QL_SIZE_SAFETY 8192 /* quicklist's SIZE_SAFETY_LIMIT */
-#define QL_ENTRY_OVERHEAD 8 /* quicklist's SIZE_ESTIMATE_OVERHEAD */
-#define QL_PACKED 2         /* QUICKLIST_NODE_CONTAINER_PACKED */
+#define QL_SIZE_SAFETY 8192            /* quicklist's SIZE_SAFETY_LIMIT */
+#define QL_ENTRY_OVERHEAD 8            /* quicklist's SIZE_ESTIMATE_OVERHEAD */
+#define QL_PACKED 2                    /* QUICKLIST_NODE_CONTAINER_PACKED */
+#define QL_PLAIN 1                     /* QUICKLIST_NODE_CONTAINER_PLAIN */
+#define QL_PLAIN_MIN ((size_t)1 << 30) /* quicklist's packed_threshold */
+#define QL_FILL_MAX 32767
 
 void rdb_write_len(buf_t *b, uint64_t len)
 {
@@ -144,23 +147,43 @@ static int node_allows(size_t lpbytes, uint32_t count, size_t sz, int fill)
     return fill >= 0 && (int)count < fill;
 }
 
+/* One quicklist node to write: a listpack, or (plain) one element of at least
+ * QL_PLAIN_MIN bytes stored as it is, as Redis keeps elements that large. */
+typedef struct ql_node {
+    unsigned char *lp;
+    const char *p;
+    size_t len;
+} ql_node_t;
+
+static void push_node(ql_node_t **nodes, size_t *n, size_t *cap, ql_node_t node)
+{
+    if (*n == *cap) *nodes = xrealloc(*nodes, (*cap *= 2) * sizeof **nodes);
+    (*nodes)[(*n)++] = node;
+}
+
 static void write_list(buf_t *b, const obj_t *o, int compress)
 {
     const list_t *l = (const list_t *)o;
     int fill = storage_params.list_max_listpack_size;
     size_t cap = 16, n = 0;
-    unsigned char **nodes = xmalloc(cap * sizeof *nodes);
+    ql_node_t *nodes = xmalloc(cap * sizeof *nodes);
     unsigned char *lp = NULL;
     uint32_t count = 0;
     list_iter_t it;
     list_entry_t e;
 
+    if (fill < -5) fill = -5; /* quicklistSetFill's bounds */
+    if (fill > QL_FILL_MAX) fill = QL_FILL_MAX;
     list_iter_init(&it, l, 0, LIST_TAIL);
     while (list_iter_next(&it, &e)) {
-        if (lp && !node_allows(lp_bytes(lp), count, e.len, fill)) {
-            if (n == cap) nodes = xrealloc(nodes, (cap *= 2) * sizeof *nodes);
-            nodes[n++] = lp;
+        int plain = e.len >= QL_PLAIN_MIN;
+        if (lp && (plain || !node_allows(lp_bytes(lp), count, e.len, fill))) {
+            push_node(&nodes, &n, &cap, (ql_node_t){lp, NULL, 0});
             lp = NULL;
+        }
+        if (plain) { /* never an integer: the bytes stay in the list */
+            push_node(&nodes, &n, &cap, (ql_node_t){NULL, e.p, e.len});
+            continue;
         }
         if (!lp) {
             lp = lp_new(0);
@@ -169,15 +192,16 @@ static void write_list(buf_t *b, const obj_t *o, int compress)
         lp = lp_append(lp, e.p, e.len);
         count++;
     }
-    if (lp) {
-        if (n == cap) nodes = xrealloc(nodes, (cap *= 2) * sizeof *nodes);
-        nodes[n++] = lp;
-    }
+    if (lp) push_node(&nodes, &n, &cap, (ql_node_t){lp, NULL, 0});
     rdb_write_len(b, n);
     for (size_t i = 0; i < n; i++) {
-        rdb_write_len(b, QL_PACKED);
-        rdb_write_string(b, nodes[i], lp_bytes(nodes[i]), compress);
-        lp_free(nodes[i]);
+        rdb_write_len(b, nodes[i].lp ? QL_PACKED : QL_PLAIN);
+        if (nodes[i].lp) {
+            rdb_write_string(b, nodes[i].lp, lp_bytes(nodes[i].lp), compress);
+            lp_free(nodes[i].lp);
+        } else {
+            rdb_write_string(b, nodes[i].p, nodes[i].len, compress);
+        }
     }
     xfree(nodes);
 }

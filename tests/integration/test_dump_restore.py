@@ -108,7 +108,7 @@ def test_dump_bytes_equal_redis(both, name):
     assert c.object("encoding", "back") == r.object("encoding", "back")
 
 
-@pytest.mark.parametrize("fill", ["-1", "-3", "5", "128"])
+@pytest.mark.parametrize("fill", ["-1", "-3", "5", "128", "-10", "40000"])
 def test_dump_list_nodes_follow_list_max_listpack_size(both, fill):
     c, r = both
     try:
