@@ -30,6 +30,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
@@ -891,15 +892,28 @@ static void info_server(buf_t *b)
     struct utsname un;
     uname(&un);
     long long up = (time_ms() - srv.start_ms) / 1000;
+    /* Redis's fields in Redis's order (clients and Redis's own tests read redis_git_sha1 and
+     * friends): not built from Redis's git, so the sha is zeros as in a Redis release tarball;
+     * the build id hashes our version and the compiler's. */
+    const char *build = CTE_VERSION " " __VERSION__;
+    uint64_t id = 1469598103934665603ull;
+    for (const char *p = build; *p; p++)
+        id = (id ^ (unsigned char)*p) * 1099511628211ull;
+    const char *notify = getenv("NOTIFY_SOCKET");
+    int systemd = srv.cfg.supervised != CONFIG_SUPERVISED_NO && notify && *notify;
     buf_printf(b,
-               "# Server\r\nredis_version:%s\r\ncte_version:%s\r\nredis_mode:standalone\r\n"
-               "os:%s %s %s\r\narch_bits:64\r\nmultiplexing_api:epoll\r\n"
-               "process_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n"
-               "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
-               "configured_hz:%d\r\nlru_clock:%u\r\nexecutable:%s\r\nconfig_file:%s\r\n\r\n",
-               COMPAT_REDIS_VERSION, CTE_VERSION, un.sysname, un.release, un.machine,
-               (int)getpid(), srv.run_id, srv.tcp_port, time_us(), up, up / 86400, srv.cfg.hz,
-               srv.cfg.hz, storage_lru_clock, srv.executable ? srv.executable : "",
+               "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+               "redis_build_id:%016llx\r\ncte_version:%s\r\nredis_mode:standalone\r\n"
+               "os:%s %s %s\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\n"
+               "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\n"
+               "process_id:%d\r\nprocess_supervised:%s\r\nrun_id:%s\r\ntcp_port:%d\r\n"
+               "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
+               "configured_hz:%d\r\nlru_clock:%u\r\nexecutable:%s\r\nconfig_file:%s\r\n"
+               "io_threads_active:0\r\n\r\n",
+               COMPAT_REDIS_VERSION, (unsigned long long)id, CTE_VERSION, un.sysname, un.release,
+               un.machine, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+               systemd ? "systemd" : "no", srv.run_id, srv.tcp_port, time_us(), up, up / 86400,
+               srv.cfg.hz, srv.cfg.hz, storage_lru_clock, srv.executable ? srv.executable : "",
                srv.cfg.config_file ? srv.cfg.config_file : "");
 }
 

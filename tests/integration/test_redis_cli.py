@@ -112,6 +112,11 @@ def test_info_server(cte_server):
     assert fields["tcp_port"] == str(cte_server.port)
     assert int(fields["process_id"]) == cte_server.pid
     assert fields["redis_version"].split(".")[0] == "7"
+    # the fields of Redis 7.0's section that clients and Redis's own tests read
+    assert fields["redis_git_sha1"] == "00000000" and fields["redis_git_dirty"] == "0"
+    assert len(fields["redis_build_id"]) == 16 and int(fields["redis_build_id"], 16) >= 0
+    assert fields["process_supervised"] == "no" and fields["io_threads_active"] == "0"
+    assert fields["gcc_version"].count(".") == 2
     assert "# Clients" not in out
     code, out = cli(cte_server, "info")
     assert code == 0
