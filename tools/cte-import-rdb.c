@@ -59,6 +59,7 @@ typedef struct importer {
     size_t paycap;
     unsigned long long keys, expired, failed, functions, not_sent;
     long long next_progress;
+    int on_progress_line; /* the cursor is at the end of a progress line */
 } importer_t;
 
 static long long now_ms(void)
@@ -118,9 +119,17 @@ static void print_key(FILE *f, const char *k, size_t len)
     if (len > 200) fputs("...", f);
 }
 
+/* Ends a progress line before a message of its own. */
+static void end_progress(importer_t *im)
+{
+    if (im->on_progress_line) fputc('\n', stderr);
+    im->on_progress_line = 0;
+}
+
 static void die(importer_t *im, const char *what)
 {
-    fprintf(stderr, "\ncte-import-rdb: %s: %s at byte %zu\n", im->o.file, what,
+    end_progress(im);
+    fprintf(stderr, "cte-import-rdb: %s: %s at byte %zu\n", im->o.file, what,
             (size_t)(im->r.p - im->base));
     exit(2);
 }
@@ -131,17 +140,19 @@ static void drain(importer_t *im)
     for (int i = 0; i < im->nq; i++) {
         redisReply *rep = NULL;
         if (redisGetReply(im->rc, (void **)&rep) != REDIS_OK) {
-            fprintf(stderr, "\ncte-import-rdb: connection lost: %s\n", im->rc->errstr);
+            end_progress(im);
+            fprintf(stderr, "cte-import-rdb: connection lost: %s\n", im->rc->errstr);
             exit(2);
         }
         pending_t *p = &im->q[i];
         if (rep->type == REDIS_REPLY_ERROR) {
+            end_progress(im);
             if (p->key) {
-                fprintf(stderr, "\rkey '");
+                fprintf(stderr, "key '");
                 print_key(stderr, p->key, p->klen);
                 fprintf(stderr, "' (db %d) not imported: %s\n", p->db, rep->str);
             } else {
-                fprintf(stderr, "\r%s\n", rep->str);
+                fprintf(stderr, "%s\n", rep->str);
             }
             im->failed++;
         } else if (p->key) {
@@ -254,6 +265,7 @@ static void progress(importer_t *im, int last)
     fprintf(stderr, "\r%zu of %zu bytes (%.0f%%), %llu keys sent%s", done, im->size,
             100.0 * (double)done / (double)im->size, im->keys + (unsigned long long)im->nq,
             last ? "\n" : "");
+    im->on_progress_line = !last;
 }
 
 static int le8(importer_t *im, long long *v, int n)
@@ -305,7 +317,8 @@ static void walk(importer_t *im)
             break;
         case RDB_OP_MODULE_AUX:
             if (rdbw_skip_module_aux(&im->r) != RDB_OK) die(im, "module aux data is corrupt");
-            fprintf(stderr, "\rmodule aux data not imported (modules are not supported)\n");
+            end_progress(im);
+            fprintf(stderr, "module aux data not imported (modules are not supported)\n");
             im->not_sent++;
             break;
         case RDB_OP_FUNCTION2:

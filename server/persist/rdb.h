@@ -1,17 +1,18 @@
 /* rdb.h - values in Redis 7.0's RDB format: DUMP payloads, RESTORE, and reading RDB files.
  *
  * A value is written as Redis 7.0 writes it (RDB version 10): strings with Redis's integer
- * and LZF encodings (same choices, same bytes), lists as quicklist 2 nodes split where Redis
- * splits them, intsets, listpack hashes and sorted sets, and hashtable hashes and sets and
- * skiplist sorted sets as counted sequences. Our own storage encodings are not Redis's bytes:
- * the writer walks each value and re-encodes it, the reader builds values through the storage
- * APIs, so a restored value ends in the encoding Redis would give it after loading.
+ * and LZF encodings (same choices, same bytes), lists as quicklist 2 nodes cut where
+ * quicklistPushTail cuts them (so a list built by RPUSH has Redis's bytes), intsets, listpack
+ * hashes and sorted sets, and hashtable hashes and sets and skiplist sorted sets as counted
+ * sequences. Our own storage encodings are not Redis's bytes: the writer walks each value and
+ * re-encodes it, the reader builds values through the storage APIs, so a restored value ends
+ * in the encoding Redis would give it after loading.
  *
  * The reader accepts every value type of RDB versions 1 to 10 (and tags) but module values
- * and streams (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts against the
- * bytes left (nothing is allocated by an unchecked count), listpacks with lp_validate, ziplists and
- * intsets field by field, duplicate members and NaN scores refused. Bad input is an error,
- * never a crash.
+ * and streams (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts
+ * against the bytes left (nothing is allocated by an unchecked count), listpacks with
+ * lp_validate, ziplists and intsets field by field, duplicate members and NaN scores refused.
+ * Bad input is an error, never a crash.
  *
  * DUMP payload:  type (1) | value | RDB version (2, LE) | CRC-64 of all before it (8, LE).
  *
@@ -60,15 +61,17 @@ int rdb_dump(buf_t *b, const obj_t *o, int compress);
  * version. */
 int rdb_dump_verify(const void *p, size_t len, int *version);
 /* Decodes a verified DUMP payload into a new value (*out, owned by the caller). Returns
- * RDB_OK, or an rdb_status error: RESTORE answers "Bad data format" to any of them. The whole
- * payload but the footer must be consumed. */
+ * RDB_OK, or RDB_ERR, RDB_ERR_EMPTY, RDB_ERR_UNSUPPORTED, RDB_ERR_NOMEM: RESTORE answers "Bad
+ * data format" to any of them. Bytes left between the value and the footer are ignored, as
+ * Redis ignores them. */
 int rdb_dump_decode(const void *p, size_t len, int version, obj_t **out);
 
-/* Reads a value of type type into *out (owned by the caller). */
+/* Reads a value of type type into *out (owned by the caller): RDB_OK or an error as
+ * rdb_dump_decode's (the reader's position is then undefined). */
 int rdb_read_value(rdb_reader_t *r, int type, obj_t **out);
 
-/* Reads a string into a new allocation (xmalloc'd or try_malloc'd, NUL-terminated, the caller
- * frees it with xfree), *len its length. NULL on error, with *err set to an rdb_status. */
+/* Reads a string into a new allocation (try_malloc'd, NUL-terminated, the caller frees it
+ * with xfree), *len its length. NULL on error, with *err set to RDB_ERR or RDB_ERR_NOMEM. */
 char *rdb_read_string_alloc(rdb_reader_t *r, size_t *len, int *err);
 
 /* Tags' own payload type (rdb_tag.c): the value of RDB_TYPE_CTE_TAG. */
