@@ -85,13 +85,15 @@ static void on_signal(uv_signal_t *s, int signum)
 
 /* --import-rdb FILE: the Redis RDB file into the keyspace, after the AOF (its keys replace
  * the AOF's), then, with appendonly on, a rewrite so that the imported keys are in the AOF
- * before the first client writes. */
+ * before the first client writes. Returns 0, -1 (do not start) or RDB_IMPORT_STOPPED. */
 static void run_loop_while_loading(void);
 
 static int import_rdb(void)
 {
     char err[256];
-    if (rdb_import_file(srv.cfg.import_rdb, run_loop_while_loading, NULL) < 0) {
+    int rc = rdb_import_file(srv.cfg.import_rdb, run_loop_while_loading, NULL);
+    if (rc == RDB_IMPORT_STOPPED) return rc;
+    if (rc < 0) {
         log_warning("The import of %s failed: not starting (fix or remove --import-rdb)",
                     srv.cfg.import_rdb);
         return -1;
@@ -294,9 +296,16 @@ int main(int argc, char **argv)
         log_warning("cte-server is now ready to exit, bye bye...");
         return 0;
     }
-    if (srv.cfg.import_rdb && import_rdb() < 0) {
+    int imported = srv.cfg.import_rdb ? import_rdb() : 0;
+    if (imported < 0) {
         net_stop();
         return 1;
+    }
+    if (imported == RDB_IMPORT_STOPPED) {
+        stop_server("Shutting down before the RDB import finished");
+        uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
+        log_warning("cte-server is now ready to exit, bye bye...");
+        return 0;
     }
     uv_timer_start(&cron_timer, on_cron, 1000 / (uint64_t)srv.cfg.hz, 1000 / (uint64_t)srv.cfg.hz);
     if (srv.cfg.pidfile && *srv.cfg.pidfile) {

@@ -77,19 +77,23 @@ static void report_key(importer_t *im, const char *k, size_t len, const char *wh
     im->st.skipped++;
 }
 
-static void progress(importer_t *im)
+/* Runs the events now and then and logs the progress line; -1 when a shutdown arrived
+ * meanwhile (SIGTERM, SHUTDOWN): the import stops there. */
+static int progress(importer_t *im)
 {
     if (im->events && (long long)mono_us() >= im->next_events_us) {
         im->events();
         im->next_events_us = (long long)mono_us() + 10000;
+        if (srv.shutdown_asap) return -1;
     }
     long long now = time_ms();
-    if (now < im->next_log_ms) return;
+    if (now < im->next_log_ms) return 0;
     im->next_log_ms = now + 1000;
     size_t done = (size_t)(im->r.p - im->base);
     log_notice("Importing %s: %zu of %zu bytes (%.0f%%), %llu keys", im->path, done, im->size,
                im->size ? 100.0 * (double)done / (double)im->size : 100.0,
                (unsigned long long)im->st.keys);
+    return 0;
 }
 
 /* Adds bytes up to the reader's position to the running CRC. */
@@ -307,7 +311,10 @@ static int import_mapped(importer_t *im)
     int rc;
     while ((rc = import_record(im)) == 0) {
         if ((size_t)(im->r.p - im->crc_upto) >= (4u << 20)) crc_catch_up(im);
-        progress(im);
+        if (progress(im) < 0) {
+            log_warning("Import of %s stopped for the shutdown", im->path);
+            return RDB_IMPORT_STOPPED;
+        }
     }
     return rc < 0 ? -1 : check_trailer(im);
 }
@@ -340,13 +347,15 @@ int rdb_import_file(const char *path, void (*events)(void), rdb_import_stats_t *
     int rc = import_mapped(&im);
     srv.loading = was_loading;
     munmap(map, im.size);
-    log_notice("Imported %s (RDB version %d) in %.3f seconds: %llu keys, %llu function libraries"
-               "; %llu keys already expired left out, %llu keys replaced, %llu records could "
-               "not be imported%s",
-               path, im.st.version, (double)(time_ms() - t0) / 1000.0,
-               (unsigned long long)im.st.keys, (unsigned long long)im.st.functions,
-               (unsigned long long)im.st.expired, (unsigned long long)im.st.replaced,
-               (unsigned long long)im.st.skipped, im.st.skipped ? " (named above)" : "");
+    if (rc != RDB_IMPORT_STOPPED)
+        log_notice(
+            "Imported %s (RDB version %d) in %.3f seconds: %llu keys, %llu function libraries"
+            "; %llu keys already expired left out, %llu keys replaced, %llu records could "
+            "not be imported%s",
+            path, im.st.version, (double)(time_ms() - t0) / 1000.0, (unsigned long long)im.st.keys,
+            (unsigned long long)im.st.functions, (unsigned long long)im.st.expired,
+            (unsigned long long)im.st.replaced, (unsigned long long)im.st.skipped,
+            im.st.skipped ? " (named above)" : "");
     if (st) *st = im.st;
     return rc;
 }

@@ -28,8 +28,9 @@ typedef struct rdb_import_stats {
 
 /* Loads the RDB file at path into srv.db, logging a progress line about once a second and
  * calling events() (NULL: never) about every 10 ms so that clients get -LOADING meanwhile.
- * Returns 0, or -1 with the reason logged (keys loaded before the error stay). st may be
- * NULL. */
+ * Returns 0, -1 with the reason logged (keys loaded before the error stay), or
+ * RDB_IMPORT_STOPPED when a shutdown arrived during events(). st may be NULL. */
+#define RDB_IMPORT_STOPPED 1
 int rdb_import_file(const char *path, void (*events)(void), rdb_import_stats_t *st);
 
 #endif
