@@ -208,8 +208,10 @@ typedef struct config {
     config_tier_t tiers[CONFIG_MAX_TIERS]; /* tiers[0..ntiers-1], fastest first */
     int ntiers;                            /* >= 1 */
     /* Redis 7.0 keys accepted for compatibility and inert here (CONFIG GET shows what CONFIG
-     * SET stored; nothing reads them): replication, RDB, defragmentation, latency tracking,
-     * shutdown signals. The README's configuration reference marks each row. */
+     * SET stored; nothing reads them): replication, RDB, defragmentation, shutdown
+     * signals. The README's configuration reference marks each row. */
+    int latency_tracking;                    /* latency-tracking */
+    char *latency_tracking_info_percentiles; /* latency-tracking-info-percentiles */
     struct {
         long long maxmemory_clients; /* maxmemory-clients: bytes, or -percent */
         long long repl_backlog_size, active_defrag_ignore_bytes;
@@ -225,11 +227,10 @@ typedef struct config {
         int rdbcompression, rdbchecksum, dynamic_hz, jemalloc_bg_thread, crash_log_enabled;
         int crash_memcheck_enabled, aof_use_rdb_preamble, aof_timestamp_enabled;
         int aof_rewrite_incremental_fsync, rdb_save_incremental_fsync;
-        int no_appendfsync_on_rewrite, latency_tracking, cluster_enabled, disable_thp;
+        int no_appendfsync_on_rewrite, cluster_enabled, disable_thp;
         int key_load_delay;
         char *masterauth, *masteruser, *replica_announce_ip, *dbfilename, *replicaof;
         int shutdown_on_sigint, shutdown_on_sigterm; /* bits: save nosave now force */
-        char *latency_tracking_info_percentiles;
     } inert;
 
     /* Not settings. */

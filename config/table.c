@@ -526,18 +526,59 @@ static const config__type_t type_shutdown = {
     .describe = shutdown_describe,
 };
 
-/* latency-tracking-info-percentiles: numbers in 0..100, space-separated (may be empty). */
-static const char *check_percentiles(const char *v)
+/* latency-tracking-info-percentiles: numbers in 0..100, space-separated (may be empty), stored
+ * as Redis shows them back ("0.0 50.0 99.90" reads as "0 50 99.9"). */
+static int percentiles_parse(config_t *c, const config__row_t *r, const char *v, int from_file,
+                             config__why_t *why)
 {
-    for (const char *p = v; *p;) {
+    buf_t norm;
+    buf_init(&norm);
+    for (const char *p = v + strspn(v, " "); *p;) {
         char *end;
         double d = strtod(p, &end);
-        if (end == p || (*end && *end != ' ') || d < 0 || d > 100)
-            return "latency-tracking-info-percentiles must be between 0.0 and 100.0";
+        if (end == p || (*end && *end != ' ') || !(d >= 0 && d <= 100)) {
+            buf_deinit(&norm);
+            config__why_set(why, 0, "latency-tracking-info-percentiles must be between 0.0 and 100.0");
+            return -1;
+        }
+        buf_printf(&norm, "%s%.15g", norm.len ? " " : "", d);
         p = end + strspn(end, " ");
     }
-    return NULL;
+    buf_push(&norm, '\0');
+    int rc = config__type_string.parse(c, r, norm.data, from_file, why);
+    buf_deinit(&norm);
+    return rc;
 }
+
+static void percentiles_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+{
+    config__type_string.format(c, r, out, human);
+}
+
+static void percentiles_describe(const config__row_t *r, buf_t *out, int brief)
+{
+    (void)r;
+    buf_append_str(out, brief ? "numbers 0..100" : "space-separated numbers in 0..100");
+}
+
+static void percentiles_release(config_t *c, const config__row_t *r)
+{
+    config__type_string.release(c, r);
+}
+
+static void percentiles_copy(config_t *dst, const config_t *src, const config__row_t *r)
+{
+    config__type_string.copy(dst, src, r);
+}
+
+static const config__type_t type_percentiles = {
+    .name = "string",
+    .parse = percentiles_parse,
+    .format = percentiles_format,
+    .describe = percentiles_describe,
+    .release = percentiles_release,
+    .copy = percentiles_copy,
+};
 
 static const config__enum_t diskless_load_enum[] = {
     {"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0},
@@ -705,6 +746,11 @@ const config__row_t config__rows[] = {
      .doc = "Entries kept in the slow log."},
     {"latency-monitor-threshold", T(int), F(latency_monitor_threshold), .def = "0", LL_MAX,
      .doc = "Record events slower than this many milliseconds for LATENCY (0: off)."},
+    {"latency-tracking", T(bool), F(latency_tracking), .def = "yes",
+     .doc = "Keep a histogram of each command's latencies (LATENCY HISTOGRAM, INFO latencystats)."},
+    {"latency-tracking-info-percentiles", .type = &type_percentiles,
+     F(latency_tracking_info_percentiles), .def = "50 99 99.9",
+     .doc = "Percentiles INFO latencystats reports per command, space-separated, 0 to 100."},
     /* search: */
     {"search-enabled", T(bool), F(search_enabled), .def = "yes",
      .doc = "Index blob contents for keyword search (BM25). CONFIG SET indexes every blob again "
@@ -816,10 +862,6 @@ const config__row_t config__rows[] = {
      .def = "yes", INERT("rewrites are written whole, then synced")},
     {"no-appendfsync-on-rewrite", T(bool), F(inert.no_appendfsync_on_rewrite), .def = "no",
      INERT("appendfsync applies during rewrites too")},
-    {"latency-tracking", T(bool), F(inert.latency_tracking), .def = "yes",
-     INERT("no per-command latency percentiles")},
-    {"latency-tracking-info-percentiles", T(string), F(inert.latency_tracking_info_percentiles),
-     .def = "50 99 99.9", .check = check_percentiles, INERT("no per-command latency percentiles")},
     {"shutdown-timeout", T(int), F(inert.shutdown_timeout), .def = "10", I_MAX,
      INERT("no replicas to wait for")},
     {"shutdown-on-sigint", .type = &type_shutdown, F(inert.shutdown_on_sigint), .def = "default",

@@ -237,6 +237,7 @@ void command_call(client_t *c)
     command_t *m = (command_t *)cmd;
     m->calls++;
     m->usec += (uint64_t)us;
+    if (srv.cfg.latency_tracking) introspect_track_latency(m, us);
     srv.stat.numcommands++;
 }
 

@@ -44,6 +44,17 @@ typedef int cmd_getkeys_t(int argc, const resp_arg_t *argv, int *pos, int max);
  * EXEC asks before it starts, so that a transaction waits as a whole instead of failing. */
 typedef size_t cmd_waitname_t(client_t *c, int argc, const resp_arg_t *argv, char *name);
 
+/* A key spec as COMMAND INFO shows it, for commands whose keys the first/last/step range does
+ * not describe (a STORE keyword, two separate keys): the search begins at argument `index`,
+ * or, with keyword set, at the argument after the first `keyword` found from `index` on
+ * (Redis's "startfrom"); then a range of lastkey (relative to the first key) and keystep. The
+ * i-th spec's flags are key_flags' i-th part. A list ends with a spec whose index is 0. */
+typedef struct cmd_key_spec {
+    int index;
+    const char *keyword;
+    int lastkey, keystep;
+} cmd_key_spec_t;
+
 typedef struct command {
     const char *name; /* lower case */
     cmd_proc_t *proc;
@@ -68,11 +79,15 @@ typedef struct command {
      * access"). NULL: "RO access" for read-only commands, "RW update" for the others.
      * COMMAND GETKEYSANDFLAGS and COMMAND INFO's key specs read it. */
     const char *key_flags;
+    /* COMMAND INFO's key specs when set; NULL: one spec made of first_key/last_key/key_step. */
+    const cmd_key_spec_t *key_specs;
     /* filled at start-up */
     struct command *parent;
     char fullname[48];
     uint64_t calls, usec, rejected_calls, failed_calls;
     int acl_id; /* the command's number in ACL bitmaps (server/acl.c) */
+    struct latency_hist *latency; /* per-call latencies (latency-tracking), NULL until the first
+                                    call after start or CONFIG RESETSTAT (server/introspect.c) */
 } command_t;
 
 /* One row of a command table, with designated initializers so the fields filled at start-up

@@ -7,6 +7,7 @@
 #ifndef CTE_SERVER_INTROSPECT_H
 #define CTE_SERVER_INTROSPECT_H
 
+#include "common/buf.h"
 #include "server/client.h"
 #include "server/command.h"
 
@@ -22,6 +23,18 @@ void introspect_feed_monitors(client_t *c);
  * it to monitors unless its row is CMD_ADMIN or CMD_SKIP_MONITOR or it is a blocked command
  * being retried (monitors saw it when it first ran). */
 void introspect_after_call(client_t *c, long long duration_us);
+/* The latency monitor: records a sample of event ("expire-cycle"...) that took ms when that
+ * reaches latency-monitor-threshold (LATENCY LATEST/HISTORY show it). */
+void introspect_latency_sample(const char *event, long long ms);
+/* Latency tracking (latency-tracking yes): adds one call of cmd that took duration_us to
+ * its histogram (allocated on the first call: about 3.5 KiB per command called), which
+ * LATENCY HISTOGRAM and INFO latencystats report. */
+void introspect_track_latency(command_t *cmd, long long duration_us);
+/* Drops cmd's histogram (CONFIG RESETSTAT). */
+void introspect_reset_latency(command_t *cmd);
+/* INFO's "latencystats" section body: latency_percentiles_usec_<cmd>:p50=..,p99=.. for every
+ * command with calls, at the percentiles of latency-tracking-info-percentiles. */
+void introspect_info_latencystats(buf_t *b);
 /* 1 if CLIENT PAUSE holds c's cmd back now: the dispatcher then postpones the client. WRITE
  * mode holds writes, commands that may replicate, and an EXEC whose queue has one of those.
  * While any pause lasts, keys whose time is up are hidden but not deleted (db_expire_paused)

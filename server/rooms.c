@@ -80,6 +80,7 @@ static const server_room_t rooms[] = {
     {"strings", cmds_string},
     {"hashes", cmds_hash},
     {"sorted-sets", cmds_zset},
+    {"geo", cmds_geo},
     {"lists", cmds_list},
     {"blocking-lists", cmds_blist},
     {"sets", cmds_set},

@@ -236,7 +236,9 @@ void server_cron(void)
     if (srv.cfg.active_expire_enabled) {
         /* Redis's slow cycle: at most 25% of one cron period */
         uint64_t budget = (uint64_t)(1000000 / srv.cfg.hz) / 4;
+        long long t0 = time_us();
         db_active_expire(srv.db, srv.ndb, budget);
+        introspect_latency_sample("expire-cycle", (time_us() - t0) / 1000);
     }
     for (int i = 0; i < srv.ndb; i++) {
         db_try_shrink(&srv.db[i]);

@@ -16,6 +16,7 @@
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/evict.h"
+#include "server/introspect.h"
 #include "server/lazyfree.h"
 #include "server/multi.h"
 #include "server/net/net.h"
@@ -213,8 +214,11 @@ static void reset_command_stats(void *ud, const command_t *cmd)
 {
     command_t *m = (command_t *)cmd;
     m->calls = m->usec = m->rejected_calls = m->failed_calls = 0;
-    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++)
+    introspect_reset_latency(m);
+    for (command_t *s = (command_t *)cmd->subcommands; s && s->name; s++) {
         s->calls = s->usec = s->rejected_calls = s->failed_calls = 0;
+        introspect_reset_latency(s);
+    }
 }
 
 static void config_resetstat_cmd(client_t *c)
@@ -317,25 +321,28 @@ static void reply_flag_words(client_t *c, char *words)
     for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
-static void reply_key_specs(client_t *c, const command_t *cmd)
+/* One key spec: flags (key_flags' part i), begin_search by index or keyword, find_keys range. */
+static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_key_spec_t *ks)
 {
-    if (cmd->first_key <= 0) {
-        reply_array(c, 0);
-        return;
-    }
-    reply_array(c, 1);
     reply_map(c, 3);
     reply_bulk_cstr(c, "flags");
     char fl[64];
-    reply_flag_words(c, command_key_flags(cmd, 0, fl));
+    reply_flag_words(c, command_key_flags(cmd, i, fl));
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
-    reply_bulk_cstr(c, "index");
+    reply_bulk_cstr(c, ks->keyword ? "keyword" : "index");
     reply_bulk_cstr(c, "spec");
-    reply_map(c, 1);
-    reply_bulk_cstr(c, "index");
-    reply_int(c, cmd->first_key);
+    if (ks->keyword) {
+        reply_map(c, 2);
+        reply_bulk_cstr(c, "keyword");
+        reply_bulk_cstr(c, ks->keyword);
+        reply_bulk_cstr(c, "startfrom");
+    } else {
+        reply_map(c, 1);
+        reply_bulk_cstr(c, "index");
+    }
+    reply_int(c, ks->index);
     reply_bulk_cstr(c, "find_keys");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -343,11 +350,31 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     reply_bulk_cstr(c, "spec");
     reply_map(c, 3);
     reply_bulk_cstr(c, "lastkey");
-    reply_int(c, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+    reply_int(c, ks->lastkey);
     reply_bulk_cstr(c, "keystep");
-    reply_int(c, cmd->key_step);
+    reply_int(c, ks->keystep);
     reply_bulk_cstr(c, "limit");
     reply_int(c, 0);
+}
+
+static void reply_key_specs(client_t *c, const command_t *cmd)
+{
+    if (cmd->key_specs) {
+        int n = 0;
+        while (cmd->key_specs[n].index) n++;
+        reply_array(c, n);
+        for (int i = 0; i < n; i++) reply_key_spec(c, cmd, i, &cmd->key_specs[i]);
+        return;
+    }
+    if (cmd->first_key <= 0) {
+        reply_array(c, 0);
+        return;
+    }
+    cmd_key_spec_t ks = {cmd->first_key, NULL,
+                         cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key,
+                         cmd->key_step};
+    reply_array(c, 1);
+    reply_key_spec(c, cmd, 0, &ks);
 }
 
 static void reply_command_info(client_t *c, const command_t *cmd)
@@ -1078,6 +1105,19 @@ static void info_errorstats(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
+static void info_latencystats(buf_t *b)
+{
+    buf_append_str(b, "# Latencystats\r\n");
+    introspect_info_latencystats(b);
+    buf_append_str(b, "\r\n");
+}
+
+/* No modules: the section is there, empty, as in a Redis without modules. */
+static void info_modules(buf_t *b)
+{
+    buf_append_str(b, "# Modules\r\n\r\n");
+}
+
 static void info_keyspace(buf_t *b)
 {
     buf_append_str(b, "# Keyspace\r\n");
@@ -1107,8 +1147,10 @@ static const info_section_t sections[] = {
     {"server", info_server, 1},         {"clients", info_clients, 1},
     {"memory", info_memory, 1},         {"persistence", info_persistence, 1},
     {"stats", info_stats, 1},           {"replication", info_replication, 1},
-    {"cpu", info_cpu, 1},               {"commandstats", info_commandstats, 0},
-    {"errorstats", info_errorstats, 1}, {"cluster", info_cluster, 1},
+    {"cpu", info_cpu, 1},               {"modules", info_modules, 1},
+    {"commandstats", info_commandstats, 0},
+    {"errorstats", info_errorstats, 1}, {"latencystats", info_latencystats, 0},
+    {"cluster", info_cluster, 1},
     {"keyspace", info_keyspace, 1},
     {"tiers", tagcmd_info_tiers, 1},       {"search", searchcmd_info, 1},
 };

@@ -7,7 +7,8 @@
  * 7.0's (t_zset.c): scores are doubles (RESP3) or "%.17g" bulk strings (RESP2), WITHSCORES
  * pairs are nested arrays in RESP3 for the ZRANGE family, ZRANDMEMBER, ZPOP with a count and
  * ZUNION/ZINTER/ZDIFF. The data structure is storage/t_zset.h; this file parses arguments and
- * shapes replies.
+ * shapes replies. ZADD's core and result storing are shared with the GEO commands
+ * (server/cmd/zset.h).
  *
  * Shape: all ZRANGE variants go through one option parser and one emitter that either writes
  * to the client or collects entries for ZRANGESTORE. Set operations collect their result as an
@@ -27,6 +28,7 @@
 #include "server/block.h"
 #include "server/reply.h"
 #include "server/server.h"
+#include "server/cmd/zset.h"
 #include "storage/t_set.h"
 #include "storage/t_zset.h"
 
@@ -70,7 +72,7 @@ static void deleted(client_t *c, const resp_arg_t *key)
 
 /* Stores a non-empty result under key (the old value and TTL go), or deletes the key when the
  * result is empty (z NULL); replies with the result's length as Redis's *STORE commands do. */
-static void store_result(client_t *c, const resp_arg_t *key, zset_t *z, const char *event)
+void zsetcmd_store_result(client_t *c, const resp_arg_t *key, zset_t *z, const char *event)
 {
     if (z) {
         size_t n = zset_length(z);
@@ -90,7 +92,7 @@ static void reply_entry(client_t *c, const zset_entry_t *e, int withscores)
     if (withscores) reply_double(c, e->score);
 }
 
-static int entry_cmp(const void *pa, const void *pb)
+int zsetcmd_entry_cmp(const void *pa, const void *pb)
 {
     const zset_entry_t *a = pa, *b = pb;
     if (a->score < b->score) return -1;
@@ -162,33 +164,41 @@ static int parse_zadd_flags(client_t *c, int *idx, int *flags, int *ch)
 
 static void zadd_generic(client_t *c, int flags)
 {
-    const resp_arg_t *key = &c->argv[1];
-    int idx = 2, ch = 0, err;
+    int idx = 2, ch = 0;
     if (parse_zadd_flags(c, &idx, &flags, &ch) < 0) return;
-    int elements = (c->argc - idx) / 2, incr = (flags & ZSET_IN_INCR) != 0;
+    int elements = (c->argc - idx) / 2;
     double stack[32], *scores = stack;
     if (elements > 32 && !(scores = try_malloc(sizeof(double) * (size_t)elements))) {
         reply_error(c, ERR_OOM);
         return;
     }
-    long long added = 0, updated = 0, processed = 0;
-    double score = 0;
     for (int j = 0; j < elements; j++)
         if (arg_double_or_reply(c, &c->argv[idx + 2 * j], &scores[j], NULL) < 0) goto cleanup;
+    zsetcmd_add(c, &c->argv[1], flags, ch, elements, scores, &c->argv[idx + 1], 2);
+cleanup:
+    if (scores != stack) xfree(scores);
+}
+
+void zsetcmd_add(client_t *c, const resp_arg_t *key, int flags, int ch, int n, const double *scores,
+                 const resp_arg_t *members, int stride)
+{
+    int err, incr = (flags & ZSET_IN_INCR) != 0;
+    long long added = 0, updated = 0, processed = 0;
+    double score = 0;
     kv_t *kv = zset_write(c, key, &err);
-    if (err) goto cleanup;
+    if (err) return;
     if (!kv) {
         if (flags & ZSET_IN_XX) goto reply;
         kv = db_add(c->db, key->ptr, key->len, &zset_new()->h);
     }
     zset_t *z = (zset_t *)kv->val;
-    for (int j = 0; j < elements; j++) {
-        const resp_arg_t *m = &c->argv[idx + 2 * j + 1];
+    for (int j = 0; j < n; j++) {
+        const resp_arg_t *m = &members[j * stride];
         int out;
         double newscore;
         if (zset_add(z, m->ptr, m->len, scores[j], flags, &out, &newscore) < 0) {
             reply_error(c, ERR_NAN);
-            goto cleanup;
+            goto done;
         }
         if (out & ZSET_OUT_ADDED) added++;
         if (out & ZSET_OUT_UPDATED) updated++;
@@ -206,8 +216,7 @@ reply:
     } else {
         reply_int(c, ch ? added + updated : added);
     }
-cleanup:
-    if (scores != stack) xfree(scores);
+done:
     if (added || updated) changed(c, key, incr ? "zincr" : "zadd");
 }
 
@@ -495,7 +504,7 @@ static void range_finish(range_out_t *o, size_t n, int reverse)
         }
     }
     if (n) z = zset_from_sorted(v, n);
-    store_result(o->c, o->dst, z, "zrangestore");
+    zsetcmd_store_result(o->c, o->dst, z, "zrangestore");
     xfree(v);
 }
 
@@ -1312,9 +1321,10 @@ static void setop_generic(client_t *c, const resp_arg_t *dst, int numidx, int op
         op_inter(src, n, o.agg, &res, 0);
     else
         op_diff(src, n, &res);
-    if (op != OP_DIFF && res.n > 1) qsort(res.v, res.n, sizeof(*res.v), entry_cmp);
+    if (op != OP_DIFF && res.n > 1) qsort(res.v, res.n, sizeof(*res.v), zsetcmd_entry_cmp);
     if (dst) {
-        store_result(c, dst, res.n ? zset_from_sorted(res.v, res.n) : NULL, store_events[op]);
+        zsetcmd_store_result(c, dst, res.n ? zset_from_sorted(res.v, res.n) : NULL,
+                             store_events[op]);
     } else {
         reply_array(c, o.withscores && c->resp == 2 ? (long long)res.n * 2 : (long long)res.n);
         for (size_t i = 0; i < res.n; i++) reply_entry(c, &res.v[i], o.withscores);

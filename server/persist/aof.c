@@ -62,7 +62,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define AOF_BUF_KEEP (64u << 20)     /* a record buffer larger than this is freed once empty */
+#define AOF_BUF_KEEP (64u << 10)     /* a record buffer larger than this is freed once empty
+                                        (a burst of large writes does not keep its peak) */
 #define LOAD_CHUNK (1u << 20)        /* bytes read at a time while loading */
 #define LOAD_EVENTS_US 10000         /* the loop runs this often while loading (load_yield) */
 #define FORK_WAITNAME "\xff" "aof-fork"

@@ -61,11 +61,13 @@ def test_config_set_rolls_back_every_value_when_the_port_cannot_be_taken(server_
     assert redis.Redis(host="127.0.0.1", port=s.port).ping() is True
 
 
-def test_unlink_of_a_large_set_gives_its_memory_back(server_factory):
+@pytest.mark.parametrize("aof", ["no", "yes"])
+def test_unlink_of_a_large_set_gives_its_memory_back(server_factory, aof):
     """Redis's TCL unit/lazyfree: after SADD of 100,000 members in one request and UNLINK,
     used_memory falls below twice what it was before, while the client keeps polling INFO
-    (its 1 MB query buffer is given back too)."""
-    s = server_factory()
+    (its 1 MB query buffer is given back too, and with the append-only file on, the 1.3 MB
+    record buffer the SADD needed)."""
+    s = server_factory(["--appendonly", aof])
     r = s.redis()
     orig = r.info("memory")["used_memory"]
     r.sadd("myset", *range(100000))
@@ -212,3 +214,80 @@ def test_debug_error_replies_its_argument_as_an_error(server_factory):
         assert c.call("DEBUG", "ERROR", "a\r\nb").val == b"a  b"
         assert c.call("PING").val == b"PONG"
         c.close()
+
+
+def test_latency_histogram_and_latencystats_are_redis_s(server_factory):
+    """LATENCY HISTOGRAM and INFO latencystats (Redis's unit/latency-monitor and unit/info):
+    per-command histograms since CONFIG RESETSTAT, subcommands by full name, unknown names
+    skipped, percentiles as configured (normalized as Redis shows them)."""
+    s = server_factory()
+    r = s.redis()
+    r.config_resetstat()
+    # CONFIG RESETSTAT records its own call after the reset
+    h = r.execute_command("LATENCY", "HISTOGRAM")
+    assert h[0::2] == [b"config|resetstat"]
+    r.config_resetstat()
+    r.set("a", "b")
+    r.set("c", "d")
+    r.client_id()
+    hist = dict(zip(*[iter(r.execute_command("LATENCY", "HISTOGRAM", "set", "nosuch", "client"))] * 2))
+    assert set(hist) == {b"set", b"client|id"}
+    calls, n, label, buckets = hist[b"set"]
+    assert (calls, n, label) == (b"calls", 2, b"histogram_usec")
+    keys, counts = buckets[0::2], buckets[1::2]
+    # Redis's levels: 1024 ns x 2^k named by their whole microseconds; cumulative counts
+    levels = [(1024 * 2 ** k + 8 * 2 ** k - 1) // 1000 for k in range(21)]
+    assert all(k in levels for k in keys) and keys == sorted(keys)
+    assert counts == sorted(counts) and counts[-1] == 2
+    one = r.execute_command("LATENCY", "HISTOGRAM", "client|id")
+    assert one[0] == b"client|id" and one[1][1] == 1
+    assert r.execute_command("LATENCY", "HISTOGRAM", "blabla", "client|nosuch|x") == []
+    # RESP3: a map of maps
+    r3 = redis.Redis(host="127.0.0.1", port=s.port, protocol=3) if "protocol" in \
+        redis.Redis.__init__.__code__.co_varnames else None
+    if r3 is None:
+        c = socket.create_connection(("127.0.0.1", s.port))
+        c.sendall(b"HELLO 3\r\nLATENCY HISTOGRAM set\r\n")
+        time.sleep(0.3)
+        data = c.recv(65536)
+        c.close()
+        assert b"%1\r\n$3\r\nset\r\n%2\r\n$5\r\ncalls\r\n:" in data, data
+
+    conn = redis.Connection(host="127.0.0.1", port=s.port)
+
+    def info(*section):  # the raw text: redis-py's INFO callback would parse it
+        conn.send_command("INFO", *section)
+        return conn.read_response().decode()
+
+    info_text = info
+    text = info("latencystats")
+    assert text.startswith("# Latencystats\r\n")
+    line = [l for l in text.split("\r\n") if l.startswith("latency_percentiles_usec_set:")][0]
+    fields = line.split(":", 1)[1].split(",")
+    assert [f.split("=")[0] for f in fields] == ["p50", "p99", "p99.9"]
+    vals = [float(f.split("=")[1]) for f in fields]
+    assert vals == sorted(vals) and vals[0] > 0
+    assert "Latencystats" not in info_text()
+    assert "# Latencystats" in info_text("all")
+
+    r.config_set("latency-tracking-info-percentiles", "0.0 50.0 100.0")
+    assert r.config_get("latency-tracking-info-percentiles") == \
+        {"latency-tracking-info-percentiles": "0 50 100"}
+    text = info_text("latencystats")
+    assert "latency_percentiles_usec_set:p0=" in text and ",p100=" in text
+    for bad in ("10.0 50.0 a", "10.0 50.0 101.0", "-1"):
+        with pytest.raises(redis.ResponseError, match="CONFIG SET failed"):
+            r.config_set("latency-tracking-info-percentiles", bad)
+    assert r.config_get("latency-tracking-info-percentiles") == \
+        {"latency-tracking-info-percentiles": "0 50 100"}
+
+    r.config_set("latency-tracking", "no")
+    r.config_resetstat()
+    r.get("a")
+    assert "latency_percentiles_usec_get" not in info_text("latencystats")
+    assert r.execute_command("LATENCY", "HISTOGRAM", "get") == []
+    r.config_set("latency-tracking", "yes")
+    r.get("a")
+    assert r.execute_command("LATENCY", "HISTOGRAM", "get")[1][1] == 1
+    conn.disconnect()
+    r.close()

@@ -58,7 +58,6 @@ from collections import Counter
 import pytest
 
 from conftest import R, RespConn, encode_command, encode_reply
-import diffgen_dump
 
 N_COMMANDS = int(os.environ.get("CTE_DIFF_COMMANDS", "20000"))
 SKIP = {g.strip() for g in os.environ.get("CTE_DIFF_SKIP", "").split(",") if g.strip()}
@@ -844,7 +843,8 @@ def _gen_eval(self):
 
 
 Gen.gen_eval = _gen_eval
-Gen.gen_dump = diffgen_dump.gen_dump
+Gen.gen_geo = __import__("diffgen_geo").gen_geo  # the "geo" group: tests/integration/diffgen_geo.py
+Gen.gen_dump = __import__("diffgen_dump").gen_dump  # the "dump" group: diffgen_dump.py
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -860,6 +860,7 @@ GROUPS = {
     "bits": 8,
     "acl": 6,
     "eval": 6,
+    "geo": 8,
     "dump": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
