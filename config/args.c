@@ -1,6 +1,7 @@
 /* args.c - the command line, as redis-server reads it:
  *
- *   cte-server [FILE] [--config FILE] [--KEY VALUE [VALUE...]]... [--tier SPEC]... [FILE]
+ *   cte-server [FILE] [--config FILE] [--KEY VALUE [VALUE...]]... [--tier SPEC]...
+ *              [--import-rdb FILE] [FILE]
  *
  * The arguments are first collected into options (a name and its values joined with spaces,
  * so `--bind 127.0.0.1 ::1` and `--save ""` work as in redis-server; "--port 7000" given as one
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 typedef struct opt {
     char *name;  /* without the leading "--" */
@@ -41,6 +43,7 @@ static int takes_many(const char *name)
 {
     const config__row_t *r;
     if (!strcasecmp(name, "tier")) return 1;
+    if (!strcasecmp(name, "import-rdb")) return 0;
     r = config__lookup(name);
     return !r || (r->flags & CONFIG__MULTI);
 }
@@ -192,6 +195,18 @@ static int parse_option(config_t *c, const config__row_t *r, const opt_t *opts, 
     return rc;
 }
 
+/* path relative to the working directory made absolute (whether or not it exists yet: the
+ * error is the importer's to report). */
+static char *cwd_path(const char *path)
+{
+    char cwd[4096];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd)) return xstrdup(path);
+    buf_t b;
+    buf_init(&b);
+    buf_printf(&b, "%s/%s", cwd, path);
+    return b.data; /* owned by the caller now */
+}
+
 /* Applies the options to c in order. The --tier options together replace c's tiers. */
 static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
 {
@@ -204,7 +219,15 @@ static int apply_options(config_t *c, const opt_t *opts, int nopts, buf_t *msg)
         const config__row_t *r;
 
         if (!strcasecmp(o->name, "config")) continue;
-        if (!strcasecmp(o->name, "tier")) {
+        if (!strcasecmp(o->name, "import-rdb")) {
+            if (o->nvalues != 1 || !*o->value) {
+                buf_printf(msg, "command line: --import-rdb takes one file name");
+                rc = -1;
+            } else {
+                xfree(c->import_rdb);
+                c->import_rdb = cwd_path(o->value); /* the server chdirs to dir */
+            }
+        } else if (!strcasecmp(o->name, "tier")) {
             any_tier = 1;
             rc = add_tiers(o, tiers, &ntiers, msg);
         } else if (!(r = config__lookup(o->name))) {

@@ -94,6 +94,7 @@ void config_deinit(config_t *c)
     for (size_t i = 0; i < config__nrows; i++)
         if (config__rows[i].type->release) config__rows[i].type->release(c, &config__rows[i]);
     xfree(c->config_file);
+    xfree(c->import_rdb);
     memset(c, 0, sizeof *c);
 }
 
@@ -103,6 +104,7 @@ void config__clone(config_t *dst, const config_t *src)
     for (size_t i = 0; i < config__nrows; i++)
         if (config__rows[i].type->copy) config__rows[i].type->copy(dst, src, &config__rows[i]);
     dst->config_file = src->config_file ? xstrdup(src->config_file) : NULL;
+    dst->import_rdb = src->import_rdb ? xstrdup(src->import_rdb) : NULL;
 }
 
 void config__replace(config_t *dst, config_t *src)

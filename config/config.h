@@ -239,6 +239,8 @@ typedef struct config {
     /* Not settings. */
     char *config_file; /* absolute path of the file config_apply_args loaded, NULL when the
                           server runs on the embedded default (CONFIG REWRITE then refuses) */
+    char *import_rdb; /* --import-rdb FILE: a Redis RDB file loaded before serving, or NULL
+                         (a start-up action, not a setting: CONFIG GET does not show it) */
     config_apply_fn *on_change;
     void *on_change_ud;
 } config_t;

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/persist/aof.h"
+#include "server/persist/rdb_import.h"
 #include "server/net/net.h"
 #include "server/rooms.h"
 #include "server/server.h"
@@ -80,6 +81,28 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     }
     stop_server(why);
+}
+
+/* --import-rdb FILE: the Redis RDB file into the keyspace, after the AOF (its keys replace
+ * the AOF's), then, with appendonly on, a rewrite so that the imported keys are in the AOF
+ * before the first client writes. Returns 0, -1 (do not start) or RDB_IMPORT_STOPPED. */
+static void run_loop_while_loading(void);
+
+static int import_rdb(void)
+{
+    char err[256];
+    int rc = rdb_import_file(srv.cfg.import_rdb, run_loop_while_loading, NULL);
+    if (rc == RDB_IMPORT_STOPPED) return rc;
+    if (rc < 0) {
+        log_warning("The import of %s failed: not starting (fix or remove --import-rdb)",
+                    srv.cfg.import_rdb);
+        return -1;
+    }
+    if (srv.cfg.appendonly && aof_rewrite_now(err, sizeof err) < 0) {
+        log_warning("Can't write the imported keys to the append only file: %s", err);
+        return -1;
+    }
+    return 0;
 }
 
 /* While the AOF loads (aof_load calls this now and then): accepts connections and answers
@@ -192,6 +215,7 @@ static void usage(void)
     printf("Usage: cte-server [/path/to/cte.yaml] [options]\n"
            "       cte-server --config FILE [--<key> <value> ...] [--tier "
            "NAME:KIND:CAP[:PATH[:SCORE]]]\n"
+           "       cte-server ... --import-rdb dump.rdb   (loads a Redis RDB file first)\n"
            "       cte-server --config-doc   (prints the configuration reference)\n"
            "       cte-server -v | --version\n"
            "\n"
@@ -268,6 +292,17 @@ int main(int argc, char **argv)
     }
     if (loaded == AOF_LOAD_STOPPED) {
         stop_server("Shutting down before the append only file finished loading");
+        uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
+        log_warning("cte-server is now ready to exit, bye bye...");
+        return 0;
+    }
+    int imported = srv.cfg.import_rdb ? import_rdb() : 0;
+    if (imported < 0) {
+        net_stop();
+        return 1;
+    }
+    if (imported == RDB_IMPORT_STOPPED) {
+        stop_server("Shutting down before the RDB import finished");
         uv_run(&loop, UV_RUN_NOWAIT); /* close callbacks */
         log_warning("cte-server is now ready to exit, bye bye...");
         return 0;

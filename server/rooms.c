@@ -90,6 +90,7 @@ static const server_room_t rooms[] = {
     {"hyperloglog", cmds_hll},
     {"sort", cmds_sort},
     {"admin", cmds_admin},
+    {"dump", cmds_dump},
     {"scripting", cmds_script, script_init, script_deinit},
     {"functions", function__cmds_function},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},

@@ -2,7 +2,7 @@
 # Builds cte-server and runs the whole suite: Criterion unit tests, integration tests against the
 # real binary (hiredis, redis-cli, redis-py), the differential test against redis-server, the
 # systemd unit check, then the unit and integration tests again under ASan+UBSan, then the
-# libFuzzer targets for a bounded time (CTE_FUZZ_SECONDS each, default 40).
+# libFuzzer targets for a bounded time (CTE_FUZZ_SECONDS each, default 30).
 # Servers are started by the tests themselves on free loopback ports and stopped afterwards.
 # Ends with one line: "N passed, N failed".
 set -uo pipefail
@@ -29,19 +29,19 @@ if [ "${CTE_SKIP_ASAN:-0}" != 1 ]; then
   run_suite asan build-asan -DCMAKE_BUILD_TYPE=Debug -DCTE_SANITIZE=ON
 fi
 # libFuzzer targets (tests/fuzz), each a suite: built with clang in build-fuzz, run for
-# CTE_FUZZ_SECONDS (default 40, 0 skips them) from a scratch copy of the committed seed corpus,
+# CTE_FUZZ_SECONDS (default 30, 0 skips them) from a scratch copy of the committed seed corpus,
 # with libFuzzer's seed CTE_FUZZ_SEED (default 1, so CI repeats itself; 0 picks a random one).
 # A crash leaves its input in build-fuzz/artifacts/; add it to tests/fuzz/corpus/<target>/.
 run_fuzz() {
-  local secs=${CTE_FUZZ_SECONDS:-40} dir=build-fuzz t
+  local secs=${CTE_FUZZ_SECONDS:-30} dir=build-fuzz t
   [ "$secs" -gt 0 ] || return
   echo "=== fuzz: build ($dir)"
   if ! CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTE_FUZZ=ON >/dev/null ||
-     ! cmake --build "$dir" -j"$jobs" --target fuzz_resp_parser fuzz_config fuzz_client_reply fuzz_acl fuzz_hll >"$dir.build.log" 2>&1; then
+     ! cmake --build "$dir" -j"$jobs" --target fuzz_resp_parser fuzz_config fuzz_client_reply fuzz_acl fuzz_hll fuzz_restore >"$dir.build.log" 2>&1; then
     tail -50 "$dir.build.log"; echo "=== fuzz: BUILD FAILED"; failed=$((failed+1)); return
   fi
   mkdir -p "$dir/artifacts"
-  for t in resp_parser config client_reply acl hll; do
+  for t in resp_parser config client_reply acl hll restore; do
     rm -rf "$dir/corpus-$t"; cp -r "tests/fuzz/corpus/$t" "$dir/corpus-$t"
     echo "=== fuzz: $t for ${secs}s"
     if "$dir/tests/fuzz/fuzz_$t" -max_total_time="$secs" -seed="${CTE_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 \

@@ -1060,6 +1060,7 @@ static void info_stats(buf_t *b)
                "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
                "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
+               "migrate_cached_sockets:0\r\n" /* no MIGRATE connection cache (yet) */
                "tracking_total_keys:%llu\r\ntracking_total_items:%llu\r\n"
                "tracking_total_prefixes:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"

@@ -847,6 +847,7 @@ Gen.gen_eval = _gen_eval
 Gen.gen_streams = gen_streams
 Gen.gen_geo = __import__("diffgen_geo").gen_geo  # the "geo" group: tests/integration/diffgen_geo.py
 Gen.gen_hll = __import__("diffgen_hll").gen_hll  # the "hll" group: diffgen_hll.py
+Gen.gen_dump = __import__("diffgen_dump").gen_dump  # the "dump" group: diffgen_dump.py
 
 # group name -> weight; "multi" draws its commands from the other data groups
 GROUPS = {
@@ -865,6 +866,7 @@ GROUPS = {
     "streams": 10,
     "geo": 8,
     "hll": 6,
+    "dump": 6,
 }
 __doc__ = __doc__ % ", ".join(GROUPS)
 
@@ -990,6 +992,7 @@ class Mismatch(Exception):
 
 
 def fmt_args(args):
+    args = [a.decode("latin-1") if isinstance(a, bytes) else a for a in args]  # payloads
     s = " ".join(repr(a) if (not a or any(ch in a for ch in " \r\n\x00'\"")) else a
                  for a in args)
     return s if len(s) <= 200 else s[:200] + "..."

@@ -598,8 +598,9 @@ Test(config, maxmemory_clients_takes_bytes_or_a_percentage_as_redis)
     const char *names[] = {"maxmemory", "maxmemory-clients", "client-query-buffer-limit"};
     const char *values[] = {"10000001", "200%", "invalid"};
     cr_assert_eq(config_set_many(&cfg, 3, names, values, err, sizeof(err)), -1);
-    cr_assert_str_eq(err, "ERR CONFIG SET failed (possibly related to argument "
-                          "'maxmemory-clients') - percentage argument must be less or equal to 100");
+    cr_assert_str_eq(err,
+                     "ERR CONFIG SET failed (possibly related to argument "
+                     "'maxmemory-clients') - percentage argument must be less or equal to 100");
     cr_assert_eq(config_set(&cfg, "maxmemory-clients", "x%", err, sizeof(err)), -1);
     buf_clear(&v);
     config_get_value(&cfg, "maxmemory-clients", &v);
@@ -962,6 +963,20 @@ Test(config, an_empty_value_is_allowed)
     cr_assert_eq(cfg.port, 7003);
     cr_assert_eq(args("--save", "--port", "7004", NULL), 0, "%s", err);
     cr_assert_str_eq(cfg.save, "", "--save alone means save \"\", as in redis-server");
+}
+
+Test(config, import_rdb_takes_one_file_made_absolute)
+{
+    char cwd[4096], want[4200];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(args("--import-rdb", "dump.rdb", "--port", "7006", NULL), 0, "%s", err);
+    snprintf(want, sizeof want, "%s/dump.rdb", cwd);
+    cr_assert_str_eq(cfg.import_rdb, want, "the server chdirs to dir before it reads the file");
+    cr_assert_eq(cfg.port, 7006);
+    cr_assert_eq(args("--import-rdb", NULL), -1);
+    cr_assert(strstr(err, "'--import-rdb' needs a value"), "%s", err);
+    cr_assert_eq(args("--import-rdb", "/abs/x.rdb", NULL), 0, "%s", err);
+    cr_assert_str_eq(cfg.import_rdb, "/abs/x.rdb");
 }
 
 Test(config, an_option_without_a_value_is_refused_by_name)
