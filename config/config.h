@@ -214,6 +214,8 @@ typedef struct config {
      * SET stored; nothing reads them): replication, RDB, defragmentation, shutdown
      * signals. The README's configuration reference marks each row. */
     int latency_tracking;                    /* latency-tracking */
+    int min_replicas_to_write;               /* min-replicas-to-write */
+    int min_replicas_max_lag;                /* min-replicas-max-lag: seconds */
     char *latency_tracking_info_percentiles; /* latency-tracking-info-percentiles */
     struct {
         long long maxmemory_clients; /* maxmemory-clients: bytes, or -percent */

@@ -798,6 +798,13 @@ const config__row_t config__rows[] = {
 #define INERT(what) .doc = "Accepted as Redis 7.0 does; no effect here (" what ")."
     {"maxmemory-clients", .type = &type_mem_or_pct, F(inert.maxmemory_clients), .def = "0",
      INERT("clients are not evicted for their memory")},
+    {"min-replicas-to-write", .alias = "min-slaves-to-write", T(int), F(min_replicas_to_write),
+     .def = "0", I_MAX,
+     .doc = "Refuse writes with -NOREPLICAS unless this many replicas are connected; there is no "
+            "replication here, so any value above 0 (with min-replicas-max-lag above 0) refuses "
+            "every write, as Redis without replicas does."},
+    {"min-replicas-max-lag", .alias = "min-slaves-max-lag", T(int), F(min_replicas_max_lag),
+     .def = "10", I_MAX, .doc = "Seconds within which a replica counts as good (0: the check is off)."},
     {"repl-backlog-size", T(memory), F(inert.repl_backlog_size), .def = "1mb", .min = 16384, LL_MAX,
      INERT("no replication")},
     {"repl-backlog-ttl", T(int), F(inert.repl_backlog_ttl), .def = "3600", I_MAX,

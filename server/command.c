@@ -262,7 +262,7 @@ int command_dispatch(client_t *c)
     tracking_before_command(c);
     /* in Redis's order: a failing AOF refuses writes and a pause holds them before MULTI
      * queues them; the flags are the call's (a script's own, EXEC's queued commands') */
-    const char *log_err = server_log_write_error();
+    const char *log_err = server_write_refusal();
     if (log_err && (command_call_flags(c, cmd) & CMD_WRITE)) {
         if (!multi_exec_rejected(c, log_err)) reply_error(c, log_err);
         multi_flag_error(c);

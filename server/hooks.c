@@ -1,6 +1,8 @@
 /* hooks.c - the registered log of writes and rooms (see hooks.h). Loop thread only. */
 #include "server/hooks.h"
 
+#include "server/server.h"
+
 #include <assert.h>
 
 static const server_log_ops_t no_log;
@@ -75,4 +77,13 @@ void server_log_io_settled(void)
 int server_log_config_changed(const char *name, char *err, size_t errlen)
 {
     return log_ops->config_changed ? log_ops->config_changed(name, err, errlen) : 0;
+}
+
+const char *server_write_refusal(void)
+{
+    const char *err = server_log_write_error();
+    if (err) return err;
+    if (srv.cfg.min_replicas_to_write > 0 && srv.cfg.min_replicas_max_lag > 0)
+        return "NOREPLICAS Not enough good replicas to write.";
+    return NULL;
 }

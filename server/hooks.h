@@ -76,6 +76,9 @@ void server_log_exec_discard(void);
 void server_log_flush(void);
 /* NULL while writes may go on, else the error to refuse them with. */
 const char *server_log_write_error(void);
+/* Every reason to refuse a write now, in Redis's order: the log's error (MISCONF), then too
+ * few good replicas (min-replicas-to-write: this server has none). NULL when writes may go. */
+const char *server_write_refusal(void);
 int server_log_config_changed(const char *name, char *err, size_t errlen);
 void server_log_io_settled(void);
 

@@ -103,44 +103,52 @@ static void cluster_disabled_cmd(client_t *c)
     reply_error(c, "ERR This instance has cluster support disabled");
 }
 
-#define CLUSTER_SUB(name, arity, since, summary)                                                   \
+/* Redis 7.0's flags: every subcommand is stale; A: admin, N: noscript, L: loading */
+#define CLUSTER_SUB(name, arity, fl, since, summary)                                               \
     {                                                                                              \
-        name, cluster_disabled_cmd, arity, 0, 0, 0, 0, "cluster", since, summary, "O(1)"           \
+        name, cluster_disabled_cmd, arity, CMD_STALE | (fl), 0, 0, 0, "cluster", since, summary,   \
+            "O(1)"                                                                                 \
     }
+#define A CMD_ADMIN
+#define N CMD_NOSCRIPT
+#define L CMD_LOADING
 
 static command_t cluster_subcommands[] = {
-    CLUSTER_SUB("addslots", -3, "3.0.0", "Assigns new hash slots to a node."),
-    CLUSTER_SUB("addslotsrange", -4, "7.0.0", "Assigns new hash slot ranges to a node."),
-    CLUSTER_SUB("bumpepoch", 2, "3.0.0", "Advances the cluster config epoch."),
-    CLUSTER_SUB("count-failure-reports", 3, "3.0.0",
+    CLUSTER_SUB("addslots", -3, A, "3.0.0", "Assigns new hash slots to a node."),
+    CLUSTER_SUB("addslotsrange", -4, A, "7.0.0", "Assigns new hash slot ranges to a node."),
+    CLUSTER_SUB("bumpepoch", 2, A, "3.0.0", "Advances the cluster config epoch."),
+    CLUSTER_SUB("count-failure-reports", 3, A, "3.0.0",
                 "Returns the number of active failure reports active for a node."),
-    CLUSTER_SUB("countkeysinslot", 3, "3.0.0", "Returns the number of keys in a hash slot."),
-    CLUSTER_SUB("delslots", -3, "3.0.0", "Sets hash slots as unbound for a node."),
-    CLUSTER_SUB("delslotsrange", -4, "7.0.0", "Sets hash slot ranges as unbound for a node."),
-    CLUSTER_SUB("failover", -2, "3.0.0",
+    CLUSTER_SUB("countkeysinslot", 3, 0, "3.0.0", "Returns the number of keys in a hash slot."),
+    CLUSTER_SUB("delslots", -3, A, "3.0.0", "Sets hash slots as unbound for a node."),
+    CLUSTER_SUB("delslotsrange", -4, A, "7.0.0", "Sets hash slot ranges as unbound for a node."),
+    CLUSTER_SUB("failover", -2, A, "3.0.0",
                 "Forces a replica to perform a manual failover of its master."),
-    CLUSTER_SUB("flushslots", 2, "3.0.0", "Deletes all slots information from a node."),
-    CLUSTER_SUB("forget", 3, "3.0.0", "Removes a node from the nodes table."),
-    CLUSTER_SUB("getkeysinslot", 4, "3.0.0", "Returns the key names in a hash slot."),
-    CLUSTER_SUB("help", 2, "5.0.0", "Returns helpful text about the different subcommands."),
-    CLUSTER_SUB("info", 2, "3.0.0", "Returns information about the state of a node."),
-    CLUSTER_SUB("keyslot", 3, "3.0.0", "Returns the hash slot for a key."),
-    CLUSTER_SUB("links", 2, "7.0.0", "Returns a list of all TCP links to and from peer nodes."),
-    CLUSTER_SUB("meet", -4, "3.0.0", "Forces a node to handshake with another node."),
-    CLUSTER_SUB("myid", 2, "3.0.0", "Returns the ID of a node."),
-    CLUSTER_SUB("nodes", 2, "3.0.0", "Returns the cluster configuration for a node."),
-    CLUSTER_SUB("replicas", 3, "5.0.0", "Lists the replica nodes of a master node."),
-    CLUSTER_SUB("replicate", 3, "3.0.0", "Configure a node as replica of a master node."),
-    CLUSTER_SUB("reset", -2, "3.0.0", "Resets a node."),
-    CLUSTER_SUB("saveconfig", 2, "3.0.0",
+    CLUSTER_SUB("flushslots", 2, A, "3.0.0", "Deletes all slots information from a node."),
+    CLUSTER_SUB("forget", 3, A, "3.0.0", "Removes a node from the nodes table."),
+    CLUSTER_SUB("getkeysinslot", 4, 0, "3.0.0", "Returns the key names in a hash slot."),
+    CLUSTER_SUB("help", 2, L, "5.0.0", "Returns helpful text about the different subcommands."),
+    CLUSTER_SUB("info", 2, 0, "3.0.0", "Returns information about the state of a node."),
+    CLUSTER_SUB("keyslot", 3, 0, "3.0.0", "Returns the hash slot for a key."),
+    CLUSTER_SUB("links", 2, 0, "7.0.0", "Returns a list of all TCP links to and from peer nodes."),
+    CLUSTER_SUB("meet", -4, A, "3.0.0", "Forces a node to handshake with another node."),
+    CLUSTER_SUB("myid", 2, 0, "3.0.0", "Returns the ID of a node."),
+    CLUSTER_SUB("nodes", 2, 0, "3.0.0", "Returns the cluster configuration for a node."),
+    CLUSTER_SUB("replicas", 3, A, "5.0.0", "Lists the replica nodes of a master node."),
+    CLUSTER_SUB("replicate", 3, A, "3.0.0", "Configure a node as replica of a master node."),
+    CLUSTER_SUB("reset", -2, A | N, "3.0.0", "Resets a node."),
+    CLUSTER_SUB("saveconfig", 2, A, "3.0.0",
                 "Forces a node to save the cluster configuration to disk."),
-    CLUSTER_SUB("set-config-epoch", 3, "3.0.0", "Sets the configuration epoch for a new node."),
-    CLUSTER_SUB("setslot", -4, "3.0.0", "Binds a hash slot to a node."),
-    CLUSTER_SUB("shards", 2, "7.0.0", "Returns the mapping of cluster slots to shards."),
-    CLUSTER_SUB("slaves", 3, "3.0.0", "Lists the replica nodes of a master node."),
-    CLUSTER_SUB("slots", 2, "3.0.0", "Returns the mapping of cluster slots to nodes."),
+    CLUSTER_SUB("set-config-epoch", 3, A, "3.0.0", "Sets the configuration epoch for a new node."),
+    CLUSTER_SUB("setslot", -4, A, "3.0.0", "Binds a hash slot to a node."),
+    CLUSTER_SUB("shards", 2, 0, "7.0.0", "Returns the mapping of cluster slots to shards."),
+    CLUSTER_SUB("slaves", 3, A, "3.0.0", "Lists the replica nodes of a master node."),
+    CLUSTER_SUB("slots", 2, 0, "3.0.0", "Returns the mapping of cluster slots to nodes."),
     {NULL},
 };
+#undef A
+#undef N
+#undef L
 
 static void wait_cmd(client_t *c)
 {

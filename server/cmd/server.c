@@ -386,18 +386,18 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
     if (cmd->key_specs) {
         int n = 0;
         while (cmd->key_specs[n].index) n++;
-        reply_array(c, n);
+        reply_set(c, n);
         for (int i = 0; i < n; i++) reply_key_spec(c, cmd, i, &cmd->key_specs[i]);
         return;
     }
     if (cmd->first_key <= 0) {
-        reply_array(c, 0);
+        reply_set(c, 0);
         return;
     }
     int parts = 1;
     if (cmd->key_flags && !cmd->getkeys && !(cmd->flags & CMD_MOVABLE_KEYS))
         for (const char *p = cmd->key_flags; *p; p++) parts += *p == '|';
-    reply_array(c, parts);
+    reply_set(c, parts);
     for (int i = 0; i < parts; i++) {
         int index = cmd->first_key + i * cmd->key_step;
         int lastkey = i < parts - 1 ? 0 : cmd->last_key < 0 ? cmd->last_key : cmd->last_key - index;
@@ -429,7 +429,8 @@ static void reply_command_info(client_t *c, const command_t *cmd)
     reply_key_specs(c, cmd);
     int ns = 0;
     for (const command_t *s = cmd->subcommands; s && s->name; s++) ns++;
-    reply_array(c, ns);
+    if (ns) reply_array(c, ns);
+    else reply_set(c, 0); /* RESP3: key specs and "no subcommands" are sets, as Redis's */
     for (const command_t *s = cmd->subcommands; s && s->name; s++) reply_command_info(c, s);
 }
 

@@ -296,8 +296,12 @@ static const char *call_refusal(run_t *r, const command_t *cmd, int argc, const 
     if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         return "-ERR Write commands are not allowed from read-only scripts.";
     if (!(cmd->flags & CMD_WRITE) || r->wrote) return NULL;
-    const char *log_err = server_log_write_error();
-    if (log_err) return log_err;
+    const char *log_err = server_write_refusal();
+    if (log_err) { /* its own error code (MISCONF, NOREPLICAS), not ERR */
+        static char coded[320];
+        snprintf(coded, sizeof(coded), "-%s", log_err);
+        return coded;
+    }
     if (!r->allow_oom && srv.cfg.maxmemory > 0 && r->oom && (cmd->flags & CMD_DENYOOM))
         return "-" EVICT_ERR_OOM;
     return NULL;
@@ -788,7 +792,7 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
     r->oom = srv.cfg.maxmemory > 0 && evict_perform(0) == EVICT_FAIL;
     if (!compat) {
         if (!(f & SCRIPT_F_NO_WRITES)) {
-            const char *log_err = server_log_write_error();
+            const char *log_err = server_write_refusal();
             if (log_err) {
                 reply_error(c, log_err);
                 return -1;

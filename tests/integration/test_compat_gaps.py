@@ -142,6 +142,26 @@ SAME_REPLY = [
     ("COMMAND", "GETKEYS", "PING"),
     ("COMMAND", "GETKEYS", "PING", "x"),
     ("COMMAND", "GETKEYSANDFLAGS", "GET"),
+    # min-replicas-to-write without replicas refuses writes (NOREPLICAS), from scripts too;
+    # CLUSTER RESET is noscript (Redis's unit/scripting)
+    ("SET", "x", "v"),
+    ("CONFIG", "SET", "min-slaves-to-write", "1"),
+    ("CONFIG", "GET", "min-replicas-to-write"),
+    ("SET", "x", "1"),
+    ("GET", "x"),
+    ("EVAL", "return redis.call('get','x')", "1", "x"),
+    ("EVAL", "#!lua\nreturn redis.call('get','x')", "1", "x"),
+    ("EVAL", "#!lua flags=no-writes\nreturn redis.call('get','x')", "1", "x"),
+    ("EVAL", "return redis.call('set','x',1)", "1", "x"),
+    ("MULTI",),
+    ("SET", "x", "2"),
+    ("EXEC",),
+    ("CONFIG", "SET", "min-replicas-max-lag", "0"),
+    ("SET", "x", "3"),
+    ("CONFIG", "SET", "min-replicas-to-write", "0"),
+    ("CONFIG", "SET", "min-replicas-max-lag", "10"),
+    ("EVAL", "return redis.call('cluster','reset')", "0"),
+    ("COMMAND", "INFO", "CLUSTER|RESET", "CLUSTER|HELP", "GET", "LMOVE"),
 ]
 
 
