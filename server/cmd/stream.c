@@ -1183,7 +1183,7 @@ static stream_cg_t *claim_group_or_reply(client_t *c, stream_t **sp)
 
 typedef struct claim_opts {
     long long retrycount, deliverytime;
-    int force, justid;
+    int force, justid, restore;
     stream_id_t last_id;
 } claim_opts_t;
 
@@ -1197,6 +1197,8 @@ static int claim_options(client_t *c, int j, long long now, claim_opts_t *o)
             o->force = 1;
         } else if (arg_is(a, "justid")) {
             o->justid = 1;
+        } else if (arg_is(a, "aofrestore") && (c->flags & CLIENT_FAKE)) {
+            o->restore = 1; /* see xclaim_cmd; unknown to clients, as to Redis */
         } else if (arg_is(a, "idle") && more) {
             j++;
             if (arg_ll_or_reply(c, &c->argv[j], &o->deliverytime,
@@ -1236,6 +1238,10 @@ static void claim_drop(client_t *c, stream_cg_t *cg, const stream_id_t *id, stre
     stream_pel_ack(cg, id);
 }
 
+/* XCLAIM. One option only the AOF loader's client may give (server/persist/rewrite.c writes it):
+ * AOFRESTORE puts the entry in the consumer's PEL even when the stream entry is gone (as a
+ * rewrite keeps pending entries of deleted messages, which FORCE drops), and leaves the
+ * consumer's seen time as XGROUP CREATECONSUMER restored it. */
 static void xclaim_cmd(client_t *c)
 {
     stream_t *s;
@@ -1273,22 +1279,23 @@ static void xclaim_cmd(client_t *c)
     for (j = 5; j <= last_id_arg; j++) {
         const stream_id_t *id = &ids[j - 5];
         stream_nack_t *nack = stream_pel_find(cg, id);
-        if (!stream_entry_exists(s, id)) {
+        if (!o.restore && !stream_entry_exists(s, id)) {
             if (nack) {
                 claim_drop(c, cg, id, nack);
                 propagate_last = 0;
             }
             continue;
         }
-        if (o.force && !nack) nack = stream_pel_add_unowned(cg, id);
+        if ((o.force || o.restore) && !nack) nack = stream_pel_add_unowned(cg, id);
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
+        if (!co && o.restore) co = stream_consumer_find(cg, c->argv[3].ptr, c->argv[3].len);
         if (!co) co = consumer_get(c, cg, &c->argv[1], &c->argv[3], NULL);
         nack->delivery_time = o.deliverytime;
         if (o.retrycount >= 0) nack->delivery_count = (uint64_t)o.retrycount;
         else if (!o.justid) nack->delivery_count++;
         stream_nack_assign(cg, nack, id, co);
-        if (o.justid) reply_id(c, id);
+        if (o.justid || o.restore) reply_id(c, id);
         else reply_range(c, s, id, id, 1, 0, NULL, NULL, RWR_RAW, NULL);
         n++;
         propagate_xclaim(c, &c->argv[1], cg, id, nack);
