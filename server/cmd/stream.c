@@ -594,7 +594,7 @@ static int xread_parse(client_t *c, int xreadgroup, xread_args_t *a)
                 reply_error(c, "ERR timeout is negative");
                 return -1;
             }
-            a->timeout = ms > 0 ? now_ms() + ms : 0;
+            a->timeout = ms > 0 ? block_deadline(now_ms(), ms) : 0;
         } else if (arg_is(o, "count") && more) {
             i++;
             if (arg_ll_or_reply(c, &c->argv[i], &a->count, NULL) < 0) return -1;
@@ -1204,7 +1204,9 @@ static int claim_options(client_t *c, int j, long long now, claim_opts_t *o)
             if (arg_ll_or_reply(c, &c->argv[j], &o->deliverytime,
                                 "ERR Invalid IDLE option argument for XCLAIM") < 0)
                 return -1;
-            o->deliverytime = now - o->deliverytime;
+            /* past what a long long holds: now, as Redis's wrapped value gets clamped */
+            if (__builtin_sub_overflow(now, o->deliverytime, &o->deliverytime))
+                o->deliverytime = now;
         } else if (arg_is(a, "time") && more) {
             j++;
             if (arg_ll_or_reply(c, &c->argv[j], &o->deliverytime,

@@ -90,6 +90,39 @@ def test_blocked_xreadgroup_unblocked_with_errors(cte_server):
     c.close()
 
 
+def test_timeouts_and_idle_times_past_a_long_long(cte_server):
+    """Deadlines that overflow block for ever (Redis's wrapped deadline never comes), an IDLE
+    that overflows is now, and timeouts past a long long in ms are refused as Redis does."""
+    r = cte_server.redis()
+    r.xadd("s", {"a": 1}, id="1-1")
+    r.xgroup_create("s", "g", "0")
+    c = cte_server.conn()
+    assert c.py("XCLAIM", "s", "g", "c", 0, "1-1", "IDLE", "-9223372036854775808", "FORCE",
+                "JUSTID") == [b"1-1"]
+    assert r.xpending_range("s", "g", "-", "+", 10)[0]["time_since_delivered"] < 10000
+    for err in ("1e30", "inf", "9223372036854775.808", "-1"):
+        reply = c.call("BLPOP", "l", err)
+        assert reply.kind == "-" and reply.val == b"ERR timeout is negative"
+    waits = [("XREAD", "BLOCK", "9223372036854775807", "STREAMS", "s", "$"),
+             ("BLPOP", "l", "9.2e15"), ("BZPOPMIN", "z", "9223372036854775")]
+    conns = []
+    for cmd in waits:
+        w = cte_server.conn()
+        w.send(*cmd)
+        conns.append(w)
+    wait_blocked(r, len(waits))
+    time.sleep(0.3)
+    assert r.info("clients")["blocked_clients"] == len(waits)
+    r.xadd("s", {"b": 2}, id="2-1")
+    r.rpush("l", "x")
+    r.zadd("z", {"m": 1})
+    assert to_py(conns[0].read_reply()[0]) == [[b"s", [[b"2-1", [b"b", b"2"]]]]]
+    assert to_py(conns[1].read_reply()[0]) == [b"l", b"x"]
+    assert to_py(conns[2].read_reply()[0]) == [b"z", b"m", b"1"]
+    for w in conns + [c]:
+        w.close()
+
+
 def test_xread_block_in_multi_and_scripts(cte_server):
     r = cte_server.redis()
     c = cte_server.conn()
