@@ -189,6 +189,14 @@ void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, in
     for_each_key(c, 1);
 }
 
+void block_on_key_range(client_t *c, int first, int n, long long deadline_ms, int timeout_reply)
+{
+    int *pos = xmalloc(sizeof(int) * (size_t)(n > 0 ? n : 1)); /* n < argc: already in memory */
+    for (int i = 0; i < n; i++) pos[i] = first + i;
+    block_on_keys(c, pos, n, deadline_ms, timeout_reply);
+    xfree(pos);
+}
+
 void block_on_name(client_t *c, const char *name, size_t len)
 {
     init();

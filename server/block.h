@@ -24,6 +24,8 @@ long long block_deadline(long long now, long long ms);
  * command and its arguments are kept to run again. When c is already blocked (its command is
  * running again and still found nothing), keeps it where it is. */
 void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, int timeout_reply);
+/* block_on_keys on the n consecutive arguments argv[first..first+n). */
+void block_on_key_range(client_t *c, int first, int n, long long deadline_ms, int timeout_reply);
 /* Replaces argument idx of the command c just blocked with (kept by block_on_keys) by a copy
  * of p[0..len): the retries see it instead (XREAD resolves "$" to the id of the moment it
  * blocked). Does nothing when c is not blocked. */

@@ -759,10 +759,8 @@ static void xread_generic(client_t *c, int xreadgroup)
         goto done;
     }
     if (a.timeout != -1 && !(c->flags & (CLIENT_MULTI | CLIENT_SCRIPT))) {
-        int pos[256], n = a.nstreams < 256 ? a.nstreams : 256;
-        for (int k = 0; k < n; k++) pos[k] = a.streams_arg + k;
         int retry = block_is_retry(c);
-        block_on_keys(c, pos, n, a.timeout, BLOCK_REPLY_NULL_ARRAY);
+        block_on_key_range(c, a.streams_arg, a.nstreams, a.timeout, BLOCK_REPLY_NULL_ARRAY);
         if (!retry && !xreadgroup) {
             /* "$" waits for what comes after the last id of now */
             for (int k = 0; k < a.nstreams; k++) {

@@ -123,6 +123,28 @@ def test_timeouts_and_idle_times_past_a_long_long(cte_server):
         w.close()
 
 
+def test_blocking_on_300_keys_wakes_on_the_last(cte_server):
+    r = cte_server.redis()
+    keys = ["k%d" % i for i in range(1, 301)]
+    waits = [("XREAD", "BLOCK", "0", "STREAMS", *keys, *["$"] * len(keys)),
+             ("BLPOP", *keys, "0"), ("BZPOPMIN", *keys, "0")]
+    for cmd in waits:
+        w = cte_server.conn()
+        w.send(*cmd)
+        wait_blocked(r, 1)
+        if cmd[0] == "XREAD":
+            r.xadd("k300", {"a": 1}, id="1-1")
+            assert to_py(w.read_reply()[0]) == [[b"k300", [[b"1-1", [b"a", b"1"]]]]]
+            r.delete("k300")
+        elif cmd[0] == "BLPOP":
+            r.rpush("k300", "x")
+            assert to_py(w.read_reply()[0]) == [b"k300", b"x"]
+        else:
+            r.zadd("k300", {"m": 2})
+            assert to_py(w.read_reply()[0]) == [b"k300", b"m", b"2"]
+        w.close()
+
+
 def test_xread_block_in_multi_and_scripts(cte_server):
     r = cte_server.redis()
     c = cte_server.conn()
