@@ -16,7 +16,9 @@
  *
  * Blocking XREAD / XREADGROUP wait through server/block.c: the command runs again whenever a
  * key it waits on changes. "$" is resolved when the client blocks and written into the kept
- * arguments (block_replace_arg), so the retry waits for entries after that id. A retried
+ * arguments (block_replace_arg), so the retry waits for entries after that id. A retry serves a
+ * stream whose last id passed the awaited one (for XREADGROUP ">" the group's), as Redis
+ * serves blocked readers: with an empty list when the added entries were deleted since. A retried
  * XREADGROUP whose key is gone or no longer a stream fails with -UNBLOCKED, one whose group is
  * gone with -NOGROUP, as Redis 7.0 unblocks them. Runs on the loop thread. */
 #include "common/alloc.h"
@@ -722,10 +724,16 @@ static void xread_generic(client_t *c, int xreadgroup)
         stream_t *s = as_stream(kv);
         stream_id_t gt = ids[k];
         int serve = 0, history = 0;
-        if (groups) {
-            if (gt.ms != UINT64_MAX || gt.seq != UINT64_MAX) {
-                serve = history = 1;
-            } else if (s->length) {
+        if (groups && (gt.ms != UINT64_MAX || gt.seq != UINT64_MAX)) {
+            serve = history = 1;
+        } else if (block_is_retry(c)) {
+            /* a blocked reader is served once the stream's last id passed the one it waits
+             * after, as Redis serves it: even when what was added is gone again (an empty
+             * reply) */
+            if (groups) gt = groups[k]->last_id;
+            serve = stream_id_cmp(&s->last_id, &gt) > 0;
+        } else if (groups) {
+            if (s->length) {
                 stream_id_t maxid;
                 stream_edge_id(s, 0, 1, &maxid);
                 if (stream_id_cmp(&maxid, &groups[k]->last_id) > 0) {
@@ -762,10 +770,20 @@ static void xread_generic(client_t *c, int xreadgroup)
         int retry = block_is_retry(c);
         block_on_key_range(c, a.streams_arg, a.nstreams, a.timeout, BLOCK_REPLY_NULL_ARRAY);
         if (!retry && !xreadgroup) {
-            /* "$" waits for what comes after the last id of now */
+            /* "$" waits for what comes after the last id of now. So does an older id: no entry
+             * lies between the two (it would have been served), and the retry then serves once
+             * an id was added, not on a deletion that leaves the last id past the given one */
             for (int k = 0; k < a.nstreams; k++) {
+                const resp_arg_t *key = &c->argv[a.streams_arg + k];
                 const resp_arg_t *ida = &c->argv[a.streams_arg + a.nstreams + k];
-                if (ida->len != 1 || ida->ptr[0] != '$') continue;
+                kv_t *kv = db_find(c->db, key->ptr, key->len);
+                int dollar = ida->len == 1 && ida->ptr[0] == '$';
+                if (kv && kv->val->type == OBJ_STREAM &&
+                    stream_id_cmp(&as_stream(kv)->last_id, &ids[k]) > 0) {
+                    ids[k] = as_stream(kv)->last_id;
+                } else if (!dollar) {
+                    continue;
+                }
                 char buf[STREAM_ID_STR];
                 block_replace_arg(c, a.streams_arg + a.nstreams + k, buf,
                                   stream_id_fmt(buf, &ids[k]));

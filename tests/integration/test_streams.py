@@ -145,6 +145,38 @@ def test_blocking_on_300_keys_wakes_on_the_last(cte_server):
         w.close()
 
 
+def test_blocked_readers_served_when_added_entries_are_gone_again(cte_server):
+    """Redis serves a blocked reader once the stream's last id passed the awaited one, with an
+    empty list if what was added was removed before it ran; a deletion alone wakes no one."""
+    r = cte_server.redis()
+    r.xgroup_create("s", "g", "$", mkstream=True)
+    grp, rd = cte_server.conn(), cte_server.conn()
+    grp.send("XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "s", ">")
+    rd.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r, 2)
+    m = cte_server.conn()
+    assert m.call("MULTI") == R("+", b"OK")
+    m.call("XADD", "s", "*", "z", "1")
+    m.call("XTRIM", "s", "MAXLEN", "0")
+    assert to_py(m.call("EXEC"))[1] == 1
+    assert to_py(grp.read_reply()[0]) == [[b"s", []]]
+    assert to_py(rd.read_reply()[0]) == [[b"s", []]]
+    assert r.xinfo_consumers("s", "g")[0]["name"] == b"a"
+    # an id older than the last one, entries after it deleted: waits for a new id
+    r.xadd("t", {"a": 1}, id="1-1")
+    r.xadd("t", {"a": 2}, id="5-1")
+    r.xdel("t", "5-1")
+    rd.send("XREAD", "BLOCK", "0", "STREAMS", "t", "2-0")
+    wait_blocked(r, 1)
+    r.xdel("t", "1-1")
+    time.sleep(0.1)
+    assert r.info("clients")["blocked_clients"] == 1
+    r.xadd("t", {"b": 3}, id="6-1")
+    assert to_py(rd.read_reply()[0]) == [[b"t", [[b"6-1", [b"b", b"3"]]]]]
+    for w in (grp, rd, m):
+        w.close()
+
+
 def test_xread_block_in_multi_and_scripts(cte_server):
     r = cte_server.redis()
     c = cte_server.conn()
