@@ -85,19 +85,26 @@ static void init(void)
 
 int block_timeout_or_reply(client_t *c, const resp_arg_t *a, long long *deadline_ms)
 {
-    double secs;
-    if (!str_to_d(a->ptr, a->len, &secs) || isinf(secs)) {
+    long double secs; /* parsed and scaled as Redis does, so the limits fall where its do */
+    if (!str_to_ld(a->ptr, a->len, &secs)) {
         reply_error(c, "ERR timeout is not a float or out of range");
         return -1;
     }
-    if (secs < 0) {
+    long double msd = ceill(secs * 1000.0L);
+    /* Redis's conversion of what a long long cannot hold (infinities too) gives LLONG_MIN */
+    if (msd < 0 || !(msd < 9223372036854775808.0L)) {
         reply_error(c, "ERR timeout is negative");
         return -1;
     }
-    long long ms = (long long)ceil(secs * 1000.0);
-    if (secs > 0 && ms == 0) ms = 1;
-    *deadline_ms = ms > 0 ? time_ms() + ms : 0;
+    long long ms = (long long)msd;
+    *deadline_ms = ms > 0 ? block_deadline(time_ms(), ms) : 0;
     return 0;
+}
+
+long long block_deadline(long long now, long long ms)
+{
+    long long at;
+    return __builtin_add_overflow(now, ms, &at) ? 0 : at;
 }
 
 void block_replace_arg(client_t *c, int idx, const void *p, size_t len)
@@ -180,6 +187,14 @@ void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, in
     b->deadline_ms = deadline_ms;
     b->timeout_reply = timeout_reply;
     for_each_key(c, 1);
+}
+
+void block_on_key_range(client_t *c, int first, int n, long long deadline_ms, int timeout_reply)
+{
+    int *pos = xmalloc(sizeof(int) * (size_t)(n > 0 ? n : 1)); /* n < argc: already in memory */
+    for (int i = 0; i < n; i++) pos[i] = first + i;
+    block_on_keys(c, pos, n, deadline_ms, timeout_reply);
+    xfree(pos);
 }
 
 void block_on_name(client_t *c, const char *name, size_t len)

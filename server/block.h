@@ -16,10 +16,16 @@ enum block_timeout_reply { BLOCK_REPLY_NULL_ARRAY, BLOCK_REPLY_NULL, BLOCK_REPLY
 /* Parses a blocking timeout in seconds (a double, >= 0) into absolute Unix ms (0 = forever).
  * Replies with Redis's error and returns -1 on bad input. */
 int block_timeout_or_reply(client_t *c, const resp_arg_t *a, long long *deadline_ms);
+
+/* The absolute deadline of a timeout of ms > 0 from now (Unix ms); 0 (forever) when it lies
+ * past what a long long holds, as Redis's wrapped deadline never comes. */
+long long block_deadline(long long now, long long ms);
 /* Blocks c on keys (argv indexes in pos[0..n)) until deadline_ms (0 = forever). The current
  * command and its arguments are kept to run again. When c is already blocked (its command is
  * running again and still found nothing), keeps it where it is. */
 void block_on_keys(client_t *c, const int *pos, int n, long long deadline_ms, int timeout_reply);
+/* block_on_keys on the n consecutive arguments argv[first..first+n). */
+void block_on_key_range(client_t *c, int first, int n, long long deadline_ms, int timeout_reply);
 /* Replaces argument idx of the command c just blocked with (kept by block_on_keys) by a copy
  * of p[0..len): the retries see it instead (XREAD resolves "$" to the id of the moment it
  * blocked). Does nothing when c is not blocked. */

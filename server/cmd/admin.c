@@ -169,7 +169,7 @@ static void wait_cmd(client_t *c)
         return;
     }
     /* no replica will ever acknowledge: wait out the timeout (0: for ever, as Redis) */
-    block_on_keys(c, NULL, 0, ms ? time_ms() + ms : 0, BLOCK_REPLY_ZERO);
+    block_on_keys(c, NULL, 0, ms ? block_deadline(time_ms(), ms) : 0, BLOCK_REPLY_ZERO);
 }
 
 static void failover_cmd(client_t *c)

@@ -33,10 +33,7 @@ static void wait_on(client_t *c, int first, int n, long long deadline, int timeo
         else reply_null_array(c);
         return;
     }
-    int pos[256];
-    if (n > 256) n = 256;
-    for (int i = 0; i < n; i++) pos[i] = first + i;
-    block_on_keys(c, pos, n, deadline, timeout_reply);
+    block_on_key_range(c, first, n, deadline, timeout_reply);
 }
 
 static void bpop_generic(client_t *c, int where)

@@ -16,7 +16,9 @@
  *
  * Blocking XREAD / XREADGROUP wait through server/block.c: the command runs again whenever a
  * key it waits on changes. "$" is resolved when the client blocks and written into the kept
- * arguments (block_replace_arg), so the retry waits for entries after that id. A retried
+ * arguments (block_replace_arg), so the retry waits for entries after that id. A retry serves a
+ * stream whose last id passed the awaited one (for XREADGROUP ">" the group's), as Redis
+ * serves blocked readers: with an empty list when the added entries were deleted since. A retried
  * XREADGROUP whose key is gone or no longer a stream fails with -UNBLOCKED, one whose group is
  * gone with -NOGROUP, as Redis 7.0 unblocks them. Runs on the loop thread. */
 #include "common/alloc.h"
@@ -594,7 +596,7 @@ static int xread_parse(client_t *c, int xreadgroup, xread_args_t *a)
                 reply_error(c, "ERR timeout is negative");
                 return -1;
             }
-            a->timeout = ms > 0 ? now_ms() + ms : 0;
+            a->timeout = ms > 0 ? block_deadline(now_ms(), ms) : 0;
         } else if (arg_is(o, "count") && more) {
             i++;
             if (arg_ll_or_reply(c, &c->argv[i], &a->count, NULL) < 0) return -1;
@@ -722,10 +724,16 @@ static void xread_generic(client_t *c, int xreadgroup)
         stream_t *s = as_stream(kv);
         stream_id_t gt = ids[k];
         int serve = 0, history = 0;
-        if (groups) {
-            if (gt.ms != UINT64_MAX || gt.seq != UINT64_MAX) {
-                serve = history = 1;
-            } else if (s->length) {
+        if (groups && (gt.ms != UINT64_MAX || gt.seq != UINT64_MAX)) {
+            serve = history = 1;
+        } else if (block_is_retry(c)) {
+            /* a blocked reader is served once the stream's last id passed the one it waits
+             * after, as Redis serves it: even when what was added is gone again (an empty
+             * reply) */
+            if (groups) gt = groups[k]->last_id;
+            serve = stream_id_cmp(&s->last_id, &gt) > 0;
+        } else if (groups) {
+            if (s->length) {
                 stream_id_t maxid;
                 stream_edge_id(s, 0, 1, &maxid);
                 if (stream_id_cmp(&maxid, &groups[k]->last_id) > 0) {
@@ -759,15 +767,23 @@ static void xread_generic(client_t *c, int xreadgroup)
         goto done;
     }
     if (a.timeout != -1 && !(c->flags & (CLIENT_MULTI | CLIENT_SCRIPT))) {
-        int pos[256], n = a.nstreams < 256 ? a.nstreams : 256;
-        for (int k = 0; k < n; k++) pos[k] = a.streams_arg + k;
         int retry = block_is_retry(c);
-        block_on_keys(c, pos, n, a.timeout, BLOCK_REPLY_NULL_ARRAY);
+        block_on_key_range(c, a.streams_arg, a.nstreams, a.timeout, BLOCK_REPLY_NULL_ARRAY);
         if (!retry && !xreadgroup) {
-            /* "$" waits for what comes after the last id of now */
+            /* "$" waits for what comes after the last id of now. So does an older id: no entry
+             * lies between the two (it would have been served), and the retry then serves once
+             * an id was added, not on a deletion that leaves the last id past the given one */
             for (int k = 0; k < a.nstreams; k++) {
+                const resp_arg_t *key = &c->argv[a.streams_arg + k];
                 const resp_arg_t *ida = &c->argv[a.streams_arg + a.nstreams + k];
-                if (ida->len != 1 || ida->ptr[0] != '$') continue;
+                kv_t *kv = db_find(c->db, key->ptr, key->len);
+                int dollar = ida->len == 1 && ida->ptr[0] == '$';
+                if (kv && kv->val->type == OBJ_STREAM &&
+                    stream_id_cmp(&as_stream(kv)->last_id, &ids[k]) > 0) {
+                    ids[k] = as_stream(kv)->last_id;
+                } else if (!dollar) {
+                    continue;
+                }
                 char buf[STREAM_ID_STR];
                 block_replace_arg(c, a.streams_arg + a.nstreams + k, buf,
                                   stream_id_fmt(buf, &ids[k]));
@@ -1183,7 +1199,7 @@ static stream_cg_t *claim_group_or_reply(client_t *c, stream_t **sp)
 
 typedef struct claim_opts {
     long long retrycount, deliverytime;
-    int force, justid;
+    int force, justid, restore;
     stream_id_t last_id;
 } claim_opts_t;
 
@@ -1197,12 +1213,16 @@ static int claim_options(client_t *c, int j, long long now, claim_opts_t *o)
             o->force = 1;
         } else if (arg_is(a, "justid")) {
             o->justid = 1;
+        } else if (arg_is(a, "aofrestore") && (c->flags & CLIENT_FAKE)) {
+            o->restore = 1; /* see xclaim_cmd; unknown to clients, as to Redis */
         } else if (arg_is(a, "idle") && more) {
             j++;
             if (arg_ll_or_reply(c, &c->argv[j], &o->deliverytime,
                                 "ERR Invalid IDLE option argument for XCLAIM") < 0)
                 return -1;
-            o->deliverytime = now - o->deliverytime;
+            /* past what a long long holds: now, as Redis's wrapped value gets clamped */
+            if (__builtin_sub_overflow(now, o->deliverytime, &o->deliverytime))
+                o->deliverytime = now;
         } else if (arg_is(a, "time") && more) {
             j++;
             if (arg_ll_or_reply(c, &c->argv[j], &o->deliverytime,
@@ -1236,6 +1256,10 @@ static void claim_drop(client_t *c, stream_cg_t *cg, const stream_id_t *id, stre
     stream_pel_ack(cg, id);
 }
 
+/* XCLAIM. One option only the AOF loader's client may give (server/persist/rewrite.c writes it):
+ * AOFRESTORE puts the entry in the consumer's PEL even when the stream entry is gone (as a
+ * rewrite keeps pending entries of deleted messages, which FORCE drops), and leaves the
+ * consumer's seen time as XGROUP CREATECONSUMER restored it. */
 static void xclaim_cmd(client_t *c)
 {
     stream_t *s;
@@ -1273,22 +1297,23 @@ static void xclaim_cmd(client_t *c)
     for (j = 5; j <= last_id_arg; j++) {
         const stream_id_t *id = &ids[j - 5];
         stream_nack_t *nack = stream_pel_find(cg, id);
-        if (!stream_entry_exists(s, id)) {
+        if (!o.restore && !stream_entry_exists(s, id)) {
             if (nack) {
                 claim_drop(c, cg, id, nack);
                 propagate_last = 0;
             }
             continue;
         }
-        if (o.force && !nack) nack = stream_pel_add_unowned(cg, id);
+        if ((o.force || o.restore) && !nack) nack = stream_pel_add_unowned(cg, id);
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
+        if (!co && o.restore) co = stream_consumer_find(cg, c->argv[3].ptr, c->argv[3].len);
         if (!co) co = consumer_get(c, cg, &c->argv[1], &c->argv[3], NULL);
         nack->delivery_time = o.deliverytime;
         if (o.retrycount >= 0) nack->delivery_count = (uint64_t)o.retrycount;
         else if (!o.justid) nack->delivery_count++;
         stream_nack_assign(cg, nack, id, co);
-        if (o.justid) reply_id(c, id);
+        if (o.justid || o.restore) reply_id(c, id);
         else reply_range(c, s, id, id, 1, 0, NULL, NULL, RWR_RAW, NULL);
         n++;
         propagate_xclaim(c, &c->argv[1], cg, id, nack);

@@ -824,9 +824,7 @@ static void block_or_pop(client_t *c, int first, int nkeys, long long deadline, 
         reply_null_array(c);
         return;
     }
-    int pos[256], n = nkeys < 256 ? nkeys : 256;
-    for (int i = 0; i < n; i++) pos[i] = first + i;
-    block_on_keys(c, pos, n, deadline, BLOCK_REPLY_NULL_ARRAY);
+    block_on_key_range(c, first, nkeys, deadline, BLOCK_REPLY_NULL_ARRAY);
 }
 
 static void bzpop_minmax(client_t *c, int max)

@@ -244,8 +244,11 @@ static void arg_id(cmdbuf_t *cb, const stream_id_t *id)
 
 /* A stream as Redis's rewriteStreamObject writes it: XADD per entry (an empty stream as XADD
  * MAXLEN 0 of a dummy entry), XSETID with the last id, entries added and max deleted id, then
- * per group XGROUP CREATE ... ENTRIESREAD, and per consumer an XCLAIM ... TIME RETRYCOUNT
- * JUSTID FORCE for each pending entry, or XGROUP CREATECONSUMER when it has none. */
+ * per group XGROUP CREATE ... ENTRIESREAD. Then, unlike Redis (whose RDB preamble keeps them),
+ * every consumer gets XGROUP CREATECONSUMER run at its seen time (a "#MS:" line before it,
+ * "#MS:0" after: the loader's clock again), and each pending entry an XCLAIM ... TIME RETRYCOUNT
+ * JUSTID AOFRESTORE, which the loader's client alone may send: it keeps entries whose message
+ * was deleted, and their consumer's seen time. */
 static void rewrite_stream(cmdbuf_t *cb, const kv_t *kv)
 {
     const stream_t *s = (const stream_t *)(const void *)kv->val;
@@ -295,15 +298,17 @@ static void rewrite_stream(cmdbuf_t *cb, const kv_t *kv)
         cmd_close(cb);
         for (size_t j = 0; j < g->nconsumers; j++) {
             const stream_consumer_t *co = g->consumers[j];
-            if (!stream_idx_size(&co->pel)) {
-                cmd_open(cb, "XGROUP", NULL);
-                arg_str(cb, "CREATECONSUMER");
-                arg(cb, kv_key(kv), kv_keylen(kv));
-                arg(cb, g->name, g->namelen);
-                arg(cb, co->name, co->namelen);
-                cmd_close(cb);
-                continue;
-            }
+            if (co->seen_time > 0) buf_printf(cb->out, "#MS:%lld\r\n", co->seen_time);
+            cmd_open(cb, "XGROUP", NULL);
+            arg_str(cb, "CREATECONSUMER");
+            arg(cb, kv_key(kv), kv_keylen(kv));
+            arg(cb, g->name, g->namelen);
+            arg(cb, co->name, co->namelen);
+            cmd_close(cb);
+            if (co->seen_time > 0) buf_printf(cb->out, "#MS:0\r\n");
+        }
+        for (size_t j = 0; j < g->nconsumers; j++) {
+            const stream_consumer_t *co = g->consumers[j];
             for (stream_idx_node_t *n = stream_idx_first(&co->pel); n; n = stream_idx_next(n)) {
                 const stream_nack_t *nack = n->val;
                 cmd_open(cb, "XCLAIM", kv);
@@ -316,7 +321,7 @@ static void rewrite_stream(cmdbuf_t *cb, const kv_t *kv)
                 arg_str(cb, "RETRYCOUNT");
                 arg_ll(cb, (long long)nack->delivery_count);
                 arg_str(cb, "JUSTID");
-                arg_str(cb, "FORCE");
+                arg_str(cb, "AOFRESTORE");
                 cmd_close(cb);
                 drain(cb, 0);
             }

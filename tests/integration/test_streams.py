@@ -90,6 +90,93 @@ def test_blocked_xreadgroup_unblocked_with_errors(cte_server):
     c.close()
 
 
+def test_timeouts_and_idle_times_past_a_long_long(cte_server):
+    """Deadlines that overflow block for ever (Redis's wrapped deadline never comes), an IDLE
+    that overflows is now, and timeouts past a long long in ms are refused as Redis does."""
+    r = cte_server.redis()
+    r.xadd("s", {"a": 1}, id="1-1")
+    r.xgroup_create("s", "g", "0")
+    c = cte_server.conn()
+    assert c.py("XCLAIM", "s", "g", "c", 0, "1-1", "IDLE", "-9223372036854775808", "FORCE",
+                "JUSTID") == [b"1-1"]
+    assert r.xpending_range("s", "g", "-", "+", 10)[0]["time_since_delivered"] < 10000
+    for err in ("1e30", "inf", "9223372036854775.808", "-1"):
+        reply = c.call("BLPOP", "l", err)
+        assert reply.kind == "-" and reply.val == b"ERR timeout is negative"
+    waits = [("XREAD", "BLOCK", "9223372036854775807", "STREAMS", "s", "$"),
+             ("BLPOP", "l", "9.2e15"), ("BZPOPMIN", "z", "9223372036854775")]
+    conns = []
+    for cmd in waits:
+        w = cte_server.conn()
+        w.send(*cmd)
+        conns.append(w)
+    wait_blocked(r, len(waits))
+    time.sleep(0.3)
+    assert r.info("clients")["blocked_clients"] == len(waits)
+    r.xadd("s", {"b": 2}, id="2-1")
+    r.rpush("l", "x")
+    r.zadd("z", {"m": 1})
+    assert to_py(conns[0].read_reply()[0]) == [[b"s", [[b"2-1", [b"b", b"2"]]]]]
+    assert to_py(conns[1].read_reply()[0]) == [b"l", b"x"]
+    assert to_py(conns[2].read_reply()[0]) == [b"z", b"m", b"1"]
+    for w in conns + [c]:
+        w.close()
+
+
+def test_blocking_on_300_keys_wakes_on_the_last(cte_server):
+    r = cte_server.redis()
+    keys = ["k%d" % i for i in range(1, 301)]
+    waits = [("XREAD", "BLOCK", "0", "STREAMS", *keys, *["$"] * len(keys)),
+             ("BLPOP", *keys, "0"), ("BZPOPMIN", *keys, "0")]
+    for cmd in waits:
+        w = cte_server.conn()
+        w.send(*cmd)
+        wait_blocked(r, 1)
+        if cmd[0] == "XREAD":
+            r.xadd("k300", {"a": 1}, id="1-1")
+            assert to_py(w.read_reply()[0]) == [[b"k300", [[b"1-1", [b"a", b"1"]]]]]
+            r.delete("k300")
+        elif cmd[0] == "BLPOP":
+            r.rpush("k300", "x")
+            assert to_py(w.read_reply()[0]) == [b"k300", b"x"]
+        else:
+            r.zadd("k300", {"m": 2})
+            assert to_py(w.read_reply()[0]) == [b"k300", b"m", b"2"]
+        w.close()
+
+
+def test_blocked_readers_served_when_added_entries_are_gone_again(cte_server):
+    """Redis serves a blocked reader once the stream's last id passed the awaited one, with an
+    empty list if what was added was removed before it ran; a deletion alone wakes no one."""
+    r = cte_server.redis()
+    r.xgroup_create("s", "g", "$", mkstream=True)
+    grp, rd = cte_server.conn(), cte_server.conn()
+    grp.send("XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "s", ">")
+    rd.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    wait_blocked(r, 2)
+    m = cte_server.conn()
+    assert m.call("MULTI") == R("+", b"OK")
+    m.call("XADD", "s", "*", "z", "1")
+    m.call("XTRIM", "s", "MAXLEN", "0")
+    assert to_py(m.call("EXEC"))[1] == 1
+    assert to_py(grp.read_reply()[0]) == [[b"s", []]]
+    assert to_py(rd.read_reply()[0]) == [[b"s", []]]
+    assert r.xinfo_consumers("s", "g")[0]["name"] == b"a"
+    # an id older than the last one, entries after it deleted: waits for a new id
+    r.xadd("t", {"a": 1}, id="1-1")
+    r.xadd("t", {"a": 2}, id="5-1")
+    r.xdel("t", "5-1")
+    rd.send("XREAD", "BLOCK", "0", "STREAMS", "t", "2-0")
+    wait_blocked(r, 1)
+    r.xdel("t", "1-1")
+    time.sleep(0.1)
+    assert r.info("clients")["blocked_clients"] == 1
+    r.xadd("t", {"b": 3}, id="6-1")
+    assert to_py(rd.read_reply()[0]) == [[b"t", [[b"6-1", [b"b", b"3"]]]]]
+    for w in (grp, rd, m):
+        w.close()
+
+
 def test_xread_block_in_multi_and_scripts(cte_server):
     r = cte_server.redis()
     c = cte_server.conn()
@@ -224,6 +311,62 @@ def test_aof_restart_and_rewrite_keep_streams(server_factory):
     srv.restart_same_dir()
     r = srv.redis()
     assert (stream_state(r), stream_state(r, "empty")) == before
+
+
+def wait_rewrite(r):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        p = r.info("persistence")
+        if not p["aof_rewrite_in_progress"] and not p["aof_rewrite_scheduled"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("rewrite did not finish")
+
+
+def full_state(r, key="s"):
+    """XINFO STREAM FULL (seen and delivery times included) and each group's extended XPENDING
+    but the idle times, which grow."""
+    full = r.execute_command("XINFO", "STREAM", key, "FULL")
+    pending = [[(e["message_id"], e["consumer"], e["times_delivered"])
+                for e in r.xpending_range(key, g[1], "-", "+", 100)] for g in full[-1]]
+    return full, pending
+
+
+@pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
+def test_aof_rewrite_keeps_pending_entries_of_deleted_messages(server_factory):
+    srv = server_factory(AOF)
+    r = srv.redis()
+    r.xadd("s", {"a": 1}, id="1-1")
+    r.xadd("s", {"a": 1}, id="2-1")
+    r.xadd("s", {"a": 1}, id="3-1")
+    r.xgroup_create("s", "g", "0")
+    r.xreadgroup("g", "c", {"s": ">"}, count=2)
+    r.xreadgroup("g", "d", {"s": ">"})
+    r.xreadgroup("g", "c", {"s": "0"})  # delivery counts 2
+    r.xgroup_createconsumer("s", "g", "idle")
+    r.xdel("s", "1-1", "2-1")
+    assert r.xpending("s", "g")["pending"] == 3
+    time.sleep(0.05)  # seen times renewed by the reload would differ
+    before = full_state(r)
+    r.bgrewriteaof()
+    wait_rewrite(r)
+    with open(os.path.join(srv.tmpdir, "appendonly.aof"), "rb") as f:
+        text = f.read()
+    assert b"AOFRESTORE" in text and b"FORCE" not in text
+    srv.restart_same_dir()
+    r = srv.redis()
+    assert full_state(r) == before
+    assert r.xpending("s", "g")["pending"] == 3
+    assert [c["name"] for c in r.xinfo_consumers("s", "g")] == [b"c", b"d", b"idle"]
+    # plain FORCE still drops a pending entry whose message is gone
+    assert r.xclaim("s", "g", "d", 0, ["1-1"], justid=True, force=True) == []
+    assert r.xpending("s", "g")["pending"] == 2
+    # and the loader's option is unknown to clients
+    with pytest.raises(Exception, match="Unrecognized XCLAIM option 'AOFRESTORE'"):
+        r.execute_command("XCLAIM", "s", "g", "d", 0, "2-1", "AOFRESTORE")
+    before = full_state(r)  # the drop and the claims since reached the file as well
+    srv.restart_same_dir()
+    assert full_state(srv.redis()) == before
 
 
 @pytest.mark.skipif(CTE_KIND != "cte", reason="cte-server persistence")
