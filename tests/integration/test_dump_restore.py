@@ -17,6 +17,7 @@ import os
 import random
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -589,6 +590,26 @@ def test_stream_crafted_payloads(both):
             c.restore("bad_" + name, 0, p)
         assert c.exists("bad_" + name) == 0, name
     assert c.ping() and stream_state(c, "k") == stream_state(r, "k")
+
+
+def test_restore_of_a_stream_wakes_blocked_readers(both):
+    """A reader blocked on a missing key is served once RESTORE creates the stream there, as
+    Redis's RESTORE signals the key (dbAdd)."""
+    c, r = both
+    for cmd in STREAMS["stream_rich"]:
+        r.execute_command(*cmd)
+    p = r.dump("k")
+    got = {}
+    for name, s in (("cte", c), ("redis", r)):
+        reader = redis.Redis(**s.connection_pool.connection_kwargs)
+        t = threading.Thread(target=lambda: got.__setitem__(name, reader.execute_command(
+            "XREAD", "COUNT", "3", "BLOCK", "5000", "STREAMS", "restored", "$")))
+        t.start()
+        time.sleep(0.3)
+        s.restore("restored", 0, p)
+        t.join(10)
+        reader.close()
+    assert got["cte"] == got["redis"] and got["cte"][0][0] == b"restored"
 
 
 def test_stream_corrupt_payloads_never_crash(small_nodes):
