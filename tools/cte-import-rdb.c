@@ -402,5 +402,7 @@ int main(int argc, char **argv)
             im.o.file, im.keys, im.functions, (double)(now_ms() - t0) / 1000.0, im.expired,
             im.failed + im.not_sent);
     redisFree(im.rc);
+    free(im.q);
+    free(im.pay);
     return im.failed || im.not_sent ? 1 : 0;
 }
