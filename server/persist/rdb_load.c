@@ -571,8 +571,7 @@ static int stream_meta(rdb_reader_t *r, stream_t *s, int v2)
         added = length;
         stream_edge_id(s, 1, 1, &first);
     }
-    return stream_build_meta(s, length, &last, &first, &maxdel, added, &err) < 0 ? RDB_ERR
-                                                                                 : RDB_OK;
+    return stream_build_meta(s, length, &last, &first, &maxdel, added, &err) < 0 ? RDB_ERR : RDB_OK;
 }
 
 static int stream_consumers(rdb_reader_t *r, stream_cg_t *cg)
