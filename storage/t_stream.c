@@ -1155,7 +1155,9 @@ int stream_build_node(stream_t *s, const stream_id_t *master, const unsigned cha
         return -1;
     }
     stream_idx_node_t *tail = stream_idx_last(&s->nodes);
-    if (tail && stream_id_cmp(master, &tail->id) <= 0) {
+    /* a node holds the ids from its master on: it starts after the previous node's last entry
+     * (s->last_id so far), or the two would overlap and lookups by master id miss entries */
+    if (tail && stream_id_cmp(master, &s->last_id) <= 0) {
         *err = "stream node ids out of order";
         return -1;
     }

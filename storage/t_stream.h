@@ -240,8 +240,8 @@ int stream_cg_advance(const stream_t *s, stream_cg_t *cg, const stream_id_t *id)
 /* The builder: start from stream_new(), then add in this order. Every call validates what it
  * gets (the data may come from a hostile payload) and returns 0, or -1 with a static message
  * in *err, leaving s safe to stream_free(). */
-/* A node: size bytes at lp, copied. Its listpack and stream layout are checked in full; master
- * ids must increase, entries lie after the previous node's. */
+/* A node: size bytes at lp, copied. Its listpack and stream layout are checked in full; its
+ * master id (and so each of its entries) must lie after the previous node's last entry. */
 int stream_build_node(stream_t *s, const stream_id_t *master, const unsigned char *lp,
                       size_t size, const char **err);
 /* The metadata, after the nodes: length must equal the live entries counted. */

@@ -13,8 +13,8 @@
  * counters as IDLETIME and FREQ, function libraries as FUNCTION LOAD REPLACE. Existing keys are
  * replaced unless --no-replace.
  *
- * Nothing is dropped silently: every key the server refuses (a module value, a stream on a
- * server without streams, BUSYKEY with --no-replace) is printed with its name and the error,
+ * Nothing is dropped silently: every key the server refuses (a module value, BUSYKEY with
+ * --no-replace) is printed with its name and the error,
  * and the exit status is 1 when any was. A file that is not an RDB, a bad checksum (checked
  * before anything is sent) or a record that cannot be walked stops with status 2. A progress
  * line on stderr shows bytes and keys once a second. */
@@ -402,5 +402,7 @@ int main(int argc, char **argv)
             im.o.file, im.keys, im.functions, (double)(now_ms() - t0) / 1000.0, im.expired,
             im.failed + im.not_sent);
     redisFree(im.rc);
+    free(im.q);
+    free(im.pay);
     return im.failed || im.not_sent ? 1 : 0;
 }

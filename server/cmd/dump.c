@@ -27,10 +27,6 @@ static void dump_cmd(client_t *c)
         reply_null(c);
         return;
     }
-    if (rdb_value_type(kv->val) < 0) { /* streams until their RDB form is written */
-        reply_error(c, "ERR DUMP of this type is not supported yet");
-        return;
-    }
     buf_t b;
     buf_init(&b);
     if (rdb_dump(&b, kv->val, srv.cfg.inert.rdbcompression) < 0)

@@ -3,16 +3,19 @@
  * A value is written as Redis 7.0 writes it (RDB version 10): strings with Redis's integer
  * and LZF encodings (same choices, same bytes), lists as quicklist 2 nodes cut where
  * quicklistPushTail cuts them (so a list built by RPUSH has Redis's bytes), intsets, listpack
- * hashes and sorted sets, and hashtable hashes and sets and skiplist sorted sets as counted
- * sequences. Our own storage encodings are not Redis's bytes: the writer walks each value and
+ * hashes and sorted sets, hashtable hashes and sets and skiplist sorted sets as counted
+ * sequences, and streams as RDB_TYPE_STREAM_LISTPACKS_2 with their node listpacks verbatim
+ * (our nodes are Redis's bytes, so a stream's payload is Redis's but for delivery and seen
+ * times). Our other storage encodings are not Redis's bytes: the writer walks each value and
  * re-encodes it, the reader builds values through the storage APIs, so a restored value ends
  * in the encoding Redis would give it after loading.
  *
  * The reader accepts every value type of RDB versions 1 to 10 (and tags) but module values
- * and streams (RDB_ERR_UNSUPPORTED) and checks every byte it reads: lengths and counts
- * against the bytes left (nothing is allocated by an unchecked count), listpacks with
- * lp_validate, ziplists and intsets field by field, duplicate members and NaN scores refused.
- * Bad input is an error, never a crash.
+ * (RDB_ERR_UNSUPPORTED); streams of both stream types go through the validating stream
+ * builder (storage/t_stream.h). It checks every byte it reads: lengths and counts against
+ * the bytes left (nothing is allocated by an unchecked count), listpacks with lp_validate,
+ * ziplists and intsets field by field, duplicate members and NaN scores refused, stream nodes,
+ * PELs and consumers as the builder checks them. Bad input is an error, never a crash.
  *
  * DUMP payload:  type (1) | value | RDB version (2, LE) | CRC-64 of all before it (8, LE).
  *
@@ -33,7 +36,7 @@
  * truncated input). */
 enum rdb_status {
     RDB_ERR_EMPTY = -2,       /* a well-formed empty collection (Redis refuses these too) */
-    RDB_ERR_UNSUPPORTED = -3, /* a module value or a stream: rdbw_skip_value moves past it */
+    RDB_ERR_UNSUPPORTED = -3, /* a module value: rdbw_skip_value moves past it */
 };
 
 /* ---- writing ---- */

@@ -147,10 +147,7 @@ static int import_key(importer_t *im, int type)
     int rc = rdb_read_value(&im->r, type, &val);
     if (rc == RDB_ERR_UNSUPPORTED) {
         rc = rdbw_skip_value(&im->r, type);
-        if (rc == RDB_OK)
-            report_key(im, key, klen,
-                       type == RDB_TYPE_MODULE_2 ? "a module value (modules are not supported)"
-                                                 : "a stream (streams are not supported yet)");
+        if (rc == RDB_OK) report_key(im, key, klen, "a module value (modules are not supported)");
     } else if (rc == RDB_ERR_EMPTY) {
         report_key(im, key, klen, "an empty collection (Redis refuses those too)");
         rc = RDB_OK;

@@ -8,7 +8,7 @@
  * and aux fields (logged). Function libraries (RDB_OPCODE_FUNCTION2) are loaded as FUNCTION
  * LOAD REPLACE would load them. What cannot be loaded is reported by key name in the log and
  * counted, never dropped silently: module values (RDB_TYPE_MODULE_2, skipped by their
- * annotations), streams (skipped), libraries our engine refuses. A module value of the old
+ * annotations), libraries our engine refuses. Streams load (both stream types). A module value of the old
  * format (type 6, not skippable), a function record of a 7.0 release candidate, a corrupt
  * value or a bad checksum stop the import. A key already present (an AOF loaded first) is
  * replaced. Loop thread, at start-up. */

@@ -28,8 +28,10 @@
 #include "storage/t_hash.h"
 #include "storage/t_list.h"
 #include "storage/t_set.h"
+#include "storage/t_stream.h"
 #include "storage/t_zset.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,6 +503,160 @@ static int load_pairs(rdb_reader_t *r, int zip, int zset, obj_t **out)
     return rc;
 }
 
+/* ---- streams (RDB_TYPE_STREAM_LISTPACKS_2, and RDB_TYPE_STREAM_LISTPACKS of Redis 5 to 6.2)
+ * Layout in rdb_save.c. Everything goes through the stream builder (storage/t_stream.h), which
+ * validates each node listpack, the ids' order, the length, and that PELs and consumers agree;
+ * the legacy type lacks first id, max deleted id, entries added and entries read, which are
+ * derived as Redis derives them when it loads that type. */
+
+static int read_raw_id(rdb_reader_t *r, stream_id_t *id)
+{
+    if (rdbw_left(r) < 16) return RDB_ERR;
+    id->ms = rdbw_load_be(r->p, 8);
+    id->seq = rdbw_load_be(r->p + 8, 8);
+    r->p += 16;
+    return RDB_OK;
+}
+
+static int read_ms_time(rdb_reader_t *r, long long *t)
+{
+    if (rdbw_left(r) < 8) return RDB_ERR;
+    *t = (long long)rdbw_load_le(r->p, 8);
+    r->p += 8;
+    return RDB_OK;
+}
+
+static int read_id_lens(rdb_reader_t *r, stream_id_t *id)
+{
+    if (rdbw_len(r, &id->ms) != RDB_OK || rdbw_len(r, &id->seq) != RDB_OK) return RDB_ERR;
+    return RDB_OK;
+}
+
+static int stream_nodes(rdb_reader_t *r, stream_t *s)
+{
+    uint64_t n;
+    const char *err;
+    if (rdbw_count(r, &n, 2) != RDB_OK) return RDB_ERR;
+    for (uint64_t i = 0; i < n; i++) {
+        rdbw_str_t key, lp;
+        stream_id_t master;
+        int rc = rdbw_string(r, &key);
+        if (rc != RDB_OK) return rc;
+        if (key.len != 16) {
+            rdbw_str_release(&key);
+            return RDB_ERR;
+        }
+        master.ms = rdbw_load_be((const unsigned char *)key.p, 8);
+        master.seq = rdbw_load_be((const unsigned char *)key.p + 8, 8);
+        rdbw_str_release(&key);
+        if ((rc = rdbw_string(r, &lp)) != RDB_OK) return rc;
+        rc = stream_build_node(s, &master, (const unsigned char *)lp.p, lp.len, &err);
+        rdbw_str_release(&lp);
+        if (rc < 0) return RDB_ERR;
+    }
+    return RDB_OK;
+}
+
+static int stream_meta(rdb_reader_t *r, stream_t *s, int v2)
+{
+    uint64_t length, added;
+    stream_id_t last, first = {0, 0}, maxdel = {0, 0};
+    const char *err;
+    if (rdbw_len(r, &length) != RDB_OK || read_id_lens(r, &last) != RDB_OK) return RDB_ERR;
+    if (v2) {
+        if (read_id_lens(r, &first) != RDB_OK || read_id_lens(r, &maxdel) != RDB_OK ||
+            rdbw_len(r, &added) != RDB_OK)
+            return RDB_ERR;
+    } else {
+        added = length;
+        stream_edge_id(s, 1, 1, &first);
+    }
+    return stream_build_meta(s, length, &last, &first, &maxdel, added, &err) < 0 ? RDB_ERR : RDB_OK;
+}
+
+static int stream_consumers(rdb_reader_t *r, stream_cg_t *cg)
+{
+    uint64_t n, k;
+    const char *err;
+    if (rdbw_count(r, &n, 10) != RDB_OK) return RDB_ERR; /* name, seen time, PEL count */
+    for (uint64_t i = 0; i < n; i++) {
+        rdbw_str_t name;
+        long long seen;
+        stream_consumer_t *c;
+        int rc = rdbw_string(r, &name);
+        if (rc != RDB_OK) return rc;
+        rc = read_ms_time(r, &seen) == RDB_OK &&
+                     stream_build_consumer(cg, name.p, name.len, seen, &c, &err) == 0
+                 ? RDB_OK
+                 : RDB_ERR;
+        rdbw_str_release(&name);
+        if (rc != RDB_OK || rdbw_count(r, &k, 16) != RDB_OK) return RDB_ERR;
+        for (uint64_t j = 0; j < k; j++) {
+            stream_id_t id;
+            if (read_raw_id(r, &id) != RDB_OK || stream_build_claim(cg, c, &id, &err) < 0)
+                return RDB_ERR;
+        }
+    }
+    return RDB_OK;
+}
+
+static int stream_group(rdb_reader_t *r, stream_t *s, int v2)
+{
+    rdbw_str_t name;
+    stream_id_t last;
+    long long read = 0;
+    stream_cg_t *cg;
+    uint64_t n;
+    const char *err;
+    int rc = rdbw_string(r, &name);
+    if (rc != RDB_OK) return rc;
+    rc = read_id_lens(r, &last);
+    if (rc == RDB_OK && v2) {
+        uint64_t u = 0;
+        rc = rdbw_len(r, &u);
+        if (u == UINT64_MAX) /* written from -1: unknown */
+            read = STREAM_ENTRIES_READ_INVALID;
+        else if (u > (uint64_t)LLONG_MAX)
+            rc = RDB_ERR;
+        else
+            read = (long long)u;
+    } else if (rc == RDB_OK) {
+        read = stream_estimate_distance(s, &last);
+    }
+    if (rc == RDB_OK && stream_build_group(s, name.p, name.len, &last, read, &cg, &err) < 0)
+        rc = RDB_ERR;
+    rdbw_str_release(&name);
+    if (rc != RDB_OK) return rc;
+    if (rdbw_count(r, &n, 25) != RDB_OK) return RDB_ERR; /* id, delivery time, count */
+    for (uint64_t i = 0; i < n; i++) {
+        stream_id_t id;
+        long long when;
+        uint64_t count;
+        if (read_raw_id(r, &id) != RDB_OK || read_ms_time(r, &when) != RDB_OK ||
+            rdbw_len(r, &count) != RDB_OK || stream_build_pel(cg, &id, when, count, &err) < 0)
+            return RDB_ERR;
+    }
+    return stream_consumers(r, cg);
+}
+
+static int load_stream(rdb_reader_t *r, int v2, obj_t **out)
+{
+    stream_t *s = stream_new();
+    uint64_t n;
+    const char *err;
+    int rc = stream_nodes(r, s);
+    if (rc == RDB_OK) rc = stream_meta(r, s, v2);
+    if (rc == RDB_OK) rc = rdbw_count(r, &n, 1);
+    for (uint64_t i = 0; rc == RDB_OK && i < n; i++) rc = stream_group(r, s, v2);
+    if (rc == RDB_OK && stream_build_finish(s, &err) < 0) rc = RDB_ERR;
+    if (rc != RDB_OK) {
+        stream_free(s);
+        return rc;
+    }
+    *out = &s->h;
+    return RDB_OK;
+}
+
 int rdb_read_value(rdb_reader_t *r, int type, obj_t **out)
 {
     *out = NULL;
@@ -537,9 +693,11 @@ int rdb_read_value(rdb_reader_t *r, int type, obj_t **out)
         return load_quicklist(r, 1, out);
     case RDB_TYPE_CTE_TAG:
         return rdb__read_tag(r, out);
-    case RDB_TYPE_MODULE_2:
     case RDB_TYPE_STREAM_LISTPACKS:
+        return load_stream(r, 0, out);
     case RDB_TYPE_STREAM_LISTPACKS_2:
+        return load_stream(r, 1, out);
+    case RDB_TYPE_MODULE_2:
         return RDB_ERR_UNSUPPORTED;
     default:
         return RDB_ERR;

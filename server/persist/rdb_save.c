@@ -23,6 +23,7 @@
 #include "storage/t_hash.h"
 #include "storage/t_list.h"
 #include "storage/t_set.h"
+#include "storage/t_stream.h"
 #include "storage/t_zset.h"
 
 #include <assert.h>
@@ -127,6 +128,8 @@ int rdb_value_type(const obj_t *o)
         return o->enc == ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
     case OBJ_HASH:
         return o->enc == ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+    case OBJ_STREAM:
+        return RDB_TYPE_STREAM_LISTPACKS_2;
     case OBJ_TAG:
         return RDB_TYPE_CTE_TAG;
     default:
@@ -324,6 +327,77 @@ static void write_hash(buf_t *b, const hash_t *hc, int compress)
     }
 }
 
+/* ---- streams (RDB_TYPE_STREAM_LISTPACKS_2) ----
+ * nodes count, per node: master id (16 raw bytes, as a string) and its listpack (a string);
+ * length, last id, first id, max deleted id (ms and seq lengths each), entries added; groups
+ * count, per group: name, last id, entries read (-1 goes as UINT64_MAX), PEL count and per
+ * entry raw id, delivery time (8 bytes LE), delivery count; consumers count, per consumer:
+ * name, seen time (8 bytes LE), PEL count and raw ids. */
+
+static void raw_id(unsigned char *t, const stream_id_t *id)
+{
+    for (int i = 0; i < 8; i++) {
+        t[i] = (unsigned char)(id->ms >> (56 - 8 * i));
+        t[8 + i] = (unsigned char)(id->seq >> (56 - 8 * i));
+    }
+}
+
+static void write_ms_time(buf_t *b, long long t)
+{
+    unsigned char d[8];
+    uint64_t u = (uint64_t)t;
+    for (int i = 0; i < 8; i++) d[i] = (unsigned char)(u >> (8 * i));
+    buf_append(b, d, 8);
+}
+
+static void write_id_lens(buf_t *b, const stream_id_t *id)
+{
+    rdb_write_len(b, id->ms);
+    rdb_write_len(b, id->seq);
+}
+
+static void write_stream(buf_t *b, const stream_t *s, int compress)
+{
+    unsigned char t[16];
+    rdb_write_len(b, stream_idx_size(&s->nodes));
+    for (stream_idx_node_t *n = stream_idx_first(&s->nodes); n; n = stream_idx_next(n)) {
+        raw_id(t, &n->id);
+        rdb_write_string(b, t, sizeof t, compress);
+        rdb_write_string(b, n->val, lp_bytes(n->val), compress);
+    }
+    rdb_write_len(b, s->length);
+    write_id_lens(b, &s->last_id);
+    write_id_lens(b, &s->first_id);
+    write_id_lens(b, &s->max_deleted_id);
+    rdb_write_len(b, s->entries_added);
+    rdb_write_len(b, s->ngroups);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const stream_cg_t *cg = s->groups[i];
+        rdb_write_string(b, cg->name, cg->namelen, compress);
+        write_id_lens(b, &cg->last_id);
+        rdb_write_len(b, (uint64_t)cg->entries_read);
+        rdb_write_len(b, stream_idx_size(&cg->pel));
+        for (stream_idx_node_t *n = stream_idx_first(&cg->pel); n; n = stream_idx_next(n)) {
+            const stream_nack_t *nack = n->val;
+            raw_id(t, &n->id);
+            buf_append(b, t, sizeof t);
+            write_ms_time(b, nack->delivery_time);
+            rdb_write_len(b, nack->delivery_count);
+        }
+        rdb_write_len(b, cg->nconsumers);
+        for (size_t j = 0; j < cg->nconsumers; j++) {
+            const stream_consumer_t *c = cg->consumers[j];
+            rdb_write_string(b, c->name, c->namelen, compress);
+            write_ms_time(b, c->seen_time);
+            rdb_write_len(b, stream_idx_size(&c->pel));
+            for (stream_idx_node_t *n = stream_idx_first(&c->pel); n; n = stream_idx_next(n)) {
+                raw_id(t, &n->id);
+                buf_append(b, t, sizeof t);
+            }
+        }
+    }
+}
+
 int rdb_write_value(buf_t *b, const obj_t *o, int compress)
 {
     switch (o->type) {
@@ -343,6 +417,9 @@ int rdb_write_value(buf_t *b, const obj_t *o, int compress)
         break;
     case OBJ_HASH:
         write_hash(b, (const hash_t *)o, compress);
+        break;
+    case OBJ_STREAM:
+        write_stream(b, (const stream_t *)(const void *)o, compress);
         break;
     case OBJ_TAG:
         return rdb__write_tag(b, o, compress);

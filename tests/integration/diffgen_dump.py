@@ -113,6 +113,7 @@ D_HASH = ["dh%d" % i for i in range(2)]
 D_ZSET = ["dz%d" % i for i in range(2)]
 D_SET = ["dS%d" % i for i in range(2)]
 D_LIST = ["dl%d" % i for i in range(2)]
+D_STREAM = ["dx%d" % i for i in range(2)]
 D_KEYS = D_STR + D_HASH + D_ZSET + D_SET + D_LIST + ["dnokey"]
 D_VALUES = ["", "0", "12", "-300", "70000", "-2147483648", "2147483648", "9223372036854775807",
             "01", "abc", "x" * 21, "ab" * 40, "hello world " * 12, "a\x00b", "3.5", "-0"]
@@ -190,6 +191,13 @@ def _broken_payload(g):
     ])
 
 
+def _next_ms(g, step=None):
+    """A growing ms part for the stream ids (mostly above the streams' last ids)."""
+    g.dump_stream_ms = getattr(g, "dump_stream_ms", 0) + (g.r.randint(0, 3) if step is None
+                                                         else step)
+    return g.dump_stream_ms
+
+
 def gen_dump(self):
     """One command of the dump group (a method of test_differential.Gen)."""
     x = self.r.random()
@@ -205,9 +213,16 @@ def gen_dump(self):
             lambda: ["RPUSH", self.pick(D_LIST)] + [self.pick(D_VALUES)
                                                     for _ in range(self.r.randint(1, 40))],
             lambda: ["RPOP", self.pick(D_LIST), str(self.r.randint(1, 10))],
+            # streams without times (no consumers), so that their DUMP bytes are Redis's
+            lambda: ["XADD", self.pick(D_STREAM), "%d-*" % _next_ms(self),
+                     self.pick(D_FIELDS), self.pick(D_SHORT)],
+            lambda: ["XDEL", self.pick(D_STREAM), "%d-0" % self.r.randint(0, _next_ms(self, 0))],
+            lambda: ["XTRIM", self.pick(D_STREAM), "MAXLEN", str(self.r.randint(0, 30))],
+            lambda: ["XGROUP", "CREATE", self.pick(D_STREAM), self.pick(["g1", "g2", "7"]),
+                     self.pick(["0", "$", "100-0"]), "MKSTREAM"],
         ])()
     if x < 0.55:
-        return ["DUMP", self.pick(D_KEYS)]
+        return ["DUMP", self.pick(D_KEYS + D_STREAM)]
     if x < 0.9:
         p, _ = _value_payload(self) if self.chance(0.85) else (_broken_payload(self), 0)
         args = ["RESTORE", self.pick(D_KEYS), self.pick(D_TTLS), p]

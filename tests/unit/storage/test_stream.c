@@ -336,3 +336,48 @@ Test(stream, builder_takes_redis_nodes_and_refuses_every_corruption)
         }
     }
 }
+
+/* A node of master fields ["f"] whose entries (same fields) sit at ms deltas d[0..n). */
+static unsigned char *crafted_node(const int64_t *d, int n)
+{
+    unsigned char *lp = lp_new(0);
+    lp = lp_append_int(lp, n);
+    lp = lp_append_int(lp, 0);
+    lp = lp_append_int(lp, 1);
+    lp = lp_append(lp, "f", 1);
+    lp = lp_append_int(lp, 0);
+    for (int i = 0; i < n; i++) {
+        lp = lp_append_int(lp, 2); /* same fields */
+        lp = lp_append_int(lp, d[i]);
+        lp = lp_append_int(lp, 0);
+        lp = lp_append(lp, "v", 1);
+        lp = lp_append_int(lp, 4);
+    }
+    return lp;
+}
+
+Test(stream, builder_refuses_overlapping_nodes)
+{
+    /* node A: master 1-0, entries 1-0 and 5-0; node B's entry 6-0 as master 3-0 + 3 lies
+     * after A's entries but its master inside A: lookups by master id would miss 5-0 */
+    const int64_t da[] = {0, 4}, db_overlap[] = {3}, db_ok[] = {0};
+    unsigned char *a = crafted_node(da, 2), *bo = crafted_node(db_overlap, 1),
+                  *bk = crafted_node(db_ok, 1);
+    const char *err;
+    stream_t *s = stream_new();
+    cr_assert_eq(stream_build_node(s, &(stream_id_t){1, 0}, a, lp_bytes(a), &err), 0);
+    cr_assert_eq(stream_build_node(s, &(stream_id_t){3, 0}, bo, lp_bytes(bo), &err), -1);
+    cr_assert_eq(stream_build_node(s, &(stream_id_t){5, 0}, bk, lp_bytes(bk), &err), -1);
+    cr_assert_eq(stream_build_node(s, &(stream_id_t){6, 0}, bk, lp_bytes(bk), &err), 0);
+    cr_assert_eq(stream_build_meta(s, 3, &(stream_id_t){6, 0}, &(stream_id_t){1, 0},
+                                   &(stream_id_t){0, 0}, 3, &err),
+                 0);
+    cr_assert_eq(stream_build_finish(s, &err), 0);
+    cr_assert_eq(stream_delete(s, &(stream_id_t){5, 0}), 1);
+    stream_id_t ids[8];
+    cr_assert_eq(collect(s, 0, ids), 2);
+    stream_free(s);
+    lp_free(a);
+    lp_free(bo);
+    lp_free(bk);
+}

@@ -9,6 +9,7 @@
 #include "storage/t_hash.h"
 #include "storage/t_list.h"
 #include "storage/t_set.h"
+#include "storage/t_stream.h"
 #include "storage/t_zset.h"
 
 #include <criterion/criterion.h>
@@ -130,6 +131,24 @@ Test(rdb, sets_zsets_and_lists_round_trip)
     }
 }
 
+/* A stream of two nodes with a tombstone and a group with two consumers, one of them idle. */
+static obj_t *small_stream(void)
+{
+    storage_params.stream_node_max_entries = 3;
+    stream_t *st = stream_new();
+    stream_str_t fv[2] = {{"field", 5}, {"value", 5}};
+    stream_id_t id;
+    for (int i = 0; i < 5; i++) stream_append(st, fv, 1, NULL, 0, 1000 + i, &id);
+    stream_delete(st, &(stream_id_t){1001, 0});
+    stream_cg_t *cg = stream_cg_create(st, "grp", 3, &id, 4);
+    stream_consumer_t *c = stream_consumer_create(cg, "alice", 5, 2000);
+    stream_consumer_create(cg, "bob", 3, 2001);
+    stream_pel_deliver(cg, c, &(stream_id_t){1002, 0}, 2002);
+    stream_pel_deliver(cg, c, &(stream_id_t){1004, 0}, 2003);
+    storage_params.stream_node_max_entries = 100;
+    return &st->h;
+}
+
 static int decode_body(const char *body, size_t len)
 {
     buf_t b;
@@ -181,8 +200,11 @@ Test(rdb, hostile_counts_and_lengths_are_errors)
     /* an intset whose size does not match its count */
     cr_assert_eq(decode_body("\x0b\x0c\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00", 14),
                  RDB_ERR);
-    /* a stream is not supported (yet): a distinct answer */
-    cr_assert_eq(decode_body("\x13\x00", 2), RDB_ERR_UNSUPPORTED);
+    /* a module value is not supported: a distinct answer */
+    cr_assert_eq(decode_body("\x07\x00", 2), RDB_ERR_UNSUPPORTED);
+    /* a stream cut after its nodes; one whose node count exceeds the bytes */
+    cr_assert_eq(decode_body("\x13\x00", 2), RDB_ERR);
+    cr_assert_eq(decode_body("\x13\x80\x7f\xff\xff\xff\x00", 7), RDB_ERR);
     /* a type byte Redis does not have */
     cr_assert_eq(decode_body("\x08\x00", 2), RDB_ERR);
 }
@@ -218,7 +240,7 @@ Test(rdb, every_bit_flip_of_real_payloads_is_handled)
     set_t *s = set_new(ENC_INTSET);
     set_add(s, "1", 1);
     set_add(s, "70000", 5);
-    obj_t *o[] = {&h->h, &z->h, list_obj(l), &s->h};
+    obj_t *o[] = {&h->h, &z->h, list_obj(l), &s->h, small_stream()};
     for (size_t i = 0; i < sizeof o / sizeof o[0]; i++) {
         flip_every_bit(o[i]);
         obj_free(o[i]);
@@ -239,7 +261,7 @@ Test(rdb, the_walker_skips_each_value_to_its_end)
         zset_add(z, f, (size_t)snprintf(f, sizeof f, "m%d", i), i, 0, &out, NULL);
     str_obj_t *s =
         str_new("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 70);
-    obj_t *o[] = {&h->h, &hh->h, list_obj(l), &z->h, &s->h};
+    obj_t *o[] = {&h->h, &hh->h, list_obj(l), &z->h, &s->h, small_stream()};
     for (size_t i = 0; i < sizeof o / sizeof o[0]; i++) {
         buf_t b;
         buf_init(&b);
@@ -250,4 +272,27 @@ Test(rdb, the_walker_skips_each_value_to_its_end)
         buf_deinit(&b);
         obj_free(o[i]);
     }
+}
+
+Test(rdb, a_stream_round_trips_to_the_same_bytes)
+{
+    obj_t *o = small_stream(), *back = NULL;
+    buf_t a, b;
+    buf_init(&a);
+    buf_init(&b);
+    rdb_dump(&a, o, 1);
+    cr_assert_eq((unsigned char)a.data[0], RDB_TYPE_STREAM_LISTPACKS_2);
+    cr_assert_eq(rdb_dump_decode(a.data, a.len, 10, &back), RDB_OK);
+    rdb_dump(&b, back, 1);
+    cr_assert_eq(a.len, b.len);
+    cr_assert_eq(memcmp(a.data, b.data, a.len), 0);
+    const stream_t *s = (const stream_t *)(const void *)back;
+    cr_assert_eq(s->length, 4);
+    cr_assert_eq(s->ngroups, 1);
+    cr_assert_eq(s->groups[0]->nconsumers, 2);
+    cr_assert_eq(stream_idx_size(&s->groups[0]->pel), 2);
+    buf_deinit(&a);
+    buf_deinit(&b);
+    obj_free(o);
+    obj_free(back);
 }
