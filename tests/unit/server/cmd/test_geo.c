@@ -131,6 +131,7 @@ Test(cmd_geo, searches_and_stores)
 
 static void aof_setup(void)
 {
+    harness_server_stop(); /* the suite's init started one first */
     cr_assert_eq(chdir(harness_tmpdir_make("cte-geo-aof")), 0);
     char *argv[] = {"cte-server", "--appendonly", "yes", "--appendfsync", "always"};
     C = harness_server_start(5, argv);

@@ -1002,6 +1002,7 @@ Test(cmd_tag, tput_with_a_score_moves_the_blob)
 static void setup_big(void)
 {
     static const char *const tiers[] = {"ram:ram:16mb"};
+    teardown(); /* the suite's init started a server first */
     start(tiers, 1);
     tag_store.max_blob_size = 8u << 20;
 }
