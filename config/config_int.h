@@ -76,6 +76,10 @@ extern const config__type_t config__type_bool, config__type_int, config__type_me
     config__type_octal, config__type_enum, config__type_string, config__type_list,
     config__type_lines;
 extern const char config__default_yaml_text[];
+/* The string type's functions, for special types that store a string (table.c). */
+void config__string_format(const config_t *c, const config__row_t *r, buf_t *out, int human);
+void config__string_release(config_t *c, const config__row_t *r);
+void config__string_copy(config_t *dst, const config_t *src, const config__row_t *r);
 
 /* The row named name (or aliased so), case-insensitive; NULL when none. */
 const config__row_t *config__lookup(const char *name);

@@ -550,34 +550,19 @@ static int percentiles_parse(config_t *c, const config__row_t *r, const char *v,
     return rc;
 }
 
-static void percentiles_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
-{
-    config__type_string.format(c, r, out, human);
-}
-
 static void percentiles_describe(const config__row_t *r, buf_t *out, int brief)
 {
     (void)r;
     buf_append_str(out, brief ? "numbers 0..100" : "space-separated numbers in 0..100");
 }
 
-static void percentiles_release(config_t *c, const config__row_t *r)
-{
-    config__type_string.release(c, r);
-}
-
-static void percentiles_copy(config_t *dst, const config_t *src, const config__row_t *r)
-{
-    config__type_string.copy(dst, src, r);
-}
-
 static const config__type_t type_percentiles = {
     .name = "string",
     .parse = percentiles_parse,
-    .format = percentiles_format,
+    .format = config__string_format,
     .describe = percentiles_describe,
-    .release = percentiles_release,
-    .copy = percentiles_copy,
+    .release = config__string_release,
+    .copy = config__string_copy,
 };
 
 static const config__enum_t diskless_load_enum[] = {

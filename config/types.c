@@ -364,7 +364,7 @@ static int string_parse(config_t *c, const config__row_t *r, const char *v, int 
     return 0;
 }
 
-static void string_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
+void config__string_format(const config_t *c, const config__row_t *r, buf_t *out, int human)
 {
     const char *const *slot = cfield(c, r);
     buf_append_str(out, *slot ? *slot : "");
@@ -375,14 +375,14 @@ static void string_describe(const config__row_t *r, buf_t *out, int brief)
     if (!brief) buf_append_str(out, "a string");
 }
 
-static void string_release(config_t *c, const config__row_t *r)
+void config__string_release(config_t *c, const config__row_t *r)
 {
     char **slot = field(c, r);
     xfree(*slot);
     *slot = NULL;
 }
 
-static void string_copy(config_t *dst, const config_t *src, const config__row_t *r)
+void config__string_copy(config_t *dst, const config_t *src, const config__row_t *r)
 {
     char *const *from = cfield(src, r);
     char **to = field(dst, r);
@@ -392,10 +392,10 @@ static void string_copy(config_t *dst, const config_t *src, const config__row_t 
 const config__type_t config__type_string = {
     .name = "string",
     .parse = string_parse,
-    .format = string_format,
+    .format = config__string_format,
     .describe = string_describe,
-    .release = string_release,
-    .copy = string_copy,
+    .release = config__string_release,
+    .copy = config__string_copy,
 };
 
 void config__strlist_free(config_strlist_t *l)
