@@ -538,7 +538,8 @@ static int percentiles_parse(config_t *c, const config__row_t *r, const char *v,
         double d = strtod(p, &end);
         if (end == p || (*end && *end != ' ') || !(d >= 0 && d <= 100)) {
             buf_deinit(&norm);
-            config__why_set(why, 0, "latency-tracking-info-percentiles must be between 0.0 and 100.0");
+            config__why_set(why, 0,
+                            "latency-tracking-info-percentiles must be between 0.0 and 100.0");
             return -1;
         }
         buf_printf(&norm, "%s%.15g", norm.len ? " " : "", d);
@@ -789,7 +790,8 @@ const config__row_t config__rows[] = {
             "replication here, so any value above 0 (with min-replicas-max-lag above 0) refuses "
             "every write, as Redis without replicas does."},
     {"min-replicas-max-lag", .alias = "min-slaves-max-lag", T(int), F(min_replicas_max_lag),
-     .def = "10", I_MAX, .doc = "Seconds within which a replica counts as good (0: the check is off)."},
+     .def = "10", I_MAX,
+     .doc = "Seconds within which a replica counts as good (0: the check is off)."},
     {"repl-backlog-size", T(memory), F(inert.repl_backlog_size), .def = "1mb", .min = 16384, LL_MAX,
      INERT("no replication")},
     {"repl-backlog-ttl", T(int), F(inert.repl_backlog_ttl), .def = "3600", I_MAX,
