@@ -17,7 +17,8 @@ run_suite() { # name build-dir cmake-args...
     tail -50 "$dir.build.log"; echo "=== $name: BUILD FAILED"; failed=$((failed+1)); return
   fi
   echo "=== $name: test"
-  (cd "$dir" && ctest --output-on-failure --timeout 900) | tee "$dir.test.log"
+  # -j: the unit tests run beside the long integration_python (its COST starts it first)
+  (cd "$dir" && ctest --output-on-failure --timeout 900 -j"$jobs") | tee "$dir.test.log"
   local p f
   # ctest closes with "100% tests passed, 0 tests failed out of 7"
   read -r p f < <(awk '/tests passed, [0-9]+ tests failed out of/ {
@@ -32,6 +33,17 @@ fi
 # CTE_FUZZ_SECONDS (default 30, 0 skips them) from a scratch copy of the committed seed corpus,
 # with libFuzzer's seed CTE_FUZZ_SEED (default 1, so CI repeats itself; 0 picks a random one).
 # A crash leaves its input in build-fuzz/artifacts/; add it to tests/fuzz/corpus/<target>/.
+fuzz_wait() { # waits for the fuzzers in pids (names), counting each
+  local i
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then
+      tail -1 "$dir/fuzz_${names[$i]}.log"; passed=$((passed+1))
+    else
+      tail -40 "$dir/fuzz_${names[$i]}.log"; echo "=== fuzz: ${names[$i]} FAILED"; failed=$((failed+1))
+    fi
+  done
+  pids=(); names=()
+}
 run_fuzz() {
   local secs=${CTE_FUZZ_SECONDS:-30} dir=build-fuzz t
   [ "$secs" -gt 0 ] || return
@@ -41,16 +53,17 @@ run_fuzz() {
     tail -50 "$dir.build.log"; echo "=== fuzz: BUILD FAILED"; failed=$((failed+1)); return
   fi
   mkdir -p "$dir/artifacts"
+  # one target per core at a time, each single-threaded
+  local pids=() names=()
   for t in resp_parser config client_reply acl hll restore; do
     rm -rf "$dir/corpus-$t"; cp -r "tests/fuzz/corpus/$t" "$dir/corpus-$t"
     echo "=== fuzz: $t for ${secs}s"
-    if "$dir/tests/fuzz/fuzz_$t" -max_total_time="$secs" -seed="${CTE_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 \
-         -artifact_prefix="$dir/artifacts/$t-" "$dir/corpus-$t" >"$dir/fuzz_$t.log" 2>&1; then
-      tail -1 "$dir/fuzz_$t.log"; passed=$((passed+1))
-    else
-      tail -40 "$dir/fuzz_$t.log"; echo "=== fuzz: $t FAILED"; failed=$((failed+1))
-    fi
+    "$dir/tests/fuzz/fuzz_$t" -max_total_time="$secs" -seed="${CTE_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="$dir/artifacts/$t-" "$dir/corpus-$t" >"$dir/fuzz_$t.log" 2>&1 &
+    pids+=($!); names+=("$t")
+    if [ "${#pids[@]}" -ge "$jobs" ]; then fuzz_wait; fi
   done
+  fuzz_wait
 }
 run_fuzz
 echo "${passed} passed, ${failed} failed"
