@@ -253,6 +253,12 @@ int cluster_ban_contains(const char *id);
  * run here. Replies MOVED/ASK/CROSSSLOT/TRYAGAIN/CLUSTERDOWN and returns -1 when not; 0 when
  * it may. Reads and clears the one-shot ASKING flag. EXEC checks its queued commands together. */
 int cluster_route_or_reply(client_t *c);
+/* For a command a script (EVAL, FCALL) calls on behalf of caller, as Redis's
+ * scriptVerifyClusterState: NULL when it may run here, else the error (without "-"/"ERR"): a key
+ * of another node, the cluster down, or (slot not NULL) a key of another slot than the
+ * script's earlier commands used (*slot: -1 before the first key, then that slot). */
+const char *cluster_script_refusal(const client_t *caller, const struct command *cmd, int argc,
+                                   const resp_arg_t *argv, int *slot);
 /* After every dispatched command (cmd may be NULL when it was unknown): ASKING holds for one
  * command only (inside MULTI, until EXEC). The dispatcher calls it only while CLIENT_ASKING
  * is set. */
