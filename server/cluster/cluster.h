@@ -263,6 +263,10 @@ int cluster_route_or_reply(client_t *c);
  * script's earlier commands used (*slot: -1 before the first key, then that slot). */
 const char *cluster_script_refusal(const client_t *caller, const struct command *cmd, int argc,
                                    const resp_arg_t *argv, int *slot);
+/* Clients blocked on keys (BLPOP...) of a slot this node no longer serves get MOVED (or
+ * CLUSTERDOWN: slot unassigned, cluster down) instead of waiting for ever, as Redis's
+ * clusterRedirectBlockedClientIfNeeded. The cron calls it. */
+void cluster_redirect_blocked(void);
 /* After every dispatched command (cmd may be NULL when it was unknown): ASKING holds for one
  * command only (inside MULTI, until EXEC). The dispatcher calls it only while CLIENT_ASKING
  * is set. */

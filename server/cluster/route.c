@@ -11,11 +11,13 @@
  * open slot. Commands without keys are never redirected. Loop thread only. */
 #include "server/cluster/cluster.h"
 
+#include "server/block.h"
 #include "server/command.h"
 #include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define ROUTE_MAX_KEYS 4096 /* a call with more keys is checked on its first ROUTE_MAX_KEYS */
@@ -202,6 +204,31 @@ const char *cluster_script_refusal(const client_t *caller, const command_t *cmd,
             return "Script attempted to access keys that do not hash to the same slot";
     }
     return NULL;
+}
+
+/* Redis's clusterRedirectBlockedClientIfNeeded for one client: 1 when it was unblocked. */
+static int redirect_blocked(client_t *c)
+{
+    int argc, key;
+    const resp_arg_t *argv;
+    if (!block_keys_of(c, &argc, &argv, &key)) return 0;
+    /* a write that would unblock it may never come while the cluster is down */
+    if (cluster->state != CLUSTER_OK)
+        return block_unblock_error(c, "CLUSTERDOWN The cluster is down");
+    int slot = (int)keyslot(argv[key].ptr, argv[key].len);
+    const cluster_node_t *n = cluster->slots[slot];
+    if (n == cluster->myself || cluster->importing_from[slot]) return 0;
+    if (!n) return block_unblock_error(c, "CLUSTERDOWN Hash slot not served");
+    char msg[128];
+    snprintf(msg, sizeof(msg), "MOVED %d %s:%d", slot, n->ip, n->port);
+    return block_unblock_error(c, msg);
+}
+
+void cluster_redirect_blocked(void)
+{
+    if (!block_count()) return;
+    for (client_t *c = srv.clients; c; c = c->next)
+        if (c->flags & CLIENT_BLOCKED) redirect_blocked(c);
 }
 
 void cluster_after_command(client_t *c, const command_t *cmd)

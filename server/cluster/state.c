@@ -610,4 +610,5 @@ void cluster_cron(long long now_ms)
     cluster_bus_cron(now_ms);
     cluster_todo(CLUSTER_TODO_UPDATE_STATE);
     cluster_before_sleep();
+    cluster_redirect_blocked();
 }

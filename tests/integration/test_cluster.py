@@ -670,3 +670,20 @@ def test_config_with_bad_slot_refused():
         bad.start(attempts=1)
     assert "corrupted cluster config file" in str(e.value)
     bad.cleanup()
+
+
+def test_blocked_client_redirected_when_its_slot_moves(pair):
+    a, b, ida, idb = pair
+    key = key_in_slot(300)
+    c = a.conn()
+    c.send("BLPOP", key, 0)
+    time.sleep(0.2)
+    assert a.call("CLUSTER", "SETSLOT", 300, "NODE", idb) == OK
+    c.settimeout(5)
+    assert c.read_reply()[0] == err("MOVED 300 127.0.0.1:%d" % b.port)
+    # cluster down: every blocked client is told
+    c.send("BLPOP", key_in_slot(301), 0)
+    time.sleep(0.2)
+    assert a.call("CLUSTER", "DELSLOTS", 5000) == OK
+    assert c.read_reply()[0] == err("CLUSTERDOWN The cluster is down")
+    c.close()
