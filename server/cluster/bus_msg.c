@@ -1,6 +1,6 @@
 /* server/cluster/bus_msg.c - the cluster bus wire codec (format: docs/cluster-bus.md).
  *
- * Header (BUS_HDR_LEN = 2216 bytes, integers big-endian):
+ * Header (BUS_HDR_LEN = 2472 bytes, integers big-endian):
  *
  *   offset  size  field
  *        0     4  magic "CTEb"
@@ -19,6 +19,7 @@
  *      120    46  announced ip, NUL-padded ("" = the connection's address)
  *      166     2  reserved, 0
  *      168  2048  slot bitmap
+ *     2216   256  announced hostname, NUL-padded ("" = none)
  *
  * Gossip entry (BUS_GOSSIP_LEN = 104 bytes): id 40, ping_sent 4, pong_received 4, ip 46,
  * port 2, bus port 2, flags 2, reserved 4 (0). FAIL body: the failing node's id (40).
@@ -49,8 +50,10 @@ enum {
     OFF_IP = 120,
     OFF_RSV2 = 166,
     OFF_SLOTS = 168,
+    OFF_HOST = 2216,
 };
-_Static_assert(OFF_SLOTS + BUS_SLOT_BYTES == BUS_HDR_LEN, "header layout");
+_Static_assert(OFF_SLOTS + BUS_SLOT_BYTES == OFF_HOST, "header layout");
+_Static_assert(OFF_HOST + BUS_HOST_LEN == BUS_HDR_LEN, "header layout");
 _Static_assert(OFF_RSV2 == OFF_IP + BUS_IP_LEN, "header layout");
 
 enum { G_ID = 0, G_PING = 40, G_PONG = 44, G_IP = 48, G_PORT = 94, G_BPORT = 96, G_FLAGS = 98,
@@ -103,18 +106,21 @@ static int get_id(const uint8_t *p, char *out)
     return 0;
 }
 
-/* An address field: printable text without spaces, then NULs to the end (at least one). */
-static int get_ip(const uint8_t *p, char *out)
+/* A text field of size bytes: printable text without spaces, then NULs to the end (at least
+ * one). */
+static int get_text(const uint8_t *p, size_t size, char *out)
 {
     size_t n = 0;
-    while (n < BUS_IP_LEN && p[n]) {
+    while (n < size && p[n]) {
         if (p[n] < 0x21 || p[n] > 0x7e) return BUS_EFIELD;
         n++;
     }
-    if (n == BUS_IP_LEN || !all_zero(p + n, BUS_IP_LEN - n)) return BUS_EFIELD;
+    if (n == size || !all_zero(p + n, size - n)) return BUS_EFIELD;
     memcpy(out, p, n + 1);
     return 0;
 }
+
+static int get_ip(const uint8_t *p, char *out) { return get_text(p, BUS_IP_LEN, out); }
 
 static int valid_role(uint16_t flags)
 {
@@ -164,6 +170,7 @@ static int decode_hdr(const uint8_t *p, bus_hdr_t *h)
     if (!h->port || !h->bus_port) return BUS_EFIELD;
     if (!all_zero(p + OFF_RSV1, 4) || !all_zero(p + OFF_RSV2, 2)) return BUS_EFIELD;
     if (get_ip(p + OFF_IP, h->ip)) return BUS_EFIELD;
+    if (get_text(p + OFF_HOST, BUS_HOST_LEN, h->hostname)) return BUS_EFIELD;
     memcpy(h->slots, p + OFF_SLOTS, BUS_SLOT_BYTES);
     return 0;
 }
@@ -278,6 +285,7 @@ size_t bus_msg_encode(const bus_msg_t *m, buf_t *out)
     put16(p + OFF_BPORT, h->bus_port);
     put_text(p + OFF_IP, h->ip, BUS_IP_LEN);
     memcpy(p + OFF_SLOTS, h->slots, BUS_SLOT_BYTES);
+    put_text(p + OFF_HOST, h->hostname, BUS_HOST_LEN);
     uint8_t *body = p + BUS_HDR_LEN;
     if (h->type == BUS_FAIL || h->type == BUS_UPDATE) {
         assert(bus_msg_valid_id(m->about));

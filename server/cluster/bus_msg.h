@@ -2,7 +2,7 @@
  *
  * The format is ours (docs/cluster-bus.md draws it byte by byte): a fixed header of
  * BUS_HDR_LEN bytes (magic, version, type, total length, the sender's id, epochs, ports,
- * address, flags and slot bitmap) and a body whose size the type fixes (FAIL, UPDATE) or the
+ * address, hostname, flags and slot bitmap) and a body whose size the type fixes (FAIL, UPDATE) or the
  * header's count of gossip entries fixes (MEET, PING, PONG). Integers are big-endian.
  *
  * Decoding is a pure function of the bytes: nothing is allocated, every field is checked, and
@@ -22,7 +22,8 @@
 #define BUS_IP_LEN 46    /* the address field: NUL-padded text, as INET6_ADDRSTRLEN */
 #define BUS_SLOTS 16384
 #define BUS_SLOT_BYTES (BUS_SLOTS / 8)
-#define BUS_HDR_LEN 2216 /* bytes of the fixed header (docs/cluster-bus.md) */
+#define BUS_HOST_LEN 256 /* the hostname field: NUL-padded, up to 255 characters */
+#define BUS_HDR_LEN 2472 /* bytes of the fixed header (docs/cluster-bus.md) */
 #define BUS_PREFIX_LEN 12 /* magic, version, type, length: enough for bus_msg_peek */
 #define BUS_GOSSIP_LEN 104
 #define BUS_FAIL_LEN BUS_ID_LEN
@@ -68,6 +69,7 @@ typedef struct bus_hdr {
     uint16_t bus_port; /* its cluster bus port, 1..65535 */
     char ip[BUS_IP_LEN]; /* its announced address, "" to use the connection's */
     uint8_t slots[BUS_SLOT_BYTES]; /* bit (s & 7) of byte s >> 3: the sender serves slot s */
+    char hostname[BUS_HOST_LEN];   /* its cluster-announce-hostname, "" for none */
 } bus_hdr_t;
 
 /* What a node tells about another in a PING, PONG or MEET. */

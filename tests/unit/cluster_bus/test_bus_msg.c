@@ -25,6 +25,7 @@ static void sample_hdr(bus_hdr_t *h, int type)
     strcpy(h->ip, "127.0.0.1");
     h->slots[0] = 0x81;
     h->slots[BUS_SLOT_BYTES - 1] = 0x80; /* slot 16383 */
+    strcpy(h->hostname, "node-1.example.org");
 }
 
 static bus_gossip_t sample_gossip[3] = {
@@ -56,6 +57,7 @@ static void assert_hdr_eq(const bus_hdr_t *a, const bus_hdr_t *b)
     cr_assert_eq(a->bus_port, b->bus_port);
     cr_assert_str_eq(a->ip, b->ip);
     cr_assert_eq(memcmp(a->slots, b->slots, BUS_SLOT_BYTES), 0);
+    cr_assert_str_eq(a->hostname, b->hostname);
 }
 
 Test(bus_msg, ping_round_trips_with_its_gossip)
@@ -241,6 +243,8 @@ Test(bus_msg, each_malformed_field_is_refused)
     expect_field_refused(120 + 3, ' ');     /* ip with a space */
     expect_field_refused(120 + 10, 'x');    /* ip: bytes after its NUL */
     expect_field_refused(167, 9);           /* reserved */
+    expect_field_refused(2216 + 4, '\t');   /* hostname: a control character */
+    expect_field_refused(2216 + 200, 'x');  /* hostname: bytes after its NUL */
     size_t g = BUS_HDR_LEN;                 /* the first gossip entry */
     expect_field_refused(g + 5, 'z');       /* id */
     expect_field_refused(g + 99, 0x40);     /* flags: unknown bit */
@@ -251,6 +255,10 @@ Test(bus_msg, each_malformed_field_is_refused)
     sample_ping(&b);
     memset(b.data + 120, '1', BUS_IP_LEN);
     bus_msg_t d;
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), BUS_EFIELD);
+    buf_deinit(&b);
+    sample_ping(&b);
+    memset(b.data + 2216, 'h', BUS_HOST_LEN); /* a hostname without its NUL */
     cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), BUS_EFIELD);
     buf_deinit(&b);
 }
