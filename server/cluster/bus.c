@@ -724,10 +724,7 @@ static void feed(cluster_link_t *l, const char *p, size_t n)
             uint32_t len;
             int rc = bus_msg_peek((const uint8_t *)l->rbuf.data, l->rbuf.len, &len);
             if (rc < 0) return refuse(l, rc);
-            if (rc == 0) {
-                l->want = len;
-                buf_reserve(&l->rbuf, len - l->rbuf.len);
-            }
+            if (rc == 0) l->want = len; /* the buffer grows only as the bytes come */
             continue;
         }
         if (l->rbuf.len < l->want) continue;

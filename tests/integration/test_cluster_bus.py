@@ -8,6 +8,7 @@ CTE_TEST_PORT_RANGE="lo-hi" set, the ports are picked free in that range instead
 """
 import os
 import random
+import signal
 import socket
 import struct
 import subprocess
@@ -236,6 +237,53 @@ def test_a_node_restarted_from_nodes_conf_rejoins(created):
              what="cluster_state:ok after the restart")
 
 
+def bus_message(msg_type, sender, port, bus_port, body=b"", count=0):
+    """A message in the bus's wire format (docs/cluster-bus.md), from a primary without
+    slots."""
+    h = BUS_MAGIC + struct.pack(">HHIHH", 1, msg_type, BUS_HDR_LEN + len(body), count, 1)
+    h += sender.encode() + b"\0" * 40 + struct.pack(">QQHHI", 0, 0, port, bus_port, 0)
+    h += b"\0" * 48 + b"\0" * 2048 + b"\0" * 256
+    assert len(h) == BUS_HDR_LEN
+    return h + body
+
+
+def read_message(s):
+    data = b""
+    while len(data) < 12:
+        chunk = s.recv(65536)
+        assert chunk, "closed"
+        data += chunk
+    assert data[:4] == BUS_MAGIC
+    version, msg_type, length = struct.unpack(">HHI", data[4:12])
+    while len(data) < length:
+        chunk = s.recv(65536)
+        assert chunk, "closed"
+        data += chunk
+    return msg_type, data[:length]
+
+
+def test_unknown_senders_get_in_only_by_meet(created):
+    a = created[0]
+    fake = "%040x" % random.getrandbits(160)
+    ghost_port = cluster_util.free_port()
+    # a PING from a node nobody knows: answered with a PONG, and nothing learned
+    with socket.create_connection(("127.0.0.1", a.bus_port), timeout=5) as s:
+        s.sendall(bus_message(2, fake, ghost_port, ghost_port + 1))
+        msg_type, pong = read_message(s)
+        assert msg_type == 3
+        assert pong[16:56].decode() == a.myid()
+    assert len(a.nodes()) == 3
+    # a MEET: a handshake node, which goes when its address does not answer in time
+    with socket.create_connection(("127.0.0.1", a.bus_port), timeout=5) as s:
+        s.sendall(bus_message(1, fake, ghost_port, ghost_port + 1))
+        assert read_message(s)[0] == 3
+        hs = [n for n in a.nodes() if "handshake" in n["flags"]]
+        assert len(hs) == 1 and hs[0]["addr"].startswith("127.0.0.1:%d@" % ghost_port), hs
+    wait_for(lambda: len(a.nodes()) == 3, max(NODE_TIMEOUT, 1000) / 1000.0 + 3,
+             what="the handshake to expire")
+    assert all_ok(created)
+
+
 def _key_owned_by(node, prefix):
     ranges = node.cmd("CLUSTER", "SLOTS")
     myport = node.port
@@ -283,4 +331,32 @@ def test_kill9_fails_the_cluster_within_twice_the_node_timeout_and_recovers(crea
     for k, v in keys.items():
         assert victim.cmd("GET", k) == v
     ok, out = cluster_check(created[0])
+    assert ok, out
+
+
+def test_a_node_with_a_stale_slot_map_gets_an_update(created):
+    """C is down while A takes one of its slots (SETSLOT IMPORTING + NODE: a new config epoch);
+    restarted, C claims the slot with its old epoch: the others send it an UPDATE and C
+    gives the slot up."""
+    a, b, c = created
+    cid, aid = c.myid(), a.myid()
+    ranges = [r for r in a.cmd("CLUSTER", "SLOTS") if r[2][1] == c.port]
+    slot = next(s for lo, hi, *_ in ranges for s in range(lo, hi + 1)
+                if c.cmd("CLUSTER", "COUNTKEYSINSLOT", s) == 0)
+    c.signal(signal.SIGTERM)  # (not stop(): that removes its dir)
+    assert c.wait_exit() == 0
+    assert a.cmd("CLUSTER", "SETSLOT", slot, "IMPORTING", cid) == b"OK"
+    assert a.cmd("CLUSTER", "SETSLOT", slot, "NODE", aid) == b"OK"
+
+    def owner_on(n):
+        return next((r[2][1] for r in n.cmd("CLUSTER", "SLOTS") if r[0] <= slot <= r[1]), None)
+    wait_for(lambda: owner_on(b) == a.port, 10, what="B to learn the new owner")
+    c.start(same_dir=True)
+    wait_for(lambda: owner_on(c) == a.port, 10, what="C to give the slot up")
+    assert int(c.info().get("cluster_stats_messages_update_received", 0)) >= 1, c.info()
+    sent = sum(int(n.info().get("cluster_stats_messages_update_sent", 0)) for n in (a, b))
+    assert sent >= 1
+    wait_for(lambda: all_ok(created) and converged(created, 3),
+             6 * NODE_TIMEOUT / 1000.0 + 10, what="cluster_state:ok after the UPDATE")
+    ok, out = cluster_check(a)
     assert ok, out
