@@ -697,17 +697,29 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
     *b = uv_buf_init(read_chunk, sizeof(read_chunk));
 }
 
+/* Closes a link that sent something malformed, with a log line: at most one a second (the
+ * next one says how many were not logged), so that a flood of garbage cannot flood the log. */
 static void refuse(cluster_link_t *l, int err)
 {
-    char ip[CLUSTER_IPLEN] = "?";
-    sock_ip(l, 1, ip);
-    if (err == BUS_EVERSION)
-        log_warning("Cluster bus: %s speaks another version of the bus (we speak %d): link "
-                    "closed",
-                    ip, BUS_VERSION);
-    else
-        log_notice("Cluster bus: malformed message from %s (%s): link closed", ip,
-                   bus_msg_strerror(err));
+    static long long last_ms;
+    static unsigned long quiet;
+    long long now = time_ms();
+    if (now - last_ms >= 1000) {
+        char ip[CLUSTER_IPLEN] = "?", more[64] = "";
+        sock_ip(l, 1, ip);
+        if (quiet) snprintf(more, sizeof(more), " (%lu more not logged)", quiet);
+        if (err == BUS_EVERSION)
+            log_warning("Cluster bus: %s speaks another version of the bus (we speak %d): link "
+                        "closed%s",
+                        ip, BUS_VERSION, more);
+        else
+            log_notice("Cluster bus: malformed message from %s (%s): link closed%s", ip,
+                       bus_msg_strerror(err), more);
+        last_ms = now;
+        quiet = 0;
+    } else {
+        quiet++;
+    }
     link_free(l);
 }
 
