@@ -50,6 +50,11 @@
 #define MIGRATE_REFRESH_PIECES 16     /* pieces between refreshes of that TTL */
 #define MIGRATE_LINE_MAX 4096         /* bytes kept of a reply line */
 
+static int cluster_mode(void)
+{
+    return srv.cfg.inert.cluster_enabled;
+}
+
 /* ---- keys in flight ---- */
 
 typedef struct flight {
@@ -146,7 +151,9 @@ int migrate_call_gate(client_t *c, const command_t *cmd)
         const resp_arg_t *k = &c->argv[pos[i]];
         if (!flight_has(c->dbid, k->ptr, k->len)) continue;
         held = 1;
-        if (c->flags & (CLIENT_MULTI | CLIENT_SCRIPT | CLIENT_FAKE)) {
+        /* in cluster mode the retry must go through the slot routing again (the key may have
+         * moved): cluster clients retry TRYAGAIN */
+        if ((c->flags & (CLIENT_MULTI | CLIENT_SCRIPT | CLIENT_FAKE)) || cluster_mode()) {
             reply_error(c, "TRYAGAIN the key is being migrated (MIGRATE in flight), try again");
         } else {
             size_t wn;
@@ -307,11 +314,6 @@ static void set_error(mjob_t *j, const char *msg)
 }
 
 /* ---- streamed tags ---- */
-
-static int cluster_mode(void)
-{
-    return srv.cfg.inert.cluster_enabled;
-}
 
 /* In cluster mode the target imports the slot: each command on its keys needs ASKING first. */
 static void asking(mjob_t *j, int k)
@@ -1012,6 +1014,17 @@ static int migrate_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 
 /* ---- MIGRATE-COMMIT tmp key ttl blobs bytes [REPLACE] [ABSTTL] ---- */
 
+/* A commit that fails deletes the temporary key (logged as DEL): nothing of the transfer is
+ * left behind. */
+static void drop_tmp(client_t *c, kv_t *kv)
+{
+    if (!kv) return;
+    const resp_arg_t *tmp = &c->argv[1];
+    db_delete_kv(c->db, kv);
+    server_key_changed(c, c->db, tmp->ptr, tmp->len, NOTIFY_GENERIC, "del");
+    aof_replace_argv(c, 2, (resp_arg_t[]){{"DEL", 3}, *tmp});
+}
+
 static void commit_cmd(client_t *c)
 {
     const resp_arg_t *tmp = &c->argv[1], *key = &c->argv[2];
@@ -1043,11 +1056,13 @@ static void commit_cmd(client_t *c)
     uint64_t size = 0;
     if (kv) tag_foreach((tag_obj_t *)kv->val, add_size, &size);
     if (!kv || tag_len((tag_obj_t *)kv->val) != (uint64_t)nblobs || size != (uint64_t)nbytes) {
+        drop_tmp(c, kv);
         reply_error(c, "ERR the tag being migrated is missing or incomplete on the target");
         return;
     }
     kv_t *old = srv.loading ? db_find(c->db, key->ptr, key->len) : lookup_write(c, key);
     if (old && !replace && !srv.loading) {
+        drop_tmp(c, kv);
         reply_error(c, "BUSYKEY Target key name already exists.");
         return;
     }

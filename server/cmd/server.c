@@ -608,6 +608,8 @@ static void getkeys_generic(client_t *c, int with_flags)
     int n = command_get_keys(cmd, argc, argv, pos, argc);
     if (n == 0 && (cmd->flags & CMD_NO_MANDATORY_KEYS)) {
         reply_array(c, 0);
+    } else if (n == 0 && (cmd->first_key || cmd->getkeys)) {
+        reply_error(c, "ERR Invalid arguments specified for command"); /* as Redis 7.0 */
     } else if (n == 0) {
         reply_error(c, "ERR The command has no key arguments");
     } else {

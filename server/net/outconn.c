@@ -19,13 +19,13 @@
 struct outconn {
     uv_getaddrinfo_t resolve;
     uv_connect_t connect;
-    uv_tcp_t tcp;
+    uv_tcp_t *tcp; /* the handle of the current try (each try has its own), NULL before */
+    struct addrinfo *addrs, *next_addr; /* what the resolver gave, the address to try next */
     uv_timer_t timer;
     const outconn_ops_t *ops;
     void *ud;
     int port;
     int refs;       /* libuv callbacks still to come (resolver, handle closes) */
-    int tcp_init;   /* tcp is initialized (it must be closed) */
     int ok, failed; /* connected; failed since */
     int closed;     /* outconn_close ran: report nothing */
     int early_err; /* uv_getaddrinfo refused to start: reported from the timer */
@@ -47,6 +47,7 @@ static void unref(outconn_t *oc)
 {
     if (--oc->refs == 0) {
         nopen--;
+        if (oc->addrs) uv_freeaddrinfo(oc->addrs);
         xfree(oc);
     }
 }
@@ -56,13 +57,27 @@ static void on_close(uv_handle_t *h)
     unref(h->data);
 }
 
+static void on_tcp_close(uv_handle_t *h)
+{
+    outconn_t *oc = h->data;
+    xfree(h);
+    unref(oc);
+}
+
+static void close_tcp(outconn_t *oc)
+{
+    if (!oc->tcp) return;
+    uv_close((uv_handle_t *)oc->tcp, on_tcp_close);
+    oc->tcp = NULL;
+}
+
 static void fail(outconn_t *oc, int status)
 {
     if (oc->failed || oc->closed) return;
     oc->failed = 1;
     oc->ok = 0;
     uv_timer_stop(&oc->timer);
-    if (oc->tcp_init) uv_read_stop((uv_stream_t *)&oc->tcp);
+    if (oc->tcp) uv_read_stop((uv_stream_t *)oc->tcp);
     if (oc->ops && oc->ops->failed) oc->ops->failed(oc->ud, status);
 }
 
@@ -106,11 +121,18 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     if (oc->ops && oc->ops->data) oc->ops->data(oc->ud, oc->rbuf, (size_t)n);
 }
 
+static int try_connect(outconn_t *oc);
+
 static void connect_cb(uv_connect_t *req, int status)
 {
     outconn_t *oc = req->data;
     if (oc->closed || oc->failed) return;
-    if (status == 0) status = uv_read_start((uv_stream_t *)&oc->tcp, alloc_cb, read_cb);
+    if (status < 0 && oc->next_addr) {
+        /* the next address of the host (a name may resolve to ::1 first, then 127.0.0.1) */
+        close_tcp(oc);
+        if (try_connect(oc) == 0) return;
+    }
+    if (status == 0) status = uv_read_start((uv_stream_t *)oc->tcp, alloc_cb, read_cb);
     if (status == 0) {
         oc->ok = 1;
         arm(oc);
@@ -121,20 +143,32 @@ static void connect_cb(uv_connect_t *req, int status)
     if (oc->ops && oc->ops->connected) oc->ops->connected(oc->ud, status);
 }
 
+/* Connects to the next address the resolver gave: 0, or a negative error. */
+static int try_connect(outconn_t *oc)
+{
+    int rc = UV_EADDRNOTAVAIL;
+    while (oc->next_addr) {
+        struct addrinfo *a = oc->next_addr;
+        oc->next_addr = a->ai_next;
+        oc->tcp = xmalloc(sizeof(*oc->tcp));
+        uv_tcp_init(srv.loop, oc->tcp);
+        oc->tcp->data = oc;
+        oc->refs++; /* the handle's close */
+        uv_tcp_nodelay(oc->tcp, 1);
+        oc->connect.data = oc;
+        rc = uv_tcp_connect(&oc->connect, oc->tcp, a->ai_addr, connect_cb);
+        if (rc == 0) return 0;
+        close_tcp(oc);
+    }
+    return rc;
+}
+
 static void resolve_cb(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
     outconn_t *oc = req->data;
     int rc = status;
-    if (!oc->closed && !oc->failed && rc == 0) {
-        uv_tcp_init(srv.loop, &oc->tcp);
-        oc->tcp.data = oc;
-        oc->tcp_init = 1;
-        oc->refs++; /* the handle's close */
-        uv_tcp_nodelay(&oc->tcp, 1);
-        oc->connect.data = oc;
-        rc = uv_tcp_connect(&oc->connect, &oc->tcp, res->ai_addr, connect_cb);
-    }
-    if (res) uv_freeaddrinfo(res);
+    oc->addrs = oc->next_addr = res;
+    if (!oc->closed && !oc->failed && rc == 0) rc = try_connect(oc);
     if (rc < 0 && !oc->closed && !oc->failed) {
         oc->failed = 1;
         uv_timer_stop(&oc->timer);
@@ -218,7 +252,7 @@ void outconn_write_take(outconn_t *oc, void *p, size_t len)
     w->len = len;
     w->p = p;
     uv_buf_t b = uv_buf_init(p, (unsigned)len);
-    int rc = uv_write(&w->req, (uv_stream_t *)&oc->tcp, &b, 1, write_cb);
+    int rc = uv_write(&w->req, (uv_stream_t *)oc->tcp, &b, 1, write_cb);
     if (rc < 0) {
         xfree(p);
         xfree(w);
@@ -247,7 +281,7 @@ void outconn_close(outconn_t *oc)
     oc->ops = NULL;
     uv_timer_stop(&oc->timer);
     uv_close((uv_handle_t *)&oc->timer, on_close);
-    if (oc->tcp_init) uv_close((uv_handle_t *)&oc->tcp, on_close);
+    if (oc->tcp) close_tcp(oc);
     else uv_cancel((uv_req_t *)&oc->resolve); /* its callback still runs (UV_ECANCELED) */
 }
 
