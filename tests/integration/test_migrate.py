@@ -160,6 +160,17 @@ def test_keys_form_with_some_missing_and_expired(two):
     assert r.dbsize() == 0
 
 
+def test_only_acknowledged_keys_are_deleted(two):
+    src, dst, r, t = two
+    r.mset({"a": 1, "b": 2, "c": 3, "d": 4})
+    t.mset({"b": "_", "d": "_"})  # busy on the target, no REPLACE
+    with pytest.raises(Exception) as e:
+        migrate(r, dst, keys=["a", "b", "c", "d"])
+    assert "BUSYKEY" in str(e.value)
+    assert sorted(r.keys("*")) == [b"b", b"d"]
+    assert t.mget("a", "b", "c", "d") == [b"1", b"_", b"3", b"_"]
+
+
 def test_auth_and_auth2(two):
     src, dst, r, t = two
     # a fresh connection each time (a cached one stays authenticated, as Redis's)
@@ -420,6 +431,9 @@ def test_256mib_tag_streams_without_blocking_or_holding_it(server_factory):
     assert result["write_issued_in_flight"]
     assert reads_served
     lat.sort()
+    print("MIGRATE of %d MiB: %.2f s, %d PINGs, median %.1f ms, max %.1f ms, source RSS +%d "
+          "KiB" % (size // MB, result["secs"], len(lat), lat[len(lat) // 2] * 1e3, lat[-1] * 1e3,
+                   peak[0] - base_rss))
     assert len(lat) >= 5, result
     assert lat[-1] < 0.5 and lat[len(lat) // 2] < 0.05, (lat[-5:], result)
     assert (peak[0] - base_rss) * 1024 < 64 * MB, (base_rss, peak[0])
@@ -462,3 +476,24 @@ def test_source_killed_mid_transfer(server_factory):
     src.start(same_dir=True)
     r = client(src)
     check_marks(r, "t", "big", size, marks)
+
+
+def test_both_sides_replay_their_append_only_files(server_factory):
+    src = server_factory(tier_args(ram="64mb") + ["--appendonly", "yes"], name="aof-source")
+    dst = server_factory(tier_args(ram="64mb") + ["--appendonly", "yes"], name="aof-target")
+    r, t = client(src), client(dst)
+    data = os.urandom(3 * MB)
+    r.execute_command("TPUT", "tg", "b", 0, data, 0.1)
+    r.execute_command("TPUT", "tg", "c", 0, b"small")
+    r.set("s", "v", ex=1000)
+    assert r.execute_command("MIGRATE", dst.host, dst.port, "", 0, 5000, "KEYS", "tg",
+                             "s") == b"OK"
+    for s in (src, dst):
+        s.kill9()
+        s.start(same_dir=True)
+    r, t = client(src), client(dst)
+    assert r.dbsize() == 0
+    assert sorted(t.keys("*")) == [b"s", b"tg"]
+    assert t.execute_command("TGET", "tg", "b") == data
+    assert t.execute_command("TGET", "tg", "c") == b"small"
+    assert 990 < t.ttl("s") <= 1000
