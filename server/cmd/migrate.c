@@ -40,15 +40,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MIGRATE_CACHE_MAX 64          /* cached connections, as Redis's */
-#define MIGRATE_CACHE_TTL_MS 10000    /* closed after 10 s unused, as Redis's */
-#define MIGRATE_DUMP_MAX (1u << 20)   /* tags up to this many bytes go as one RESTORE */
-#define MIGRATE_PIECE (1u << 20)      /* bytes per TPUT of a streamed tag */
-#define MIGRATE_AHEAD (4u << 20)      /* piece bytes sent and not yet acknowledged */
-#define MIGRATE_EXPECT_MAX 1024       /* replies awaited before the job stops sending */
-#define MIGRATE_TMP_TTL_MS 60000      /* TTL of a streamed tag's temporary key on the target */
-#define MIGRATE_REFRESH_PIECES 16     /* pieces between refreshes of that TTL */
-#define MIGRATE_LINE_MAX 4096         /* bytes kept of a reply line */
+#define MIGRATE_CACHE_MAX 64        /* cached connections, as Redis's */
+#define MIGRATE_CACHE_TTL_MS 10000  /* closed after 10 s unused, as Redis's */
+#define MIGRATE_DUMP_MAX (1u << 20) /* tags up to this many bytes go as one RESTORE */
+#define MIGRATE_PIECE (1u << 20)    /* bytes per TPUT of a streamed tag */
+#define MIGRATE_AHEAD (4u << 20)    /* piece bytes sent and not yet acknowledged */
+#define MIGRATE_EXPECT_MAX 1024     /* replies awaited before the job stops sending */
+#define MIGRATE_TMP_TTL_MS 60000    /* TTL of a streamed tag's temporary key on the target */
+#define MIGRATE_REFRESH_PIECES 16   /* pieces between refreshes of that TTL */
+#define MIGRATE_LINE_MAX 4096       /* bytes kept of a reply line */
 
 static int cluster_mode(void)
 {
@@ -173,8 +173,8 @@ typedef struct mconn {
     outconn_t *oc;
     long long last_dbid; /* -1: SELECT next time */
     long long last_use_ms;
-    int cached;           /* in the cache (else closed when its job ends) */
-    struct mjob *job;     /* the job using it, or NULL */
+    int cached;       /* in the cache (else closed when its job ends) */
+    struct mjob *job; /* the job using it, or NULL */
     struct mconn *next;
 } mconn_t;
 
@@ -216,10 +216,10 @@ enum expect_kind { E_AUTH, E_SELECT, E_KEY, E_STEP, E_IGNORE };
 typedef struct mkey {
     char *name;
     size_t len;
-    tag_obj_t *tag;   /* streamed (compared with what the key holds, never followed unchecked) */
-    buf_t payload;    /* RESTORE's payload otherwise */
+    tag_obj_t *tag; /* streamed (compared with what the key holds, never followed unchecked) */
+    buf_t payload;  /* RESTORE's payload otherwise */
     int state;
-    int steps;        /* replies of its steps still to come */
+    int steps; /* replies of its steps still to come */
 } mkey_t;
 
 typedef struct expect {
@@ -408,11 +408,12 @@ static void send_tput(mjob_t *j, int k, const char *data, uint64_t len, int take
     buf_append(&b, j->tmp, j->tmplen);
     buf_printf(&b, "\r\n$%zu\r\n", nlen);
     buf_append(&b, j->blobs[j->bi], nlen);
-    buf_printf(&b, "\r\n$%zu\r\n%.*s\r\n$%llu\r\n", offl, (int)offl, off,
-               (unsigned long long)len);
+    buf_printf(&b, "\r\n$%zu\r\n%.*s\r\n$%llu\r\n", offl, (int)offl, off, (unsigned long long)len);
     outconn_write_take(j->m->oc, b.data, b.len);
-    if (take) outconn_write_take(j->m->oc, (char *)data, len);
-    else outconn_write(j->m->oc, data, len);
+    if (take)
+        outconn_write_take(j->m->oc, (char *)data, len);
+    else
+        outconn_write(j->m->oc, data, len);
     buf_init(&b);
     buf_printf(&b, "\r\n$%zu\r\n%s\r\n", scl, score);
     outconn_write_take(j->m->oc, b.data, b.len);
@@ -546,8 +547,13 @@ static void send_commit(mjob_t *j, int k, long long ttl)
 {
     char t[24], nb[24], by[24];
     const char *argv[7] = {"MIGRATE-COMMIT", j->tmp, j->keys[k].name, t, nb, by, "REPLACE"};
-    size_t len[7] = {14, j->tmplen, j->keys[k].len, ll_to_str(t, ttl),
-                     ull_to_str(nb, j->nblobs), ull_to_str(by, j->total), 7};
+    size_t len[7] = {14,
+                     j->tmplen,
+                     j->keys[k].len,
+                     ll_to_str(t, ttl),
+                     ull_to_str(nb, j->nblobs),
+                     ull_to_str(by, j->total),
+                     7};
     asking(j, k);
     send_cmd(j, j->replace ? 7 : 6, argv, len);
     expect_push(j, k, E_KEY, 0);
@@ -569,8 +575,10 @@ static long long key_ttl(mjob_t *j, int k)
 static void greet(mjob_t *j)
 {
     if (j->pass) {
-        if (j->user) send_strs(j, 3, (const char *[]){"AUTH", j->user, j->pass});
-        else send_strs(j, 2, (const char *[]){"AUTH", j->pass});
+        if (j->user)
+            send_strs(j, 3, (const char *[]){"AUTH", j->user, j->pass});
+        else
+            send_strs(j, 2, (const char *[]){"AUTH", j->pass});
         expect_push(j, -1, E_AUTH, 0);
     }
     if (j->m->last_dbid != j->dbid_target) {
@@ -587,8 +595,7 @@ static void send_restore(mjob_t *j, int k, long long ttl)
     char t[24];
     const char *argv[5] = {cluster_mode() ? "RESTORE-ASKING" : "RESTORE", j->keys[k].name, t,
                            j->keys[k].payload.data, "REPLACE"};
-    size_t len[5] = {strlen(argv[0]), j->keys[k].len, ll_to_str(t, ttl), j->keys[k].payload.len,
-                     7};
+    size_t len[5] = {strlen(argv[0]), j->keys[k].len, ll_to_str(t, ttl), j->keys[k].payload.len, 7};
     send_cmd(j, j->replace ? 5 : 4, argv, len);
     expect_push(j, k, E_KEY, 0);
 }
@@ -611,16 +618,17 @@ static void pump(mjob_t *j)
                     send_drop(j, k);
                 } else {
                     send_commit(j, k, ttl);
-                    key->state = K_SENT;
+                    if (key->state != K_FAILED) key->state = K_SENT; /* AUTH/SELECT failed */
                 }
                 stream_reset(j);
             }
         } else {
             long long ttl = key_ttl(j, k);
-            if (ttl < 0) key->state = K_SKIPPED;
+            if (ttl < 0)
+                key->state = K_SKIPPED;
             else {
                 send_restore(j, k, ttl);
-                key->state = K_SENT;
+                if (key->state != K_FAILED) key->state = K_SENT; /* AUTH/SELECT failed */
             }
         }
         j->cur++;
@@ -647,11 +655,12 @@ static void on_line(mjob_t *j, const char *line, size_t len)
     if (err && e.kind != E_IGNORE) {
         if (!j->error) {
             char *msg = xmalloc(len + 48);
-            snprintf(msg, len + 48, "ERR Target instance replied with error: %.*s",
-                     (int)(len - 1), line + 1);
+            snprintf(msg, len + 48, "ERR Target instance replied with error: %.*s", (int)(len - 1),
+                     line + 1);
             j->error = msg;
         }
-        if (e.key >= 0) j->keys[e.key].state = K_FAILED;
+        if (e.key >= 0)
+            j->keys[e.key].state = K_FAILED;
         else
             for (int i = 0; i < j->nkeys; i++) j->keys[i].state = K_FAILED;
     } else if (e.kind == E_KEY && j->keys[e.key].state == K_SENT) {
@@ -669,8 +678,10 @@ static void on_data(void *ud, const char *p, size_t n)
             j->linelen = 0;
             continue;
         }
-        if (j->linelen < sizeof(j->line)) j->line[j->linelen++] = ch;
-        else j->line[sizeof(j->line) - 1] = '\r'; /* keep the end marker checkable */
+        if (j->linelen < sizeof(j->line))
+            j->line[j->linelen++] = ch;
+        else
+            j->line[sizeof(j->line) - 1] = '\r'; /* keep the end marker checkable */
     }
     pump(j);
 }
@@ -826,17 +837,21 @@ static void job_end(mjob_t *j)
                 j->m->last_use_ms = time_ms();
                 j->m->job = NULL;
                 outconn_set_timeout(j->m->oc, 0);
-                if (j->m->cached) outconn_set_owner(j->m->oc, &idle_ops, j->m);
-                else conn_free(j->m);
+                if (j->m->cached)
+                    outconn_set_owner(j->m->oc, &idle_ops, j->m);
+                else
+                    conn_free(j->m);
             }
             j->m = NULL;
         }
         if (j->c) {
-            if (j->error) reply_error(j->c, j->error);
+            if (j->error)
+                reply_error(j->c, j->error);
             else if (j->socket_error)
                 reply_errorf(j->c, "IOERR error or timeout %s to target instance",
                              j->write_error ? "writing" : "reading");
-            else reply_ok(j->c);
+            else
+                reply_ok(j->c);
             block_io_done(j->c);
             executor_serve_ready_soon();
         }
@@ -922,7 +937,8 @@ static void key_init(mjob_t *j, int i, const resp_arg_t *name, kv_t *kv)
     if (kv->val->type == OBJ_TAG) {
         uint64_t size = 0;
         tag_foreach((tag_obj_t *)kv->val, add_size, &size);
-        if (size <= MIGRATE_DUMP_MAX && rdb_dump(&k->payload, kv->val, srv.cfg.inert.rdbcompression) == 0)
+        if (size <= MIGRATE_DUMP_MAX &&
+            rdb_dump(&k->payload, kv->val, srv.cfg.inert.rdbcompression) == 0)
             return;
         buf_deinit(&k->payload);
         buf_init(&k->payload);
@@ -993,7 +1009,8 @@ static int migrate_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
     } skip[] = {{"copy", 0}, {"replace", 0}, {"auth", 1}, {"auth2", 2}};
     for (int i = 6; i < argc; i++) {
         if (arg_is(&argv[i], "keys")) {
-            if (argv[3].len > 0) num = 0;
+            if (argv[3].len > 0)
+                num = 0;
             else {
                 first = i + 1;
                 num = argc - first;
@@ -1031,8 +1048,10 @@ static void commit_cmd(client_t *c)
     long long ttl, nblobs, nbytes;
     int replace = 0, absttl = 0;
     for (int i = 6; i < c->argc; i++) {
-        if (arg_is(&c->argv[i], "replace")) replace = 1;
-        else if (arg_is(&c->argv[i], "absttl")) absttl = 1;
+        if (arg_is(&c->argv[i], "replace"))
+            replace = 1;
+        else if (arg_is(&c->argv[i], "absttl"))
+            absttl = 1;
         else {
             reply_syntax_error(c);
             return;
@@ -1049,8 +1068,8 @@ static void commit_cmd(client_t *c)
     int err = 0;
     /* replaying the append-only file, the temporary key's TTL may lie in the past: the
      * commit found it alive when it ran */
-    kv_t *kv = srv.loading ? db_find(c->db, tmp->ptr, tmp->len)
-                           : lookup_write_type(c, tmp, OBJ_TAG, &err);
+    kv_t *kv =
+        srv.loading ? db_find(c->db, tmp->ptr, tmp->len) : lookup_write_type(c, tmp, OBJ_TAG, &err);
     if (err) return;
     if (kv && kv->val->type != OBJ_TAG) kv = NULL;
     uint64_t size = 0;

@@ -28,7 +28,7 @@ struct outconn {
     int refs;       /* libuv callbacks still to come (resolver, handle closes) */
     int ok, failed; /* connected; failed since */
     int closed;     /* outconn_close ran: report nothing */
-    int early_err; /* uv_getaddrinfo refused to start: reported from the timer */
+    int early_err;  /* uv_getaddrinfo refused to start: reported from the timer */
     long long timeout_ms;
     size_t pending;
     char rbuf[READ_CHUNK];
@@ -96,8 +96,10 @@ static void on_timer(uv_timer_t *t)
 static void arm(outconn_t *oc)
 {
     if (oc->closed || oc->failed) return;
-    if (oc->timeout_ms > 0) uv_timer_start(&oc->timer, on_timer, (uint64_t)oc->timeout_ms, 0);
-    else uv_timer_stop(&oc->timer);
+    if (oc->timeout_ms > 0)
+        uv_timer_start(&oc->timer, on_timer, (uint64_t)oc->timeout_ms, 0);
+    else
+        uv_timer_stop(&oc->timer);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
@@ -281,8 +283,10 @@ void outconn_close(outconn_t *oc)
     oc->ops = NULL;
     uv_timer_stop(&oc->timer);
     uv_close((uv_handle_t *)&oc->timer, on_close);
-    if (oc->tcp) close_tcp(oc);
-    else uv_cancel((uv_req_t *)&oc->resolve); /* its callback still runs (UV_ECANCELED) */
+    if (oc->tcp)
+        close_tcp(oc);
+    else
+        uv_cancel((uv_req_t *)&oc->resolve); /* its callback still runs (UV_ECANCELED) */
 }
 
 int outconn_count(void)

@@ -445,6 +445,22 @@ def test_256mib_tag_streams_without_blocking_or_holding_it(server_factory):
     assert r.execute_command("TLIST", "t") == [b"late"]
 
 
+def keyslot(key):
+    """Redis Cluster's slot: CRC16 (XMODEM) of the key or of its hash tag, mod 16384."""
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    crc = 0
+    for byte in key:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc % 16384
+
+
 def test_source_killed_mid_transfer(server_factory):
     size = 192 * MB
     src = server_factory(tier_args(ram="64mb") + ["--appendonly", "yes"], name="kill-source")
@@ -466,6 +482,7 @@ def test_source_killed_mid_transfer(server_factory):
         tmp = t.keys("t.cte-migrate.*")
         time.sleep(0.002)
     assert tmp, "the transfer did not start"
+    assert keyslot(tmp[0]) == keyslot(b"t")  # the temporary key lives in the key's slot
     src.kill9()
     th.join(10)
     assert t.exists("t") == 0  # no half tag under the key
