@@ -231,7 +231,8 @@ void command_call(client_t *c)
     c->flags |= CLIENT_IN_CALL;
     client_t *tracking_prev = tracking_call_begin(c);
     long long dirty = srv.dirty;
-    cmd->proc(c);
+    server_call_gate_t *gate = server_call_gate();
+    if (!gate || !gate(c, cmd)) cmd->proc(c);
     /* a write that changed something is logged (as argv, or what the command put instead) */
     if ((cmd->flags & CMD_WRITE) && srv.dirty != dirty && !(c->flags & CLIENT_NO_PROPAGATE))
         server_log_propagate(c, c->dbid, c->argc, c->argv);

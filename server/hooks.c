@@ -10,6 +10,18 @@ static const server_log_ops_t *log_ops = &no_log;
 static const server_room_t *rooms[SERVER_ROOMS_MAX];
 static size_t nrooms;
 
+static server_call_gate_t *call_gate;
+
+void server_set_call_gate(server_call_gate_t *gate)
+{
+    call_gate = gate;
+}
+
+server_call_gate_t *server_call_gate(void)
+{
+    return call_gate;
+}
+
 void server_set_log(const server_log_ops_t *ops)
 {
     log_ops = ops ? ops : &no_log;

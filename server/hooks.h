@@ -66,6 +66,14 @@ void server_add_room(const server_room_t *room);
 /* The rooms in registration order, for server.c and command.c; returns the count. */
 size_t server_rooms(const server_room_t *const **rooms);
 
+/* A gate every command call passes before the command runs (MIGRATE's keys in flight): it
+ * returns 1 when it replied or made c wait instead of running the command, 0 to let it run.
+ * NULL (the default): none. */
+typedef int server_call_gate_t(client_t *c, const command_t *cmd);
+void server_set_call_gate(server_call_gate_t *gate);
+/* The gate set, or NULL. */
+server_call_gate_t *server_call_gate(void);
+
 /* The core's calls into the log: each does nothing when no log is set. */
 void server_log_propagate(client_t *c, int dbid, int argc, const resp_arg_t *argv);
 void server_log_propagate_del(int dbid, const char *key, size_t len);

@@ -8,6 +8,7 @@
 #include "server/acl.h"
 #include "server/cluster/cluster.h"
 #include "server/cmd/cmd.h"
+#include "server/cmd/migrate.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/hooks.h"
@@ -102,6 +103,7 @@ static const server_room_t rooms[] = {
     {"admin", cmds_admin},
     {"cluster", cmds_cluster, cluster_room_init, cluster_deinit, cluster_cron},
     {"dump", cmds_dump},
+    {"migrate", cmds_migrate, NULL, migrate_deinit, migrate_cron},
     {"scripting", cmds_script, script_init, script_deinit},
     {"functions", function__cmds_function},
     {"tags", cmds_tag, NULL, NULL, tagcmd_cron},
@@ -117,5 +119,6 @@ void server_rooms_register(void)
     server_add_room(&acl_room);
     for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++) server_add_room(&rooms[i]);
     server_set_log(&aof_log);
+    server_set_call_gate(migrate_call_gate);
     rewrite_set_prelude(script_rewrite); /* function libraries, before the keys */
 }

@@ -14,6 +14,7 @@
 #include "server/persist/aof.h"
 #include "server/acl.h"
 #include "server/block.h"
+#include "server/cmd/migrate.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
 #include "server/evict.h"
@@ -608,6 +609,8 @@ static void getkeys_generic(client_t *c, int with_flags)
     int n = command_get_keys(cmd, argc, argv, pos, argc);
     if (n == 0 && (cmd->flags & CMD_NO_MANDATORY_KEYS)) {
         reply_array(c, 0);
+    } else if (n == 0 && (cmd->first_key || cmd->getkeys)) {
+        reply_error(c, "ERR Invalid arguments specified for command"); /* as Redis 7.0 */
     } else if (n == 0) {
         reply_error(c, "ERR The command has no key arguments");
     } else {
@@ -1063,7 +1066,7 @@ static void info_stats(buf_t *b)
                "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
                "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:%llu\r\npubsub_patterns:%llu\r\n"
-               "migrate_cached_sockets:0\r\n" /* no MIGRATE connection cache (yet) */
+               "migrate_cached_sockets:%d\r\n"
                "tracking_total_keys:%llu\r\ntracking_total_items:%llu\r\n"
                "tracking_total_prefixes:%llu\r\n"
                "client_query_buffer_limit_disconnections:%llu\r\n"
@@ -1074,7 +1077,8 @@ static void info_stats(buf_t *b)
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
                (unsigned long long)s->expired_keys, (unsigned long long)s->evicted_keys,
                (unsigned long long)s->keyspace_hits, (unsigned long long)s->keyspace_misses,
-               (unsigned long long)nch, (unsigned long long)npat, (unsigned long long)tr.keys,
+               (unsigned long long)nch, (unsigned long long)npat, migrate_cached_sockets(),
+               (unsigned long long)tr.keys,
                (unsigned long long)tr.items, (unsigned long long)tr.prefixes,
                (unsigned long long)s->client_qbuf_limit_disconnections,
                (unsigned long long)s->client_outbuf_limit_disconnections,
