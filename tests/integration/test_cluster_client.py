@@ -1,0 +1,355 @@
+"""The cluster client of libcte and python/cte (cte.Cluster; docs/libcte.md, docs/python.md).
+
+Two 3-node clusters, each created with `redis-cli --cluster create`:
+  - redis_cluster: Debian redis-server nodes. Generic routing by slot, -MOVED after a slot
+    moved (CLUSTER SETSLOT + MIGRATE), -ASK during a migration, pipelines over every node, and
+    the C client's tests (test_integration_cluster_client, run against the same cluster).
+  - cte_cluster: cte-server nodes (cluster-enabled yes). When the server does not start in
+    cluster mode or CLUSTER INFO fails on it, the tests that need it skip, saying why. They
+    check the tag calls through the cluster and that TQUERY/TSEARCH merged over the nodes
+    equal one node holding the same data.
+"""
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import (CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT, SANITIZE, RespConn,
+                      Server, ServerStartError, free_port, start_cte)
+
+BUILD = os.path.dirname(os.path.abspath(CTE_SERVER))
+C_TEST = os.path.join(BUILD, "test_integration_cluster_client")
+
+os.environ.setdefault("CTE_BUILD_DIR", BUILD)
+sys.path.insert(0, str(ROOT / "python"))
+try:
+    import cte
+except ImportError as e:  # python/cte not built (no Python headers): the C tests still run
+    cte = None
+    CTE_IMPORT_ERROR = str(e)
+
+needs_py = pytest.mark.skipif(cte is None, reason="python/cte is not built")
+
+
+def _call(port, *args):
+    with RespConn(port=port, timeout=10.0) as c:
+        r = c.call(*args)
+    if r.kind == "-":
+        raise RuntimeError("%s on port %d: %s" % (args[0], port, r.val.decode()))
+    return r.val
+
+
+def _cluster_ok(nodes):
+    for s in nodes:
+        info = _call(s.port, "CLUSTER", "INFO").decode()
+        if "cluster_state:ok" not in info or "cluster_slots_assigned:16384" not in info:
+            return False
+        if _call(s.port, "CLUSTER", "SLOTS") is None:
+            return False
+    return True
+
+
+def _start_nodes(kind, binary, n=3):
+    nodes = []
+    try:
+        for i in range(n):
+            args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-port", str(free_port()), "--cluster-node-timeout", "5000"]
+            nodes.append(Server(kind, binary, args, name="%s-node%d" % (kind, i)).start())
+    except BaseException:
+        for s in nodes:
+            s.stop(check=False)
+        raise
+    return nodes
+
+
+def _create(nodes):
+    """redis-cli --cluster create (no replicas), then waits until every node sees all slots."""
+    addrs = ["127.0.0.1:%d" % s.port for s in nodes]
+    p = subprocess.run([REDIS_CLI, "--cluster", "create", *addrs, "--cluster-yes"],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError("redis-cli --cluster create failed:\n%s%s" % (p.stdout, p.stderr))
+    deadline = time.time() + 30
+    while not _cluster_ok(nodes):
+        if time.time() > deadline:
+            raise RuntimeError("the cluster did not reach cluster_state:ok")
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def redis_cluster():
+    if not os.path.exists(REDIS_SERVER) or not os.path.exists(REDIS_CLI):
+        pytest.skip("no redis-server / redis-cli")
+    nodes = _start_nodes("redis", REDIS_SERVER)
+    try:
+        _create(nodes)
+        yield nodes
+    finally:
+        for s in nodes:
+            s.stop(check=False)
+
+
+@pytest.fixture(scope="module")
+def cte_cluster():
+    """3 cte-server nodes in a cluster, or a skip that says why not."""
+    if CTE_KIND != "cte":
+        pytest.skip("CTE_KIND is not cte")
+    try:
+        nodes = _start_nodes("cte", CTE_SERVER)
+    except ServerStartError as e:
+        pytest.skip("cte-server does not start in cluster mode yet: %s" % str(e)[:300])
+    try:
+        try:
+            _call(nodes[0].port, "CLUSTER", "INFO")
+        except RuntimeError as e:
+            pytest.skip("cte-server has no cluster mode yet (CLUSTER INFO: %s)" % e)
+        _create(nodes)
+        yield nodes
+    finally:
+        for s in nodes:
+            s.stop(check=False)
+
+
+def seeds_of(nodes):
+    return ["tcp://127.0.0.1:%d" % s.port for s in nodes]
+
+
+def node_ids(nodes):
+    """port -> node id, from CLUSTER NODES."""
+    out = {}
+    for line in _call(nodes[0].port, "CLUSTER", "NODES").decode().splitlines():
+        f = line.split()
+        port = int(f[1].split("@")[0].rsplit(":", 1)[1])
+        out[port] = f[0]
+    return out
+
+
+def slot_owner(nodes, slot):
+    for start, end, who, *_ in _slots(nodes[0].port):
+        if start <= slot <= end:
+            return next(s for s in nodes if s.port == who[1])
+    raise AssertionError("slot %d not served" % slot)
+
+
+def _slots(port):
+    with RespConn(port=port) as c:
+        r = c.call("CLUSTER", "SLOTS")
+    return [(e.val[0].val, e.val[1].val, (e.val[2].val[0].val.decode(), e.val[2].val[1].val))
+            for e in r.val]
+
+
+def keyslot(nodes, key):
+    return _call(nodes[0].port, "CLUSTER", "KEYSLOT", key)
+
+
+def move_slot(nodes, slot, src, dst, keys=None, finish=True):
+    """Redis Cluster's resharding steps for one slot: IMPORTING on dst, MIGRATING on src,
+    MIGRATE of keys (all of the slot's when None), then (finish) SETSLOT NODE everywhere."""
+    ids = node_ids(nodes)
+    _call(dst.port, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src.port])
+    _call(src.port, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst.port])
+    if keys is None:
+        keys = _call(src.port, "CLUSTER", "GETKEYSINSLOT", slot, 1000)
+        keys = [k.val for k in keys]
+    if keys:
+        _call(src.port, "MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
+    if finish:
+        for s in nodes:
+            _call(s.port, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst.port])
+
+
+# ---- the C client (tests/integration/test_cluster_client.c) ----
+
+def test_c_client_against_redis_cluster(redis_cluster):
+    if not os.path.exists(C_TEST):
+        pytest.skip("%s not built (Criterion missing?)" % C_TEST)
+    env = dict(os.environ, CTE_CLUSTER_SEEDS=",".join(seeds_of(redis_cluster)),
+               CTE_CLUSTER_KIND="redis")
+    p = subprocess.run([C_TEST, "--jobs", "1"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_c_client_against_cte_cluster(cte_cluster):
+    if not os.path.exists(C_TEST):
+        pytest.skip("%s not built (Criterion missing?)" % C_TEST)
+    env = dict(os.environ, CTE_CLUSTER_SEEDS=",".join(seeds_of(cte_cluster)),
+               CTE_CLUSTER_KIND="cte")
+    p = subprocess.run([C_TEST, "--jobs", "1"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+# ---- python/cte against the Redis cluster: generic routing ----
+
+@needs_py
+def test_generic_commands_land_on_the_owning_node(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)[:1]) as cl:
+        assert sorted(p for _, p in cl.primaries()) == sorted(s.port for s in redis_cluster)
+        keys = ["key:%d" % i for i in range(200)]
+        for k in keys:
+            assert cl.command("SET", k, k.upper()) == "OK"
+        for k in keys:
+            assert cl.command("GET", k) == k.upper().encode()
+        # each key is where CLUSTER KEYSLOT says, and only there
+        for k in keys[:20]:
+            owner = slot_owner(redis_cluster, keyslot(redis_cluster, k))
+            assert _call(owner.port, "GET", k) == k.upper().encode()
+        assert cl.command("PING") == "PONG"  # no key: any node
+
+
+@needs_py
+def test_errors_are_raised_with_the_servers_message(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)) as cl:
+        cl.command("SET", "errkey", "x")
+        with pytest.raises(cte.WrongTypeError):
+            cl.command("LPUSH", "errkey", "y")
+        with pytest.raises(cte.ResponseError, match="CROSSSLOT"):
+            cl.command("MSET", "a1", "1", "b2", "2")
+    with pytest.raises(cte.AddressError):
+        cte.Cluster(["unix:/tmp/nope.sock"])
+    with pytest.raises(cte.ConnectionError):
+        cte.Cluster(["tcp://127.0.0.1:%d" % free_port()])
+
+
+@needs_py
+def test_moved_after_a_reshard_is_followed(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)) as cl:
+        key = "moved:{%d}" % random.randrange(1 << 30)
+        cl.command("SET", key, "v1")
+        slot = keyslot(redis_cluster, key)
+        src = slot_owner(redis_cluster, slot)
+        dst = next(s for s in redis_cluster if s is not src)
+        move_slot(redis_cluster, slot, src, dst)
+        # the client's map still names src: src answers MOVED, the client follows and learns
+        assert cl.command("GET", key) == b"v1"
+        assert cl.command("SET", key, "v2") == "OK"
+        assert _call(dst.port, "GET", key) == b"v2"
+        move_slot(redis_cluster, slot, dst, src)  # and back, through a MOVED again
+        assert cl.command("GET", key) == b"v2"
+
+
+@needs_py
+def test_ask_during_a_migration_is_followed(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)) as cl:
+        tag = "{ask%d}" % random.randrange(1 << 30)
+        k1, k2, k3 = tag + "a", tag + "b", tag + "c"
+        cl.command("SET", k1, "one")
+        cl.command("SET", k2, "two")
+        slot = keyslot(redis_cluster, k1)
+        src = slot_owner(redis_cluster, slot)
+        dst = next(s for s in redis_cluster if s is not src)
+        move_slot(redis_cluster, slot, src, dst, keys=[k1], finish=False)
+        try:
+            assert cl.command("GET", k1) == b"one"  # moved already: ASK, ASKING on dst
+            assert cl.command("GET", k2) == b"two"  # still on src
+            assert cl.command("SET", k3, "three") == "OK"  # new key: ASK to dst
+            with RespConn(port=dst.port) as c:
+                c.call("ASKING")
+                assert c.call("GET", k3).val == b"three"
+            # pipelined requests follow ASK too
+            assert cl.pipeline().command("GET", k1).command("GET", k2).execute() == \
+                [b"one", b"two"]
+        finally:
+            move_slot(redis_cluster, slot, src, dst, keys=None, finish=True)
+        assert cl.command("GET", k2) == b"two"
+
+
+@needs_py
+def test_pipeline_spreads_over_every_node_and_keeps_order(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)) as cl:
+        p = cl.pipeline()
+        for i in range(500):
+            p.command("SET", "pipe:%d" % i, i)
+        assert len(p) == 500
+        assert p.execute() == ["OK"] * 500
+        for i in range(500):
+            p.command("INCR", "pipe:%d" % i)
+        p.command("LPUSH", "pipe:7", "x")  # WRONGTYPE in the middle: an instance, in place
+        replies = p.execute(raise_on_error=False)
+        assert replies[:500] == list(range(1, 501))
+        assert isinstance(replies[500], cte.WrongTypeError)
+        with pytest.raises(cte.WrongTypeError):
+            cl.pipeline().command("LPUSH", "pipe:7", "x").execute()
+        owners = {slot_owner(redis_cluster, keyslot(redis_cluster, "pipe:%d" % i)).port
+                  for i in range(500)}
+        assert len(owners) == 3
+
+
+@needs_py
+def test_pipeline_after_a_reshard_follows_moved(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)) as cl:
+        keys = ["pm:{%d}" % i for i in range(40)]
+        cl.pipeline()
+        p = cl.pipeline()
+        for k in keys:
+            p.command("SET", k, k)
+        p.execute()
+        slot = keyslot(redis_cluster, keys[0])
+        src = slot_owner(redis_cluster, slot)
+        dst = next(s for s in redis_cluster if s is not src)
+        move_slot(redis_cluster, slot, src, dst)
+        for k in keys:
+            p.command("GET", k)
+        assert p.execute() == [k.encode() for k in keys]
+
+
+# ---- python/cte against cte-server nodes: tags and merged queries ----
+
+def _fill(client_like, tags=12, blobs=5, seed=7):
+    rnd = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta"]
+    for t in range(tags):
+        tag = client_like.tag("tag%02d" % t)
+        for b in range(blobs):
+            text = " ".join(rnd.choice(words) for _ in range(rnd.randrange(3, 30)))
+            tag.put_blob("blob%d" % b, text.encode())
+
+
+@needs_py
+def test_tag_calls_through_the_cte_cluster(cte_cluster):
+    with cte.Cluster(seeds_of(cte_cluster)) as cl:
+        for i in range(30):
+            t = cl.tag("t%d" % i)
+            assert t.put_blob("b", b"hello %d" % i) == len(b"hello %d" % i)
+        for i in range(30):
+            t = cl.tag("t%d" % i)
+            assert t.get_blob("b") == b"hello %d" % i
+            assert t.get_blob_size("b") == len(b"hello %d" % i)
+            assert t.get_contained_blobs() == ["b"]
+            with t.get_blob_view("b") as v:
+                assert bytes(v) == b"hello %d" % i
+        assert cl.tag("t3").del_blob("b") is True
+        with pytest.raises(cte.NotFoundError):
+            cl.tag("t3").get_blob("b")
+
+
+@needs_py
+def test_merged_queries_equal_one_node(cte_cluster):
+    single = start_cte()
+    try:
+        with cte.Cluster(seeds_of(cte_cluster)) as cl, \
+                cte.Client("tcp://127.0.0.1:%d" % single.port) as one:
+            _fill(cl)
+            _fill(one)
+            assert cl.tag_query("tag.*") == one.tag_query("tag.*")
+            assert cl.tag_query("tag0.*", 4) == one.tag_query("tag0.*", 4)
+            assert cl.blob_query("tag.*", "blob[13]") == one.blob_query("tag.*", "blob[13]")
+            assert cl.blob_query("tag.*", ".*", 7) == one.blob_query("tag.*", ".*", 7)
+            assert cl.blob_query("tag.*", ".*", since=0) == one.blob_query("tag.*", ".*", since=0) \
+                or sorted(cl.blob_query("tag.*", ".*", since=0)) == \
+                sorted(one.blob_query("tag.*", ".*", since=0))
+            # TSEARCH: the same hits; best first by score, ties by tag then blob
+            hits = cl.search("alpha omega", k=1000)
+            assert sorted((t, b) for t, b, _ in hits) == \
+                sorted((t, b) for t, b, _ in one.search("alpha omega", k=1000))
+            keys = [(-s, t, b) for t, b, s in hits]
+            assert keys == sorted(keys)
+            top = cl.search("alpha omega", k=5)
+            assert top == hits[:5]
+    finally:
+        single.stop()
