@@ -21,7 +21,8 @@ from conftest import (CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT, SANIT
                       Server, ServerStartError, free_port, start_cte)
 
 BUILD = os.path.dirname(os.path.abspath(CTE_SERVER))
-C_TEST = os.path.join(BUILD, "client", "test_integration_cluster_client")
+C_TEST = os.environ.get("CTE_CLUSTER_C_TEST") or \
+    os.path.join(BUILD, "client", "test_integration_cluster_client")
 
 os.environ.setdefault("CTE_BUILD_DIR", BUILD)
 sys.path.insert(0, str(ROOT / "python"))
