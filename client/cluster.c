@@ -23,6 +23,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -822,10 +824,14 @@ static int by_name(const void *x, const void *y)
     return entry_cmp_names(x, y);
 }
 
+/* Best first; scores within a relative 1e-12 are equal (two nodes may add a document's term
+ * contributions in another order, which moves the last bits), then by tag and blob. */
 static int by_score(const void *x, const void *y)
 {
     const entry_t *a = x, *b = y;
-    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    double d = a->score - b->score,
+           m = fabs(a->score) > fabs(b->score) ? fabs(a->score) : fabs(b->score);
+    if (fabs(d) > 1e-12 * m) return d > 0 ? -1 : 1;
     return entry_cmp_names(a, b);
 }
 
@@ -1035,17 +1041,81 @@ int cte_cluster_query_blobs(cte_cluster_t *cl, const char *tagregex, const char 
     return query_merge(cl, argc, argv, limit, since >= 0 || until >= 0, total, out);
 }
 
-int cte_cluster_search(cte_cluster_t *cl, const char *query, const char *tagregex,
-                       const char *blobregex, unsigned limit, int withscores, cte_reply_t **out)
+/* ---- TSEARCH in two phases ----
+ * Phase 1 asks every primary for its statistics of the query (TSEARCH q STATS: N, the token
+ * sum and each known query term's df) and sums them; phase 2 runs the search on every primary
+ * with those sums (GLOBALSTATS), so every node scores as one node holding all the blobs would,
+ * and the merge of the nodes' best LIMIT is the global best LIMIT with the same scores. Nodes
+ * that do not know STATS (an error reply) are searched with their own statistics. */
+
+#define GLOBAL_TERMS_MAX 4096 /* as the server's bound */
+
+typedef struct gterm {
+    const char *s; /* in a phase-1 reply */
+    size_t len;
+    uint64_t df;
+} gterm_t;
+
+typedef struct gstats {
+    uint64_t docs, tokens;
+    gterm_t *t;
+    size_t n;
+} gstats_t;
+
+static int gstats_add(cte_cluster_t *cl, gstats_t *g, const cte_reply_t *r)
 {
-    const char *argv[9];
-    cte__num_t l;
+    const cte_reply_t *terms = cte_reply_elem(r, 2);
+    if (r->kind != CTE_REPLY_ARRAY || r->len != 3 || !is_int(r->elem[0], 0, LLONG_MAX) ||
+        !is_int(r->elem[1], 0, LLONG_MAX) || terms->kind != CTE_REPLY_ARRAY || terms->len % 2)
+        return set_err(cl, CTE_E_TYPE, "unexpected TSEARCH STATS reply from a node");
+    g->docs += (uint64_t)r->elem[0]->ival;
+    g->tokens += (uint64_t)r->elem[1]->ival;
+    for (size_t i = 0; i < terms->len; i += 2) {
+        const cte_reply_t *t = terms->elem[i], *df = terms->elem[i + 1];
+        if (!t->str || !is_int(df, 0, LLONG_MAX))
+            return set_err(cl, CTE_E_TYPE, "unexpected TSEARCH STATS reply from a node");
+        size_t k = 0;
+        while (k < g->n && (g->t[k].len != t->len || memcmp(g->t[k].s, t->str, t->len))) k++;
+        if (k == g->n) {
+            if (g->n == GLOBAL_TERMS_MAX)
+                return set_err(cl, CTE_E_LIMIT, "more than %d query terms", GLOBAL_TERMS_MAX);
+            g->t[g->n++] = (gterm_t){t->str, t->len, 0};
+        }
+        g->t[k].df += (uint64_t)df->ival;
+    }
+    return 0;
+}
+
+/* The argument list of phase 2: base[0..nbase) then GLOBALSTATS and g's sums (numbers are
+ * formatted into nums, room for 3 + g->n). */
+static const char **gstats_argv(const char *const *base, int nbase, const gstats_t *g,
+                                cte__num_t *nums, int *argc)
+{
+    const char **argv = cte__malloc((size_t)(nbase + 4 + 2 * (int)g->n) * sizeof *argv);
+    if (!argv) return NULL;
+    memcpy(argv, base, (size_t)nbase * sizeof *argv);
+    int n = nbase;
+    argv[n++] = "GLOBALSTATS";
+    snprintf(nums[0].s, sizeof nums[0].s, "%" PRIu64, g->docs);
+    snprintf(nums[1].s, sizeof nums[1].s, "%" PRIu64, g->tokens);
+    snprintf(nums[2].s, sizeof nums[2].s, "%zu", g->n);
+    for (int i = 0; i < 3; i++) argv[n++] = nums[i].s;
+    for (size_t i = 0; i < g->n; i++) {
+        snprintf(nums[3 + i].s, sizeof nums[3 + i].s, "%" PRIu64, g->t[i].df);
+        argv[n++] = g->t[i].s; /* tokens: NUL-free, NUL-terminated in their reply */
+        argv[n++] = nums[3 + i].s;
+    }
+    *argc = n;
+    return argv;
+}
+
+/* Phase 2 (or the only phase without statistics): fans argv out, merges into *out. */
+static int search_merge(cte_cluster_t *cl, int argc, const char *const *argv, unsigned limit,
+                        int withscores, cte_reply_t **out)
+{
     fan_t *f;
     size_t nf, n;
     entry_t *e = NULL;
-    *out = NULL;
-    if (!query) return CTE_E_INVAL;
-    int argc = cte__search_argv(argv, &l, query, tagregex, blobregex, limit, 1);
     int rc = fan_out(cl, argc, argv, &f, &nf);
     if (rc) return rc;
     if ((rc = entries_collect(cl, f, nf, 0, &e, &n)) != 0) goto done;
@@ -1060,6 +1130,46 @@ int cte_cluster_search(cte_cluster_t *cl, const char *query, const char *tagrege
     rc = build(cl, e, keep, 0, 0, out);
 done:
     free(e);
+    fans_free(f, nf);
+    return rc;
+}
+
+int cte_cluster_search(cte_cluster_t *cl, const char *query, const char *tagregex,
+                       const char *blobregex, unsigned limit, int withscores, cte_reply_t **out)
+{
+    const char *base[9], *stats[] = {"TSEARCH", query, "STATS"}, **argv = NULL;
+    cte__num_t l, *nums = NULL;
+    gstats_t g = {0};
+    fan_t *f = NULL;
+    size_t nf = 0;
+    *out = NULL;
+    if (!query) return CTE_E_INVAL;
+    int nbase = cte__search_argv(base, &l, query, tagregex, blobregex, limit, 1), argc;
+    int rc = fan_out(cl, 3, stats, &f, &nf);
+    if (rc == CTE_E_SERVER) /* a node without STATS: every node's own statistics */
+        return search_merge(cl, nbase, base, limit, withscores, out);
+    if (rc) return rc;
+    if (!(g.t = cte__malloc(GLOBAL_TERMS_MAX * sizeof *g.t))) {
+        rc = set_err(cl, CTE_E_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < nf && !rc; i++) rc = gstats_add(cl, &g, f[i].r);
+    if (rc) goto done;
+    if (g.docs == 0) { /* nothing indexed anywhere: one node would find nothing */
+        if (!(*out = cte__reply_new(CTE_REPLY_ARRAY)))
+            rc = set_err(cl, CTE_E_NOMEM, "out of memory");
+        goto done;
+    }
+    if (!(nums = cte__malloc((3 + g.n) * sizeof *nums)) ||
+        !(argv = gstats_argv(base, nbase, &g, nums, &argc))) {
+        rc = set_err(cl, CTE_E_NOMEM, "out of memory");
+        goto done;
+    }
+    rc = search_merge(cl, argc, argv, limit, withscores, out);
+done:
+    free(argv);
+    free(nums);
+    free(g.t);
     fans_free(f, nf);
     return rc;
 }

@@ -388,3 +388,61 @@ def test_one_node_cte_cluster_serves_tags_and_merged_queries():
             assert p.execute() == [3, b"xyz"]
     finally:
         node.stop(check=False)
+
+
+def _resp(port, *args):
+    with RespConn(port=port, timeout=10.0) as c:
+        return c.py(*args)
+
+
+def test_tsearch_with_global_stats_scores_as_one_node():
+    """TSEARCH's two phases on three standalone nodes holding a third of the blobs each:
+    STATS summed over the nodes, then GLOBALSTATS, give every hit the score one node holding
+    them all gives, so the merged best-k equals its best-k (the cluster client does this)."""
+    if CTE_KIND != "cte":
+        pytest.skip("CTE_KIND is not cte")
+    nodes = [start_cte(name="shard%d" % i) for i in range(3)]
+    single = start_cte(name="whole")
+    try:
+        rnd = random.Random(5)
+        words = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta", "rho"]
+        for i in range(150):
+            text = " ".join(rnd.choice(words) for _ in range(rnd.randrange(1, 25)))
+            for port in (nodes[i % 3].port, single.port):
+                _resp(port, "TPUT", "t%03d" % i, "b", 0, text)
+        q = "gamma omega rho nothere"
+        docs = tokens = 0
+        df = {}
+        for s in nodes:
+            n, t, terms = _resp(s.port, "TSEARCH", q, "STATS")
+            docs, tokens = docs + n, tokens + t
+            for k in range(0, len(terms), 2):
+                df[terms[k]] = df.get(terms[k], 0) + terms[k + 1]
+        one_n, one_t, one_terms = _resp(single.port, "TSEARCH", q, "STATS")
+        assert (docs, tokens) == (one_n, one_t)
+        assert df == dict(zip(one_terms[::2], one_terms[1::2]))
+        glob = ["GLOBALSTATS", docs, tokens, len(df)]
+        for term, d in df.items():
+            glob += [term, d]
+        hits = []
+        for s in nodes:
+            hits += _resp(s.port, "TSEARCH", q, "LIMIT", 20, "WITHSCORES", *glob)
+        want = _resp(single.port, "TSEARCH", q, "LIMIT", 20, "WITHSCORES")
+        score = {(t, b): float(sc) for t, b, sc in want}
+        for t, b, sc in hits:
+            if (t, b) in score:
+                assert float(sc) == pytest.approx(score[(t, b)], rel=1e-12)
+        hits.sort(key=lambda h: (-round(float(h[2]), 9), h[0], h[1]))
+        assert [(t, b) for t, b, _ in hits[:20]] == [(t, b) for t, b, _ in want]
+        # without GLOBALSTATS a shard's scores are its own (what the two phases fix)
+        local = _resp(nodes[0].port, "TSEARCH", q, "LIMIT", 3, "WITHSCORES")
+        assert any(float(sc) != pytest.approx(score.get((t, b), -1), rel=1e-9)
+                   for t, b, sc in local)
+        # bad GLOBALSTATS: Redis-style errors, nothing searched
+        for bad in (["GLOBALSTATS", 0, 5, 0], ["GLOBALSTATS", 5, 5, 3, b"gamma", 1],
+                    ["GLOBALSTATS", 5, -1, 0], ["GLOBALSTATS", 5, 5, 99999]):
+            with RespConn(port=nodes[0].port) as c:
+                assert c.call("TSEARCH", q, *bad).kind == "-"
+    finally:
+        for s in nodes + [single]:
+            s.stop()

@@ -395,10 +395,10 @@ int cte_cluster_scan(cte_cluster_t *cl, const char *tag, uint64_t cursor, const 
  *  - TQUERY BLOBS with since/until: oldest first by each blob's mtime (TINFO, asked of the node
  *    that returned it); blobs of different nodes with the same mtime are ordered by tag, then
  *    blob (one node orders them by creation);
- *  - TSEARCH: every node is asked for its best `limit` (0: 10) with scores, the merge keeps the
- *    global best `limit` by score, equal scores by tag then blob. A node's BM25 statistics
- *    (N, df, average length) are its own: scores equal one node's when the nodes' statistics do
- *    (documents spread evenly), else they are each node's view (docs/libcte.md).
+ *  - TSEARCH: two phases. Every primary's statistics of the query (TSEARCH q STATS) are
+ *    summed, then every primary searches with the sums (GLOBALSTATS) for its best `limit`
+ *    (0: 10) with scores, which are then the scores one node holding all the blobs gives; the
+ *    merge keeps the global best `limit`, equal scores by tag then blob (docs/libcte.md).
  * An error reply from any node fails the call with CTE_E_SERVER and that node's message. */
 int cte_cluster_query_tags(cte_cluster_t *cl, const char *regex, unsigned limit, uint64_t *total,
                            cte_reply_t **out);
