@@ -250,8 +250,11 @@ int cte_cluster_reload(cte_cluster_t *cl)
 static int owner(cte_cluster_t *cl, unsigned s, int *node)
 {
     if (cl->stale || cl->slot[s] == NO_NODE) cte_cluster_reload(cl);
-    if (cl->slot[s] == NO_NODE)
-        return set_err(cl, CTE_E_CLUSTER, "no node serves hash slot %u (%s)", s, cl->errmsg);
+    if (cl->slot[s] == NO_NODE) {
+        char why[sizeof cl->errmsg];
+        memcpy(why, cl->errmsg, sizeof why);
+        return set_err(cl, CTE_E_CLUSTER, "no node serves hash slot %u (%s)", s, why);
+    }
     *node = cl->slot[s];
     return 0;
 }
@@ -334,11 +337,13 @@ int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t
     }
     enum redirect kind = redirect_parse(cte_conn_errmsg(*conn), &slot, &host, &hlen, &port);
     if (kind == R_NONE || ++*attempt >= MAX_ATTEMPTS) return final(cl, *conn, status);
-    if (kind == R_WAIT) {
+    if (kind == R_WAIT) { /* the same node again when the new map has no node for the key */
         final(cl, *conn, status);
         sleep_ms(backoff_ms(*attempt));
         cl->stale = 1;
-        return cte_cluster_conn_for_key(cl, key, len, conn) == 0;
+        cte_conn_t *c;
+        if (cte_cluster_conn_for_key(cl, key, len, &c) == 0) *conn = c;
+        return node_of(cl, *conn) >= 0;
     }
     final(cl, *conn, status);
     int n = redirect_node(cl, from, host, hlen, port);
@@ -509,6 +514,14 @@ static int req_send(cte_cluster_t *cl, creq_t *q)
     return 0;
 }
 
+/* Puts q on the retry list, which cte_cluster_wait_all re-sends. */
+static void park(cte_cluster_t *cl, creq_t *q)
+{
+    q->next = NULL;
+    *cl->retry_tail = q;
+    cl->retry_tail = &q->next;
+}
+
 /* A reply: a redirect parks the request for cte_cluster_wait_all, anything else is final. */
 static void req_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
 {
@@ -531,9 +544,7 @@ static void req_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
     q->due_ms = kind == R_WAIT ? now_ms() + backoff_ms(q->attempt) : 0;
     if (kind == R_MOVED) cl->slot[slot] = (uint16_t)n;
     if (kind != R_ASK) cl->stale = 1;
-    q->next = NULL;
-    *cl->retry_tail = q;
-    cl->retry_tail = &q->next;
+    park(cl, q);
 }
 
 int cte_cluster_command_async(cte_cluster_t *cl, const void *key, size_t klen, int argc,
@@ -634,7 +645,14 @@ int cte_cluster_wait_all(cte_cluster_t *cl)
             list = q->next;
             q->next = NULL;
             sleep_ms(q->due_ms - now_ms());
-            if ((rc = req_send(cl, q)) != 0) req_finish(q, rc, NULL);
+            rc = req_send(cl, q);
+            if (rc == CTE_E_CLUSTER && ++q->attempt < MAX_ATTEMPTS) { /* a slot uncovered */
+                q->due_ms = now_ms() + backoff_ms(q->attempt);
+                cl->stale = 1;
+                park(cl, q);
+            } else if (rc) {
+                req_finish(q, rc, NULL);
+            }
         }
     }
 }
@@ -758,7 +776,11 @@ static int fan_out(cte_cluster_t *cl, int argc, const char *const *argv, fan_t *
     for (int attempt = 1;; attempt++) {
         if (cl->stale || cte_cluster_primaries(cl) == 0) cte_cluster_reload(cl);
         size_t np = cte_cluster_primaries(cl), k = 0;
-        if (np == 0) return set_err(cl, CTE_E_CLUSTER, "no primary known (%s)", cl->errmsg);
+        if (np == 0) {
+            char why[sizeof cl->errmsg];
+            memcpy(why, cl->errmsg, sizeof why);
+            return set_err(cl, CTE_E_CLUSTER, "no primary known (%s)", why);
+        }
         fan_t *f = cte__calloc(np, sizeof *f);
         if (!f) return set_err(cl, CTE_E_NOMEM, "out of memory");
         for (size_t i = 0; i < cl->nnodes && k < np; i++) {

@@ -11,7 +11,9 @@ Two 3-node clusters, each created with `redis-cli --cluster create`:
 """
 import os
 import random
+import socket
 import subprocess
+import threading
 import sys
 import time
 
@@ -57,9 +59,11 @@ def _start_nodes(kind, binary, n=3):
     nodes = []
     try:
         for i in range(n):
+            bus = free_port()
             args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--cluster-port", str(free_port()), "--cluster-node-timeout", "5000"]
+                    "--cluster-port", str(bus), "--cluster-node-timeout", "5000"]
             nodes.append(Server(kind, binary, args, name="%s-node%d" % (kind, i)).start())
+            nodes[-1].bus_port = bus
     except BaseException:
         for s in nodes:
             s.stop(check=False)
@@ -108,6 +112,11 @@ def cte_cluster():
             _call(nodes[0].port, "CLUSTER", "INFO")
         except RuntimeError as e:
             pytest.skip("cte-server has no cluster mode yet (CLUSTER INFO: %s)" % e)
+        try:
+            socket.create_connection(("127.0.0.1", nodes[0].bus_port), timeout=2).close()
+        except OSError as e:
+            pytest.skip("cte-server has no cluster bus listening yet (port %d: %s)" %
+                        (nodes[0].bus_port, e))
         try:
             _create(nodes, timeout=20)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
@@ -262,6 +271,39 @@ def test_ask_during_a_migration_is_followed(redis_cluster):
         finally:
             move_slot(redis_cluster, slot, src, dst, keys=None, finish=True)
         assert cl.command("GET", k2) == b"two"
+
+
+@needs_py
+def test_clusterdown_is_retried_until_the_slot_is_served_again(redis_cluster):
+    with cte.Cluster(seeds_of(redis_cluster)) as cl:
+        key = "down:{%d}" % random.randrange(1 << 30)
+        cl.command("SET", key, "up")
+        slot = keyslot(redis_cluster, key)
+        owner = slot_owner(redis_cluster, slot)
+        _call(owner.port, "CLUSTER", "DELSLOTS", slot)
+        with RespConn(port=owner.port) as c:  # the owner answers CLUSTERDOWN now
+            deadline = time.time() + 10
+            while not (c.call("GET", key).kind == "-" and
+                       c.call("GET", key).val.startswith(b"CLUSTERDOWN")):
+                assert time.time() < deadline
+                time.sleep(0.02)
+        t = threading.Timer(0.3, _call, (owner.port, "CLUSTER", "ADDSLOTS", slot))
+        t.start()
+        try:
+            t0 = time.time()
+            assert cl.command("GET", key) == b"up"  # backed off and retried meanwhile
+            assert time.time() - t0 >= 0.2
+        finally:
+            t.join()
+        # the same through a pipeline (asynchronous requests parked and re-sent)
+        _call(owner.port, "CLUSTER", "DELSLOTS", slot)
+        t = threading.Timer(0.3, _call, (owner.port, "CLUSTER", "ADDSLOTS", slot))
+        t.start()
+        try:
+            assert cl.pipeline().command("GET", key).command("GET", key).execute() == \
+                [b"up", b"up"]
+        finally:
+            t.join()
 
 
 @needs_py
