@@ -152,6 +152,14 @@ static void node_drop(cte_cluster_t *cl, int i)
     cte_conn_free(c);
 }
 
+/* Records a failure on node i: a server's message as it is (its first word is its class:
+ * WRONGTYPE, NOAUTH, ...), anything else after the node's address. Returns status. */
+static int node_err(cte_cluster_t *cl, int i, int status, const char *msg)
+{
+    if (status == CTE_E_SERVER) return set_err(cl, status, "%s", msg);
+    return set_err(cl, status, "%s:%d: %s", cl->nodes[i].host, cl->nodes[i].port, msg);
+}
+
 /* Node i's connection, opened now if needed. */
 static int node_conn(cte_cluster_t *cl, int i, cte_conn_t **out)
 {
@@ -169,7 +177,7 @@ static int node_conn(cte_cluster_t *cl, int i, cte_conn_t **out)
     a.db = 0;
     int rc = cte__conn_open_addr(c, &a, cl->flags);
     if (rc) {
-        set_err(cl, rc, "%s:%d: %s", n->host, n->port, cte_conn_errmsg(c));
+        node_err(cl, i, rc, cte_conn_errmsg(c));
         cte_conn_free(c);
         return rc;
     }
@@ -217,7 +225,7 @@ static int load_from(cte_cluster_t *cl, int i)
     if (rc) return rc;
     rc = cte_command(c, &r, 2, argv, NULL);
     if (rc) {
-        set_err(cl, rc, "%s:%d: %s", cl->nodes[i].host, cl->nodes[i].port, cte_conn_errmsg(c));
+        node_err(cl, i, rc, cte_conn_errmsg(c));
         if (cte__broken(c)) node_drop(cl, i);
         cte_reply_free(r);
         return rc;
@@ -803,9 +811,7 @@ static int fan_out(cte_cluster_t *cl, int argc, const char *const *argv, fan_t *
             wait |= redirect_parse(f[i].msg, &(unsigned){0}, &(const char *){0}, &(size_t){0},
                                    &(int){0}) == R_WAIT;
             if (f[i].status == 1) f[i].status = CTE_E_CLOSED; /* never answered */
-            if (f[i].status)
-                rc = set_err(cl, f[i].status, "%s:%d: %s", cl->nodes[f[i].node].host,
-                             cl->nodes[f[i].node].port, f[i].msg);
+            if (f[i].status) rc = node_err(cl, f[i].node, f[i].status, f[i].msg);
         }
         if (rc == 0) {
             *out = f;

@@ -34,7 +34,9 @@ except ImportError as e:  # python/cte not built (no Python headers): the C test
     cte = None
     CTE_IMPORT_ERROR = str(e)
 
-needs_py = pytest.mark.skipif(cte is None, reason="python/cte is not built")
+needs_py = pytest.mark.skipif(cte is None, reason="python/cte does not import here (not "
+                              "built, or an ASan build outside its preload): %s" %
+                              (CTE_IMPORT_ERROR if cte is None else ""))
 
 
 def _call(port, *args):
@@ -228,6 +230,25 @@ def test_errors_are_raised_with_the_servers_message(redis_cluster):
         cte.Cluster(["unix:/tmp/nope.sock"])
     with pytest.raises(cte.ConnectionError):
         cte.Cluster(["tcp://127.0.0.1:%d" % free_port()])
+
+
+@needs_py
+def test_every_node_gets_the_seeds_password(redis_cluster):
+    for s in redis_cluster:
+        _call(s.port, "CONFIG", "SET", "requirepass", "pw 1")
+    try:
+        seed = "tcp://:pw%%201@127.0.0.1:%d" % redis_cluster[0].port
+        with cte.Cluster(seed) as cl:
+            for i in range(60):  # keys on every node: each connection opened with AUTH
+                assert cl.command("SET", "auth:%d" % i, i) == "OK"
+            assert cl.command("GET", "auth:59") == b"59"
+        with pytest.raises(cte.AuthenticationError):
+            cte.Cluster("tcp://127.0.0.1:%d" % redis_cluster[0].port)
+    finally:
+        for s in redis_cluster:
+            with RespConn(port=s.port) as c:
+                c.call("AUTH", "pw 1")
+                c.call("CONFIG", "SET", "requirepass", "")
 
 
 @needs_py
