@@ -218,18 +218,22 @@ static inline int cluster_node_has_slot(const cluster_node_t *n, int slot)
 int cluster_slot_add(cluster_node_t *n, int slot);
 /* Unassigns slot (and ends a migration of it). 0, or -1 if it was unassigned. */
 int cluster_slot_del(int slot);
+/* Deletes every key of slot in db 0 (logged as DEL, keyspace events); returns how many. */
+uint64_t cluster_del_keys_in_slot(int slot);
 /* Unassigns every slot of n; returns how many. */
 int cluster_node_del_slots(cluster_node_t *n);
 /* Redis's clusterUpdateSlotsConfigWith: sender (a master) claims the slots set in `claimed`
  * (a CLUSTER_SLOTS bitmap) with config epoch sender_epoch. A claimed slot that is unassigned,
  * or whose owner has a lower config epoch, becomes sender's (a slot we are importing stays
- * ours to decide). When myself loses slots it serves, any keys left in them are deleted in a
- * later version; now: the slots simply move (routing sends MOVED). Saves and updates later. */
+ * ours to decide). When myself loses slots that still hold keys, those keys are deleted
+ * (logged as DEL), as Redis does for its "dirty slots" (a master that cannot become a
+ * replica of the new owner). Saves and updates the state later (cluster_before_sleep). */
 void cluster_apply_slots(cluster_node_t *sender, uint64_t sender_epoch,
                          const unsigned char *claimed);
 /* Redis's clusterHandleConfigEpochCollision: when sender and myself are masters with the same
- * config epoch and sender's id sorts before ours (memcmp), myself takes ++current_epoch as its
- * config epoch and saves. Call when a PING/PONG shows the same epoch. */
+ * config epoch and sender's id sorts after ours (memcmp; the node with the smaller id moves),
+ * myself takes ++current_epoch as its config epoch and saves. Call when a PING/PONG shows
+ * the same epoch. */
 void cluster_handle_epoch_collision(cluster_node_t *sender);
 /* Redis's clusterBumpConfigEpochWithoutConsensus: when myself's config epoch is 0 or not the
  * greatest, takes current_epoch + 1. Returns 1 if bumped, 0 if it already was the greatest. */
@@ -253,6 +257,16 @@ int cluster_ban_contains(const char *id);
  * run here. Replies MOVED/ASK/CROSSSLOT/TRYAGAIN/CLUSTERDOWN and returns -1 when not; 0 when
  * it may. Reads and clears the one-shot ASKING flag. EXEC checks its queued commands together. */
 int cluster_route_or_reply(client_t *c);
+/* For a command a script (EVAL, FCALL) calls on behalf of caller, as Redis's
+ * scriptVerifyClusterState: NULL when it may run here, else the error (without "-"/"ERR"): a key
+ * of another node, the cluster down, or (slot not NULL) a key of another slot than the
+ * script's earlier commands used (*slot: -1 before the first key, then that slot). */
+const char *cluster_script_refusal(const client_t *caller, const struct command *cmd, int argc,
+                                   const resp_arg_t *argv, int *slot);
+/* Clients blocked on keys (BLPOP...) of a slot this node no longer serves get MOVED (or
+ * CLUSTERDOWN: slot unassigned, cluster down) instead of waiting for ever, as Redis's
+ * clusterRedirectBlockedClientIfNeeded. The cron calls it. */
+void cluster_redirect_blocked(void);
 /* After every dispatched command (cmd may be NULL when it was unknown): ASKING holds for one
  * command only (inside MULTI, until EXEC). The dispatcher calls it only while CLIENT_ASKING
  * is set. */

@@ -132,7 +132,7 @@ static cluster_node_t *node_by_id(const char *id)
 static int parse_u64(const char *s, uint64_t *out)
 {
     long long v;
-    if (str_to_ll(s, strlen(s), &v) < 0 || v < 0) return -1;
+    if (!str_to_ll(s, strlen(s), &v) || v < 0) return -1;
     *out = (uint64_t)v;
     return 0;
 }
@@ -153,8 +153,8 @@ static int parse_addr(cluster_node_t *n, char *addr)
     if (!colon || (size_t)(colon - addr) >= CLUSTER_IPLEN) return -1;
     *colon = '\0';
     long long port, bus = 0;
-    if (str_to_ll(colon + 1, strlen(colon + 1), &port) < 0 || port < 0 || port > 65535) return -1;
-    if (at && (str_to_ll(at + 1, strlen(at + 1), &bus) < 0 || bus < 0 || bus > 65535)) return -1;
+    if (!str_to_ll(colon + 1, strlen(colon + 1), &port) || port < 0 || port > 65535) return -1;
+    if (at && (!str_to_ll(at + 1, strlen(at + 1), &bus) || bus < 0 || bus > 65535)) return -1;
     snprintf(n->ip, sizeof(n->ip), "%s", addr);
     n->port = (int)port;
     n->bus_port = (int)(at ? bus : port + 10000);
@@ -181,8 +181,7 @@ static int parse_slot_word(cluster_node_t *n, char *w)
         char *mark = dir ? dir : imp;
         size_t wl = strlen(w);
         if (!mark || w[wl - 1] != ']') return -1;
-        if (str_to_ll(w + 1, (size_t)(mark - w - 1), &a) < 0 || a < 0 || a >= CLUSTER_SLOTS)
-            return -1;
+        if (!str_to_ll(w + 1, (size_t)(mark - w - 1), &a) || a < 0 || a >= CLUSTER_SLOTS) return -1;
         w[wl - 1] = '\0';
         cluster_node_t *peer = node_by_id(mark + 3);
         if (!peer) return -1;
@@ -194,10 +193,9 @@ static int parse_slot_word(cluster_node_t *n, char *w)
     }
     char *dash = strchr(w, '-');
     if (dash) {
-        if (str_to_ll(w, (size_t)(dash - w), &a) < 0 ||
-            str_to_ll(dash + 1, strlen(dash + 1), &b) < 0)
+        if (!str_to_ll(w, (size_t)(dash - w), &a) || !str_to_ll(dash + 1, strlen(dash + 1), &b))
             return -1;
-    } else if (str_to_ll(w, strlen(w), &a) < 0) {
+    } else if (!str_to_ll(w, strlen(w), &a)) {
         return -1;
     } else {
         b = a;

@@ -11,11 +11,13 @@
  * open slot. Commands without keys are never redirected. Loop thread only. */
 #include "server/cluster/cluster.h"
 
+#include "server/block.h"
 #include "server/command.h"
 #include "server/multi.h"
 #include "server/reply.h"
 #include "server/server.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define ROUTE_MAX_KEYS 4096 /* a call with more keys is checked on its first ROUTE_MAX_KEYS */
@@ -86,25 +88,12 @@ static int is_migrate(const command_t *cmd)
     return !strcmp(cmd->name, "migrate") && !cmd->parent;
 }
 
-/* Redis's getNodeByQuery: the node to serve c's call, *err the redirection (REDIR_NONE when
- * the node is myself). */
-static cluster_node_t *node_for(client_t *c, query_t *q, int *err)
+/* Redis's getNodeByQuery once q holds the call's keys: the node to serve it, *err the
+ * redirection (REDIR_NONE when the node is myself). cflags: the client's flags (ASKING). */
+static cluster_node_t *decide(const query_t *q, const command_t *cmd, uint32_t cflags, int write,
+                              int *err)
 {
-    const command_t *cmd = c->cmd;
-    *err = REDIR_NONE;
-    if (is_exec(cmd)) {
-        if (!(c->flags & CLIENT_MULTI)) return cluster->myself;
-        for (int i = 0, nq = multi_queued_count(c); i < nq; i++) {
-            int argc;
-            const resp_arg_t *argv;
-            const command_t *qc = multi_queued_get(c, i, &argc, &argv);
-            if ((*err = add_call(q, qc, argc, argv)) != REDIR_NONE) return NULL;
-        }
-    } else if ((*err = add_call(q, cmd, c->argc, c->argv)) != REDIR_NONE) {
-        return NULL;
-    }
     if (!q->owner) return cluster->myself; /* no key: served anywhere */
-    int write = (command_call_flags(c, cmd) & CMD_WRITE) != 0;
     if (cluster->state != CLUSTER_OK) {
         if (!srv.cfg.cluster_allow_reads_when_down)
             *err = REDIR_DOWN_STATE;
@@ -121,7 +110,7 @@ static cluster_node_t *node_for(client_t *c, query_t *q, int *err)
         *err = REDIR_ASK;
         return cluster->migrating_to[q->slot];
     }
-    if (q->importing && (c->flags & CLIENT_ASKING)) {
+    if (q->importing && (cflags & CLIENT_ASKING)) {
         if (q->multiple_keys && q->missing) {
             *err = REDIR_UNSTABLE;
             return NULL;
@@ -130,6 +119,26 @@ static cluster_node_t *node_for(client_t *c, query_t *q, int *err)
     }
     if (q->owner != cluster->myself) *err = REDIR_MOVED;
     return q->owner;
+}
+
+/* The node for c's call (for EXEC: of every queued command together). */
+static cluster_node_t *node_for(client_t *c, query_t *q, int *err)
+{
+    const command_t *cmd = c->cmd;
+    *err = REDIR_NONE;
+    if (is_exec(cmd)) {
+        if (!(c->flags & CLIENT_MULTI)) return cluster->myself;
+        for (int i = 0, nq = multi_queued_count(c); i < nq; i++) {
+            int argc;
+            const resp_arg_t *argv;
+            const command_t *qc = multi_queued_get(c, i, &argc, &argv);
+            if ((*err = add_call(q, qc, argc, argv)) != REDIR_NONE) return NULL;
+        }
+    } else if ((*err = add_call(q, cmd, c->argc, c->argv)) != REDIR_NONE) {
+        return NULL;
+    }
+    int write = (command_call_flags(c, cmd) & CMD_WRITE) != 0;
+    return decide(q, cmd, c->flags, write, err);
 }
 
 static void redirect(client_t *c, const cluster_node_t *n, int slot, int err)
@@ -170,6 +179,56 @@ int cluster_route_or_reply(client_t *c)
         multi_flag_error(c);
     redirect(c, n, q.slot, err);
     return -1;
+}
+
+const char *cluster_script_refusal(const client_t *caller, const command_t *cmd, int argc,
+                                   const resp_arg_t *argv, int *slot)
+{
+    if (caller->flags & CLIENT_FAKE) return NULL;
+    if (!cmd->first_key && !cmd->getkeys) return NULL;
+    query_t q = {0};
+    int err = add_call(&q, cmd, argc, argv);
+    cluster_node_t *n = NULL;
+    if (err == REDIR_NONE) n = decide(&q, cmd, caller->flags, (cmd->flags & CMD_WRITE) != 0, &err);
+    if (err == REDIR_DOWN_RO_STATE)
+        return "Script attempted to execute a write command while the cluster is down and "
+               "readonly";
+    if (err == REDIR_DOWN_STATE)
+        return "Script attempted to execute a command while the cluster is down";
+    if (n != cluster->myself || err != REDIR_NONE)
+        return "Script attempted to access a non local key in a cluster node";
+    if (q.first && slot) {
+        if (*slot == -1)
+            *slot = q.slot;
+        else if (*slot != q.slot)
+            return "Script attempted to access keys that do not hash to the same slot";
+    }
+    return NULL;
+}
+
+/* Redis's clusterRedirectBlockedClientIfNeeded for one client: 1 when it was unblocked. */
+static int redirect_blocked(client_t *c)
+{
+    int argc, key;
+    const resp_arg_t *argv;
+    if (!block_keys_of(c, &argc, &argv, &key)) return 0;
+    /* a write that would unblock it may never come while the cluster is down */
+    if (cluster->state != CLUSTER_OK)
+        return block_unblock_error(c, "CLUSTERDOWN The cluster is down");
+    int slot = (int)keyslot(argv[key].ptr, argv[key].len);
+    const cluster_node_t *n = cluster->slots[slot];
+    if (n == cluster->myself || cluster->importing_from[slot]) return 0;
+    if (!n) return block_unblock_error(c, "CLUSTERDOWN Hash slot not served");
+    char msg[128];
+    snprintf(msg, sizeof(msg), "MOVED %d %s:%d", slot, n->ip, n->port);
+    return block_unblock_error(c, msg);
+}
+
+void cluster_redirect_blocked(void)
+{
+    if (!block_count()) return;
+    for (client_t *c = srv.clients; c; c = c->next)
+        if (c->flags & CLIENT_BLOCKED) redirect_blocked(c);
 }
 
 void cluster_after_command(client_t *c, const command_t *cmd)

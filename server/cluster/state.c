@@ -17,7 +17,9 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/cluster/state_int.h"
+#include "server/hooks.h"
 #include "server/server.h"
+#include "storage/slot_index.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -345,12 +347,35 @@ int cluster_node_del_slots(cluster_node_t *n)
     return deleted;
 }
 
+uint64_t cluster_del_keys_in_slot(int slot)
+{
+    db_t *db = &srv.db[0];
+    if (!db->slots) return 0;
+    uint64_t deleted = 0;
+    kv_t *batch[64];
+    size_t n;
+    while ((n = slot_index_keys(db->slots, slot, batch, 64)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            size_t len = kv_keylen(batch[i]);
+            char *key = xmalloc(len + 1);
+            memcpy(key, kv_key(batch[i]), len);
+            server_log_propagate_del(db->id, key, len);
+            db_delete_kv(db, batch[i]);
+            server_key_changed(NULL, db, key, len, NOTIFY_GENERIC, "del");
+            xfree(key);
+            deleted++;
+        }
+    return deleted;
+}
+
 void cluster_apply_slots(cluster_node_t *sender, uint64_t sender_epoch,
                          const unsigned char *claimed)
 {
     cluster_node_t *myself = cluster->myself;
     if (sender == myself) return;
     int lost = 0;
+    uint16_t *dirty = NULL;
+    int ndirty = 0;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         if (!((claimed[s >> 3] >> (s & 7)) & 1)) continue;
         cluster_node_t *owner = cluster->slots[s];
@@ -358,13 +383,28 @@ void cluster_apply_slots(cluster_node_t *sender, uint64_t sender_epoch,
         /* a slot we import is ours to settle (SETSLOT NODE at the end of the migration) */
         if (cluster->importing_from[s]) continue;
         if (owner && owner->config_epoch >= sender_epoch) continue;
-        if (owner == myself) lost++;
+        if (owner == myself) {
+            lost++;
+            if (srv.db[0].slots && slot_index_count(srv.db[0].slots, s)) {
+                if (!dirty) dirty = xmalloc(sizeof(*dirty) * CLUSTER_SLOTS);
+                dirty[ndirty++] = (uint16_t)s;
+            }
+        }
         cluster_slot_add(sender, s);
+        cluster_todo(CLUSTER_TODO_FSYNC_CONFIG);
     }
     if (lost)
         log_notice("Cluster: %d slot(s) of this node are now served by %.40s (config epoch "
                    "%llu)",
                    lost, sender->id, (unsigned long long)sender_epoch);
+    /* no replication to turn into a replica of the new owner: the keys of the slots we lost
+     * go, so that keys and slots agree (Redis's dirty slots) */
+    for (int i = 0; i < ndirty; i++) {
+        uint64_t n = cluster_del_keys_in_slot(dirty[i]);
+        log_notice("Cluster: deleted %llu key(s) of slot %d, now served by %.40s",
+                   (unsigned long long)n, dirty[i], sender->id);
+    }
+    xfree(dirty);
 }
 
 void cluster_handle_epoch_collision(cluster_node_t *sender)
@@ -570,4 +610,5 @@ void cluster_cron(long long now_ms)
     cluster_bus_cron(now_ms);
     cluster_todo(CLUSTER_TODO_UPDATE_STATE);
     cluster_before_sleep();
+    cluster_redirect_blocked();
 }

@@ -64,7 +64,7 @@ static cluster_node_t *node_or_reply(client_t *c, const resp_arg_t *a, const cha
 static int slot_or_reply(client_t *c, const resp_arg_t *a)
 {
     long long s;
-    if (str_to_ll(a->ptr, a->len, &s) < 0 || s < 0 || s >= CLUSTER_SLOTS) {
+    if (!str_to_ll(a->ptr, a->len, &s) || s < 0 || s >= CLUSTER_SLOTS) {
         reply_error(c, "ERR Invalid or out of range slot");
         return -1;
     }
@@ -587,13 +587,13 @@ static void meet_cmd(client_t *c)
         return;
     }
     long long port, bus_port;
-    if (str_to_ll(c->argv[3].ptr, c->argv[3].len, &port) < 0) {
+    if (!str_to_ll(c->argv[3].ptr, c->argv[3].len, &port)) {
         reply_errorf(c, "ERR Invalid TCP base port specified: %.*s",
                      (int)(c->argv[3].len > 64 ? 64 : c->argv[3].len), c->argv[3].ptr);
         return;
     }
     if (c->argc == 5) {
-        if (str_to_ll(c->argv[4].ptr, c->argv[4].len, &bus_port) < 0) {
+        if (!str_to_ll(c->argv[4].ptr, c->argv[4].len, &bus_port)) {
             reply_errorf(c, "ERR Invalid TCP bus port specified: %.*s",
                          (int)(c->argv[4].len > 64 ? 64 : c->argv[4].len), c->argv[4].ptr);
             return;

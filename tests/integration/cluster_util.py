@@ -28,20 +28,28 @@ class ClusterNode(Server):
     """A cte-server with cluster-enabled yes. Unlike Server, a restart (start(same_dir=True))
     keeps the client and bus ports, as a real node restarted from its nodes.conf does."""
 
-    def __init__(self, extra_args=(), env=None, name="cte-cluster-node"):
+    def __init__(self, extra_args=(), env=None, name="cte-cluster-node", port=None,
+                 bus_port=None, files=None):
+        """port, bus_port: fixed ports (default: free ones picked at start); files: {name:
+        text} written into the node's fresh directory before it starts (a nodes.conf)."""
         super().__init__("cte", CTE_SERVER, extra_args, env=env, name=name)
-        self.bus_port = None
+        self.port = port
+        self.bus_port = bus_port
+        self.files = dict(files or {})
 
     def argv(self):
         return super().argv() + ["--cluster-enabled", "yes", "--cluster-port",
                                  str(self.bus_port)]
 
     def start(self, attempts=5, same_dir=False):
-        keep = same_dir and self.port is not None
+        keep = self.port is not None and self.bus_port is not None
         last = ""
         for _ in range(1 if keep else attempts):
             if not (same_dir and self.tmpdir and os.path.isdir(self.tmpdir)):
                 self.tmpdir = tempfile.mkdtemp(prefix="cte-it-cluster-")
+                for fname, text in self.files.items():
+                    with open(os.path.join(self.tmpdir, fname), "w") as f:
+                        f.write(text)
             self.unixsocket = os.path.join(self.tmpdir, "s.sock")
             self.logpath = os.path.join(self.tmpdir, "server.log")
             if not keep:
