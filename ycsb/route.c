@@ -72,8 +72,8 @@ static void node_drop(route_t *r, size_t i)
 static int conn_failed(route_t *r, size_t i, int rc, const char *what)
 {
     const route_node_t *nd = &r->node[i];
-    snprintf(r->err, sizeof r->err, "%s %s:%d: %s (%s)", what, nd->host, nd->port,
-             cte_strerror(rc), nd->conn ? cte_conn_errmsg(nd->conn) : "");
+    snprintf(r->err, sizeof r->err, "%s %s:%d: %s (%s)", what, nd->host, nd->port, cte_strerror(rc),
+             nd->conn ? cte_conn_errmsg(nd->conn) : "");
     return rc;
 }
 
@@ -83,8 +83,8 @@ static int node_conn(route_t *r, size_t i, cte_conn_t **out)
     route_node_t *nd = &r->node[i];
     if ((*out = nd->conn)) return 0;
     char addr[ROUTE_HOST_MAX + 32];
-    snprintf(addr, sizeof addr, strchr(nd->host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d",
-             nd->host, nd->port);
+    snprintf(addr, sizeof addr, strchr(nd->host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d", nd->host,
+             nd->port);
     if (!(nd->conn = cte_conn_new())) return -ENOMEM;
     cte_conn_set_timeout(nd->conn, r->timeout_ms);
     int rc = cte_conn_open(nd->conn, addr, 0);
@@ -156,8 +156,7 @@ static int slots_entry(route_t *r, size_t from, const cte_reply_t *e)
     }
     int idx = node_index(r, host, hlen, cte_reply_int(cte_reply_elem(m, 1)));
     if (idx < 0) return -1;
-    for (long long s = lo; s <= hi; s++)
-        r->slot[s] = (int16_t)idx;
+    for (long long s = lo; s <= hi; s++) r->slot[s] = (int16_t)idx;
     return 0;
 }
 
@@ -177,8 +176,9 @@ static int refresh(route_t *r)
             memset(r->slot, 0xff, sizeof r->slot);
             for (size_t j = 0; j < cte_reply_len(rep) && rc == 0; j++)
                 if (slots_entry(r, i, cte_reply_elem(rep, j)) < 0) rc = CTE_E_PROTOCOL;
-            if (rc) snprintf(r->err, sizeof r->err, "malformed CLUSTER SLOTS reply from %s:%d",
-                             r->node[i].host, r->node[i].port);
+            if (rc)
+                snprintf(r->err, sizeof r->err, "malformed CLUSTER SLOTS reply from %s:%d",
+                         r->node[i].host, r->node[i].port);
         }
         cte_reply_free(rep);
         if (rc == 0) return 0;
@@ -279,8 +279,7 @@ int route_open(route_t **out, const char *host, int port, const char *password, 
 void route_free(route_t *r)
 {
     if (!r) return;
-    for (size_t i = 0; i < r->n; i++)
-        node_drop(r, i);
+    for (size_t i = 0; i < r->n; i++) node_drop(r, i);
     free(r->node);
     free(r->password);
     free(r);
