@@ -113,6 +113,11 @@ int cte__set_error(cte_conn_t *c, int status, const char *msg)
     return status;
 }
 
+int cte__broken(const cte_conn_t *c)
+{
+    return c->broken;
+}
+
 int cte__protocol(const cte_conn_t *c)
 {
     return c->proto;
@@ -481,7 +486,8 @@ static int frame(cte_conn_t *c, int argc, const char *const *argv, const size_t 
     if (out_fmt(c, '*', (size_t)argc) != 0) return CTE_E_NOMEM;
     for (int i = 0, r = 0; i < argc; i++) {
         size_t n = lens ? lens[i] : strlen(argv[i]);
-        int rc = r < nref && refs[r].arg == i ? out_ref(c, n, refs[r++].off) : out_arg(c, argv[i], n);
+        int rc =
+            r < nref && refs[r].arg == i ? out_ref(c, n, refs[r++].off) : out_arg(c, argv[i], n);
         if (rc != 0) return CTE_E_NOMEM;
     }
     return 0;
@@ -851,24 +857,37 @@ int cte_conn_open(cte_conn_t *c, const char *addr, unsigned flags)
     int rc;
 
     if (c->in_cb) return CTE_E_BUSY;
+    if ((rc = cte__addr_parse(addr, &a, why, sizeof why)) != 0) {
+        conn_close(c);
+        return cte__set_error(c, rc, why);
+    }
+    return cte__conn_open_addr(c, &a, flags);
+}
+
+int cte__conn_open_addr(cte_conn_t *c, const cte_addr_t *addr, unsigned flags)
+{
+    const cte_addr_t *a = addr;
+    char why[256];
+    int rc;
+
+    if (c->in_cb) return CTE_E_BUSY;
     conn_close(c);
     c->errmsg[0] = '\0';
     c->proto = 2;
     cte__parser_init(&c->parser, NULL);
     c->parser.lim.max_bulk = c->max_bulk;
-    if ((rc = cte__addr_parse(addr, &a, why, sizeof why)) != 0) return cte__set_error(c, rc, why);
     if (!c->ibuf && !(c->ibuf = cte__malloc(READ_CHUNK)))
         return cte__set_error(c, CTE_E_NOMEM, NULL);
-    const cte_transport_ops_t *ops = cte__transport_ops(a.kind);
+    const cte_transport_ops_t *ops = cte__transport_ops(a->kind);
     c->t.fd = -1;
     why[0] = '\0';
-    if ((rc = ops->open(&c->t, &a, c->timeout_ms, why, sizeof why)) != 0)
+    if ((rc = ops->open(&c->t, a, c->timeout_ms, why, sizeof why)) != 0)
         return cte__set_error(c, rc, why);
     c->t.ops = ops;
     c->broken = 0;
     c->parser.area = c->t.rep_area; /* shm: bulks the server left in the reply data area */
     c->parser.area_size = c->t.rep_area_size;
-    if ((rc = handshake(c, &a, flags)) != 0) {
+    if ((rc = handshake(c, a, flags)) != 0) {
         char msg[sizeof c->errmsg];
         memcpy(msg, c->errmsg, sizeof msg);
         conn_close(c);

@@ -3,6 +3,7 @@
 #define CTE_CLIENT_CONN_INT_H
 
 #include "cte/cte.h"
+#include "uri.h"
 
 #include <stddef.h>
 
@@ -23,5 +24,10 @@ cte_reply_t *cte__take_last(cte_conn_t *c);
 /* Records a local failure's description for cte_conn_errmsg; returns status. */
 int cte__set_error(cte_conn_t *c, int status, const char *msg);
 int cte__protocol(const cte_conn_t *c);
+/* The connection's sticky failure (0 while usable). */
+int cte__broken(const cte_conn_t *c);
+/* cte_conn_open on an address already parsed (the cluster client opens its nodes with the
+ * seed's credentials this way, without printing and re-parsing them). */
+int cte__conn_open_addr(cte_conn_t *c, const cte_addr_t *a, unsigned flags);
 
 #endif

@@ -37,6 +37,26 @@ void cte_reply_free(cte_reply_t *r)
     free(r);
 }
 
+cte_reply_t *cte_reply_copy(const cte_reply_t *r)
+{
+    cte_reply_t *c = cte__reply_new(r->kind);
+    if (!c) return NULL;
+    c->len = r->len;
+    c->ival = r->ival;
+    c->dval = r->dval;
+    memcpy(c->fmt, r->fmt, sizeof c->fmt);
+    if (r->str && !(c->str = cte__malloc(r->len + 1))) goto fail;
+    if (r->str) memcpy(c->str, r->str, r->len + 1);
+    if (r->elem && r->len && !(c->elem = cte__calloc(r->len, sizeof *c->elem))) goto fail;
+    for (size_t i = 0; r->elem && i < r->len; i++)
+        if (!(c->elem[i] = cte_reply_copy(r->elem[i]))) goto fail;
+    return c;
+fail:
+    if (!c->elem) c->len = 0;
+    cte_reply_free(c);
+    return NULL;
+}
+
 cte_reply_kind_t cte_reply_kind(const cte_reply_t *r)
 {
     return r->kind;

@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "conn_int.h"
 #include "reply.h"
+#include "tag_int.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -13,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct num {
-    char s[32];
-} num_t;
+typedef cte__num_t num_t;
 
 static num_t u64(uint64_t v)
 {
@@ -80,8 +79,8 @@ static int names_ok(const char *tag, const char *blob)
 }
 
 /* TPUT's arguments; returns argc. */
-static int put_args(const char **argv, size_t *lens, const char *tag, const char *blob, num_t *off,
-                    const void *data, size_t len, double score, num_t *sc)
+int cte__put_argv(const char **argv, size_t *lens, const char *tag, const char *blob, num_t *off,
+                  const void *data, size_t len, double score, num_t *sc)
 {
     argv[0] = "TPUT", argv[1] = tag, argv[2] = blob, argv[3] = off->s, argv[4] = data;
     lens[0] = 4, lens[1] = strlen(tag), lens[2] = strlen(blob), lens[3] = strlen(off->s);
@@ -99,7 +98,7 @@ int cte_put(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, cons
     size_t lens[6];
     num_t o = u64(off), sc;
     if (!names_ok(tag, blob) || (!data && len) || score > 1) return CTE_E_INVAL;
-    int argc = put_args(argv, lens, tag, blob, &o, data ? data : "", len, score, &sc);
+    int argc = cte__put_argv(argv, lens, tag, blob, &o, data ? data : "", len, score, &sc);
     return call_int(c, argc, argv, lens, size);
 }
 
@@ -110,13 +109,13 @@ int cte_put_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off
     size_t lens[6];
     num_t o = u64(off), sc;
     if (!names_ok(tag, blob) || (!data && len) || score > 1) return CTE_E_INVAL;
-    int argc = put_args(argv, lens, tag, blob, &o, data ? data : "", len, score, &sc);
+    int argc = cte__put_argv(argv, lens, tag, blob, &o, data ? data : "", len, score, &sc);
     return cte_command_async(c, argc, argv, lens, fn, ud);
 }
 
 /* TGET's arguments; returns argc. */
-static int get_args(const char **argv, const char *tag, const char *blob, num_t *off, num_t *cnt,
-                    uint64_t o, int64_t count)
+int cte__get_argv(const char **argv, const char *tag, const char *blob, num_t *off, num_t *cnt,
+                  uint64_t o, int64_t count)
 {
     *off = u64(o);
     *cnt = i64(count);
@@ -133,7 +132,7 @@ int cte_get_view(cte_conn_t *c, const char *tag, const char *blob, uint64_t off,
     *data = NULL;
     *len = 0;
     if (!names_ok(tag, blob)) return CTE_E_INVAL;
-    int rc = cte__roundtrip(c, get_args(argv, tag, blob, &o, &n, off, count), argv, NULL, &r);
+    int rc = cte__roundtrip(c, cte__get_argv(argv, tag, blob, &o, &n, off, count), argv, NULL, &r);
     if (rc) return rc;
     if (r->kind == CTE_REPLY_NULL) return CTE_E_NOTFOUND;
     if (r->kind != CTE_REPLY_BULK) return bad_type(c);
@@ -150,7 +149,7 @@ int cte_get(cte_conn_t *c, const char *tag, const char *blob, uint64_t off, int6
     const cte_reply_t *r;
     *len = 0;
     if (!names_ok(tag, blob) || (!buf && cap)) return CTE_E_INVAL;
-    int argc = get_args(argv, tag, blob, &o, &n, off, count);
+    int argc = cte__get_argv(argv, tag, blob, &o, &n, off, count);
     /* the payload is parsed straight into buf: no copy through the library */
     int rc = cte__roundtrip_into(c, argc, argv, NULL, cap ? buf : NULL, cap, &r);
     if (rc) return rc;
@@ -167,7 +166,8 @@ int cte_get_async(cte_conn_t *c, const char *tag, const char *blob, uint64_t off
     const char *argv[5];
     num_t o, n;
     if (!names_ok(tag, blob)) return CTE_E_INVAL;
-    return cte_command_async(c, get_args(argv, tag, blob, &o, &n, off, count), argv, NULL, fn, ud);
+    return cte_command_async(c, cte__get_argv(argv, tag, blob, &o, &n, off, count), argv, NULL, fn,
+                             ud);
 }
 
 int cte_size(cte_conn_t *c, const char *tag, const char *blob, uint64_t *size)
@@ -333,6 +333,38 @@ int cte_scan(cte_conn_t *c, const char *tag, uint64_t cursor, const char *match,
     return 0;
 }
 
+int cte__query_tags_argv(const char **argv, cte__num_t *l, const char *regex, unsigned limit)
+{
+    *l = u64(limit);
+    argv[0] = "TQUERY", argv[1] = "TAGS", argv[2] = regex, argv[3] = "LIMIT", argv[4] = l->s;
+    return limit ? 5 : 3;
+}
+
+int cte__query_blobs_argv(const char **argv, cte__num_t *n, const char *tagregex,
+                          const char *blobregex, int64_t since, int64_t until, unsigned limit)
+{
+    int argc = 4;
+    n[0] = i64(since), n[1] = i64(until), n[2] = u64(limit);
+    argv[0] = "TQUERY", argv[1] = "BLOBS", argv[2] = tagregex, argv[3] = blobregex;
+    if (since >= 0) argv[argc++] = "SINCE", argv[argc++] = n[0].s;
+    if (until >= 0) argv[argc++] = "UNTIL", argv[argc++] = n[1].s;
+    if (limit) argv[argc++] = "LIMIT", argv[argc++] = n[2].s;
+    return argc;
+}
+
+int cte__search_argv(const char **argv, cte__num_t *l, const char *query, const char *tagregex,
+                     const char *blobregex, unsigned limit, int withscores)
+{
+    int argc = 2;
+    *l = u64(limit);
+    argv[0] = "TSEARCH", argv[1] = query;
+    if (tagregex) argv[argc++] = "TAG", argv[argc++] = tagregex;
+    if (blobregex) argv[argc++] = "BLOB", argv[argc++] = blobregex;
+    if (limit) argv[argc++] = "LIMIT", argv[argc++] = l->s;
+    if (withscores) argv[argc++] = "WITHSCORES";
+    return argc;
+}
+
 static int query_total(cte_conn_t *c, cte_reply_t **out, uint64_t *total)
 {
     const cte_reply_t *first = cte_reply_elem(*out, 0);
@@ -348,24 +380,21 @@ static int query_total(cte_conn_t *c, cte_reply_t **out, uint64_t *total)
 int cte_query_tags(cte_conn_t *c, const char *regex, unsigned limit, uint64_t *total,
                    cte_reply_t **out)
 {
-    num_t l = u64(limit);
-    const char *argv[] = {"TQUERY", "TAGS", regex, "LIMIT", l.s};
+    num_t l;
+    const char *argv[5];
     if (!regex) return CTE_E_INVAL;
-    int rc = call_take(c, limit ? 5 : 3, argv, CTE_REPLY_ARRAY, out);
+    int rc = call_take(c, cte__query_tags_argv(argv, &l, regex, limit), argv, CTE_REPLY_ARRAY, out);
     return rc ? rc : query_total(c, out, total);
 }
 
 int cte_query_blobs(cte_conn_t *c, const char *tagregex, const char *blobregex, int64_t since,
                     int64_t until, unsigned limit, uint64_t *total, cte_reply_t **out)
 {
-    const char *argv[10] = {"TQUERY", "BLOBS", tagregex, blobregex};
-    num_t s = i64(since), u = i64(until), l = u64(limit);
-    int argc = 4;
+    const char *argv[10];
+    num_t n[3];
     *out = NULL;
     if (!tagregex || !blobregex) return CTE_E_INVAL;
-    if (since >= 0) argv[argc++] = "SINCE", argv[argc++] = s.s;
-    if (until >= 0) argv[argc++] = "UNTIL", argv[argc++] = u.s;
-    if (limit) argv[argc++] = "LIMIT", argv[argc++] = l.s;
+    int argc = cte__query_blobs_argv(argv, n, tagregex, blobregex, since, until, limit);
     int rc = call_take(c, argc, argv, CTE_REPLY_ARRAY, out);
     return rc ? rc : query_total(c, out, total);
 }
@@ -373,14 +402,10 @@ int cte_query_blobs(cte_conn_t *c, const char *tagregex, const char *blobregex, 
 int cte_search(cte_conn_t *c, const char *query, const char *tagregex, const char *blobregex,
                unsigned limit, int withscores, cte_reply_t **out)
 {
-    const char *argv[9] = {"TSEARCH", query};
-    num_t l = u64(limit);
-    int argc = 2;
+    const char *argv[9];
+    num_t l;
     *out = NULL;
     if (!query) return CTE_E_INVAL;
-    if (tagregex) argv[argc++] = "TAG", argv[argc++] = tagregex;
-    if (blobregex) argv[argc++] = "BLOB", argv[argc++] = blobregex;
-    if (limit) argv[argc++] = "LIMIT", argv[argc++] = l.s;
-    if (withscores) argv[argc++] = "WITHSCORES";
+    int argc = cte__search_argv(argv, &l, query, tagregex, blobregex, limit, withscores);
     return call_take(c, argc, argv, CTE_REPLY_ARRAY, out);
 }

@@ -139,7 +139,9 @@ static void raise_status(int rc, const char *msg)
 
 typedef struct {
     PyObject ob_base;
-    cte_conn_t *conn;        /* NULL once freed */
+    cte_conn_t *conn;        /* NULL once freed (and for a Cluster) */
+    cte_cluster_t *cluster;  /* a Cluster's handle, NULL for a Client or once freed */
+    cte_conn_t *node;        /* a Cluster's dataset call: the tag's node (the cluster's) */
     PyThread_type_lock lock; /* held for the duration of each call */
     unsigned long owner;     /* the thread holding lock, 0 when none */
     int closed;              /* close() ran: no more calls */
@@ -148,12 +150,28 @@ typedef struct {
     PyObject *uri;           /* str */
 } ClientObject;
 
-static PyTypeObject ClientType, TagType, ViewType;
+static PyTypeObject ClientType, TagType, ViewType, ClusterType;
 
 static void client_free_conn(ClientObject *c)
 {
     if (c->conn) cte_conn_free(c->conn);
     c->conn = NULL;
+    cte_cluster_free(c->cluster);
+    c->cluster = NULL;
+}
+
+/* The libcte call fn on a Client's connection, or its cte_cluster_ twin on a Cluster (same
+ * arguments after the handle; routed by the tag, redirects followed). */
+#define CALL(c, fn, ...)                                                                           \
+    ((c)->cluster ? cte_cluster_##fn((c)->cluster, __VA_ARGS__) : cte_##fn((c)->conn, __VA_ARGS__))
+
+/* The last failure's message: the connection's, the cluster's, or (a Cluster's dataset call)
+ * the tag node's. */
+static const char *client_msg(ClientObject *c)
+{
+    if (c->node) return cte_conn_errmsg(c->node);
+    if (c->cluster) return cte_cluster_errmsg(c->cluster);
+    return c->conn ? cte_conn_errmsg(c->conn) : NULL;
 }
 
 static int raise_closed(void)
@@ -205,13 +223,14 @@ static int client_enter(ClientObject *c)
         return -1;
     }
     c->gen++;
+    c->node = NULL;
     return 0;
 }
 
 /* Raises for rc with the connection's message; call with the lock held. */
 static void client_raise(ClientObject *c, int rc)
 {
-    raise_status(rc, c->conn ? cte_conn_errmsg(c->conn) : NULL);
+    raise_status(rc, client_msg(c));
 }
 
 /* ---- argument parsing ---- */
@@ -495,6 +514,21 @@ static PyObject *reply_to_py(const cte_reply_t *r)
 
 /* ---- Client methods ---- */
 
+/* timeout (None or seconds) as libcte's milliseconds (0: none); 0, or -1 with ValueError. */
+static int timeout_arg(PyObject *timeout, int *ms)
+{
+    *ms = 0;
+    if (timeout == Py_None) return 0;
+    double t = PyFloat_AsDouble(timeout);
+    if (t == -1.0 && PyErr_Occurred()) return -1;
+    if (!(t > 0) || t > 86400.0 * 24) {
+        PyErr_SetString(PyExc_ValueError, "timeout must be None or seconds in (0, 2073600]");
+        return -1;
+    }
+    *ms = (int)ceil(t * 1000.0);
+    return 0;
+}
+
 static PyObject *client_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"uri", "timeout", NULL};
@@ -507,16 +541,8 @@ static PyObject *client_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(AddressError, "the address contains a NUL byte");
         return NULL;
     }
-    int ms = 0;
-    if (timeout != Py_None) {
-        double t = PyFloat_AsDouble(timeout);
-        if (t == -1.0 && PyErr_Occurred()) return NULL;
-        if (!(t > 0) || t > 86400.0 * 24) {
-            PyErr_SetString(PyExc_ValueError, "timeout must be None or seconds in (0, 2073600]");
-            return NULL;
-        }
-        ms = (int)ceil(t * 1000.0);
-    }
+    int ms;
+    if (timeout_arg(timeout, &ms)) return NULL;
     ClientObject *c = (ClientObject *)type->tp_alloc(type, 0);
     if (!c) return NULL;
     Py_INCREF(uri);
@@ -639,7 +665,7 @@ static PyObject *do_tag_query(ClientObject *c, const char *fn, const char *const
     if (a[1] && uint_arg(names[1], a[1], UINT32_MAX, 0, &max)) return NULL;
     if (name_arg(names[0], a[0], &re, &hold)) return NULL;
     if (client_enter(c)) goto done;
-    NOGIL(rc = cte_query_tags(c->conn, re, (unsigned)max, NULL, &out));
+    NOGIL(rc = CALL(c, query_tags, re, (unsigned)max, NULL, &out));
     if (rc)
         client_raise(c, rc);
     else
@@ -692,7 +718,7 @@ static PyObject *do_blob_query(ClientObject *c, const char *fn, const char *cons
     if (time_arg("since", a[3], &since) || time_arg("until", a[4], &until)) return NULL;
     if (name_arg(names[0], a[0], &tre, &h1) || name_arg(names[1], a[1], &bre, &h2)) goto done;
     if (client_enter(c)) goto done;
-    NOGIL(rc = cte_query_blobs(c->conn, tre, bre, since, until, (unsigned)max, NULL, &out));
+    NOGIL(rc = CALL(c, query_blobs, tre, bre, since, until, (unsigned)max, NULL, &out));
     if (rc)
         client_raise(c, rc);
     else
@@ -766,7 +792,7 @@ static PyObject *client_search(ClientObject *c, PyObject *const *args, Py_ssize_
     if (a[2] && a[2] != Py_None && name_arg("tag_regex", a[2], &tre, &ht)) goto done;
     if (a[3] && a[3] != Py_None && name_arg("blob_regex", a[3], &bre, &hb)) goto done;
     if (client_enter(c)) goto done;
-    NOGIL(rc = cte_search(c->conn, q, tre, bre, (unsigned)k, 1, &out));
+    NOGIL(rc = CALL(c, search, q, tre, bre, (unsigned)k, 1, &out));
     if (rc) {
         client_raise(c, rc);
     } else {
@@ -862,7 +888,7 @@ static PyObject *client_command(ClientObject *c, PyObject *const *args, Py_ssize
     for (i = 0; i < nargs; i++, got++)
         if (command_arg(args[i], &argv[i], &lens[i], &holds[i], &bufs[i])) goto done;
     if (client_enter(c)) goto done;
-    NOGIL(rc = cte_command(c->conn, &r, (int)nargs, argv, lens));
+    NOGIL(rc = CALL(c, command, &r, (int)nargs, argv, lens));
     if (rc)
         client_raise(c, rc);
     else
@@ -968,7 +994,7 @@ static PyObject *do_put(TagObject *t, const char *fn, const char *const *names,
     if (name_arg("blob name", a[0], &blob, &hold)) return NULL;
     if (data_arg(a[1], &b, &tmp)) goto done;
     if (client_enter(t->client)) goto release;
-    NOGIL(rc = cte_put(t->client->conn, TAGNAME(t), blob, off, b.buf, (size_t)b.len, score, &size));
+    NOGIL(rc = CALL(t->client, put, TAGNAME(t), blob, off, b.buf, (size_t)b.len, score, &size));
     if (rc)
         blob_fail(t, rc, blob);
     else
@@ -1001,7 +1027,7 @@ static int get_view(TagObject *t, const char *blob, uint64_t off, uint64_t size,
 {
     int rc;
     int64_t count = size == UINT64_MAX ? -1 : (int64_t)size;
-    NOGIL(rc = cte_get_view(t->client->conn, TAGNAME(t), blob, off, count, p, len));
+    NOGIL(rc = CALL(t->client, get_view, TAGNAME(t), blob, off, count, p, len));
     return rc;
 }
 
@@ -1076,7 +1102,7 @@ typedef struct {
 static int view_getbuffer(ViewObject *v, Py_buffer *b, int flags)
 {
     ClientObject *c = v->client;
-    if (c->gen != v->gen || !c->conn) {
+    if (c->gen != v->gen || (!c->conn && !c->cluster)) {
         PyErr_SetString(PyExc_BufferError,
                         "stale blob view: the client made another call (or was closed) since");
         b->obj = NULL;
@@ -1179,8 +1205,8 @@ static PyObject *tag_get_blob_into(TagObject *t, PyObject *const *args, Py_ssize
         goto done;
     }
     if (client_enter(t->client)) goto release;
-    NOGIL(rc = cte_get(t->client->conn, TAGNAME(t), blob, off, (int64_t)b.len, b.buf, (size_t)b.len,
-                       &len));
+    NOGIL(rc = CALL(t->client, get, TAGNAME(t), blob, off, (int64_t)b.len, b.buf, (size_t)b.len,
+                    &len));
     if (rc)
         blob_fail(t, rc, blob);
     else
@@ -1205,18 +1231,18 @@ static PyObject *info_dict(const cte_blob_info_t *i)
 }
 
 /* The libcte call of one single-name op (without the GIL). */
-static int name_op_call(cte_conn_t *conn, enum name_op op, const char *tag, const char *blob,
+static int name_op_call(ClientObject *c, enum name_op op, const char *tag, const char *blob,
                         uint64_t *n, double *score, cte_blob_info_t *info)
 {
     switch (op) {
     case OP_SIZE:
-        return cte_size(conn, tag, blob, n);
+        return CALL(c, size, tag, blob, n);
     case OP_SCORE:
-        return cte_score(conn, tag, blob, score);
+        return CALL(c, score, tag, blob, score);
     case OP_DEL:
-        return cte_delete(conn, tag, &blob, 1, n);
+        return CALL(c, delete, tag, &blob, 1, n);
     case OP_INFO:
-        return cte_info(conn, tag, blob, info);
+        return CALL(c, info, tag, blob, info);
     }
     return CTE_E_INVAL;
 }
@@ -1234,7 +1260,7 @@ static PyObject *do_name_op(TagObject *t, const char *fn, const char *argname, e
     if (parse_args(fn, args, nargs, kwnames, names, 1, 1, a)) return NULL;
     if (name_arg("blob name", a[0], &blob, &hold)) return NULL;
     if (client_enter(t->client)) goto done;
-    NOGIL(rc = name_op_call(t->client->conn, op, TAGNAME(t), blob, &n, &score, &info));
+    NOGIL(rc = name_op_call(t->client, op, TAGNAME(t), blob, &n, &score, &info));
     if (rc)
         blob_fail(t, rc, blob);
     else if (op == OP_SIZE)
@@ -1276,7 +1302,7 @@ static PyObject *tag_truncate_blob(TagObject *t, PyObject *const *args, Py_ssize
     if (uint_arg("size", a[1], INT64_MAX, 0, &size)) return NULL;
     if (name_arg("blob name", a[0], &blob, &hold)) return NULL;
     if (client_enter(t->client)) goto done;
-    NOGIL(rc = cte_truncate(t->client->conn, TAGNAME(t), blob, size, &newsize));
+    NOGIL(rc = CALL(t->client, truncate, TAGNAME(t), blob, size, &newsize));
     if (rc)
         blob_fail(t, rc, blob);
     else
@@ -1298,7 +1324,7 @@ static PyObject *do_reorg(TagObject *t, const char *fn, const char *const *names
     if (score_arg(names[1], a[1], &score)) return NULL;
     if (name_arg("blob name", a[0], &blob, &hold)) return NULL;
     if (client_enter(t->client)) goto done;
-    NOGIL(rc = cte_reorg(t->client->conn, TAGNAME(t), blob, score, &tier));
+    NOGIL(rc = CALL(t->client, reorg, TAGNAME(t), blob, score, &tier));
     if (rc)
         blob_fail(t, rc, blob);
     else
@@ -1329,7 +1355,7 @@ static PyObject *tag_get_contained_blobs(TagObject *t, PyObject *unused)
     PyObject *res = NULL;
     int rc;
     if (client_enter(t->client)) return NULL;
-    NOGIL(rc = cte_list(t->client->conn, TAGNAME(t), &out));
+    NOGIL(rc = CALL(t->client, list, TAGNAME(t), &out));
     if (rc) {
         client_raise(t->client, rc);
     } else {
@@ -1389,10 +1415,25 @@ static uint64_t dims_product(const dims_t *d)
     return p;
 }
 
+/* The connection a dataset call of t goes through (without the GIL, lock held): the Client's,
+ * or on a Cluster the node that owns the tag's slot now (the dataset's requests go there
+ * without following redirects: datasets do not move while they are used). */
+static int tag_conn(TagObject *t, cte_conn_t **conn)
+{
+    ClientObject *c = t->client;
+    if (!c->cluster) {
+        *conn = c->conn;
+        return 0;
+    }
+    int rc = cte_cluster_conn_for_key(c->cluster, TAGNAME(t), strlen(TAGNAME(t)), conn);
+    if (rc == 0) c->node = *conn;
+    return rc;
+}
+
 /* The raise for a failed dataset call (lock held): NotFoundError or the status's. */
 static PyObject *dataset_fail(TagObject *t, int rc)
 {
-    const char *msg = cte_conn_errmsg(t->client->conn);
+    const char *msg = client_msg(t->client);
     if (rc == CTE_E_NOTFOUND || rc == CTE_E_INVAL || rc == CTE_E_EXISTS || rc == CTE_E_FORMAT) {
         PyObject *cls = rc == CTE_E_NOTFOUND ? NotFoundError : Error;
         set_exc(cls, msg && *msg ? msg : cte_strerror(rc));
@@ -1441,8 +1482,10 @@ static PyObject *tag_dataset_write(TagObject *t, PyObject *const *args, Py_ssize
     }
     if (client_enter(t->client)) goto release;
     cte_dataset_t *d = NULL;
-    cte_conn_t *conn = t->client->conn;
-    NOGIL(rc = cte_dataset_create(conn, TAGNAME(t), name, type, shape.rank, shape.v, chunks.v, &d);
+    cte_conn_t *conn;
+    NOGIL(rc = tag_conn(t, &conn);
+          if (!rc) rc =
+              cte_dataset_create(conn, TAGNAME(t), name, type, shape.rank, shape.v, chunks.v, &d);
           if (!rc) rc = cte_dataset_write(d, start.v, count.v, b.buf, score); if (d) {
               int wrc = cte_dataset_close(d);
               if (!rc) rc = wrc;
@@ -1477,8 +1520,8 @@ static PyObject *tag_dataset_read(TagObject *t, PyObject *const *args, Py_ssize_
     if (name_arg("dataset name", a[0], &name, &hold)) goto release;
     if (client_enter(t->client)) goto release;
     cte_dataset_t *d = NULL;
-    cte_conn_t *conn = t->client->conn;
-    NOGIL(rc = cte_dataset_open(conn, TAGNAME(t), name, &d));
+    cte_conn_t *conn;
+    NOGIL(rc = tag_conn(t, &conn); if (!rc) rc = cte_dataset_open(conn, TAGNAME(t), name, &d));
     if (!rc && (start.rank != count.rank || start.rank != cte_dataset_rank(d))) {
         PyErr_Format(PyExc_ValueError, "start and count need %d entries", cte_dataset_rank(d));
     } else if (!rc &&
@@ -1524,7 +1567,8 @@ static PyObject *tag_dataset_info(TagObject *t, PyObject *const *args, Py_ssize_
     if (parse_args("dataset_info", args, nargs, kwnames, names, 1, 1, a)) return NULL;
     if (name_arg("dataset name", a[0], &name, &hold)) return NULL;
     if (client_enter(t->client)) goto done;
-    NOGIL(rc = cte_dataset_open(t->client->conn, TAGNAME(t), name, &d));
+    cte_conn_t *conn;
+    NOGIL(rc = tag_conn(t, &conn); if (!rc) rc = cte_dataset_open(conn, TAGNAME(t), name, &d));
     if (rc) {
         dataset_fail(t, rc);
     } else {
@@ -1565,7 +1609,8 @@ static PyObject *tag_dataset_set_attr(TagObject *t, PyObject *const *args, Py_ss
         (a[2] != Py_None && name_arg("attribute value", a[2], &value, &h3)))
         goto done;
     if (client_enter(t->client)) goto done;
-    NOGIL(rc = cte_dataset_open(t->client->conn, TAGNAME(t), name, &d);
+    cte_conn_t *conn;
+    NOGIL(rc = tag_conn(t, &conn); if (!rc) rc = cte_dataset_open(conn, TAGNAME(t), name, &d);
           if (!rc) rc = cte_dataset_set_attr(d, key, value));
     if (rc)
         dataset_fail(t, rc);
@@ -1587,7 +1632,8 @@ static PyObject *tag_list_datasets(TagObject *t, PyObject *unused)
     PyObject *res = NULL;
     int rc;
     if (client_enter(t->client)) return NULL;
-    NOGIL(rc = cte_dataset_list(t->client->conn, TAGNAME(t), &names, &n));
+    cte_conn_t *conn;
+    NOGIL(rc = tag_conn(t, &conn); if (!rc) rc = cte_dataset_list(conn, TAGNAME(t), &names, &n));
     if (rc) {
         dataset_fail(t, rc);
     } else {
@@ -1615,7 +1661,8 @@ static PyObject *tag_delete_dataset(TagObject *t, PyObject *const *args, Py_ssiz
     if (parse_args("delete_dataset", args, nargs, kwnames, names, 1, 1, a)) return NULL;
     if (name_arg("dataset name", a[0], &name, &hold)) return NULL;
     if (client_enter(t->client)) goto done;
-    NOGIL(rc = cte_dataset_delete(t->client->conn, TAGNAME(t), name));
+    cte_conn_t *conn;
+    NOGIL(rc = tag_conn(t, &conn); if (!rc) rc = cte_dataset_delete(conn, TAGNAME(t), name));
     if (rc)
         dataset_fail(t, rc);
     else
@@ -1677,6 +1724,209 @@ static PyObject *tag_get_client(TagObject *t, void *unused)
 {
     Py_INCREF(t->client);
     return (PyObject *)t->client;
+}
+
+/* ---- the Cluster ---- */
+
+static PyObject *cluster_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"seeds", "timeout", NULL};
+    PyObject *seeds, *timeout = Py_None, *list = NULL;
+    const char **addrs = NULL;
+    ClientObject *c = NULL;
+    int ms, rc;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:Cluster", kwlist, &seeds, &timeout) ||
+        timeout_arg(timeout, &ms))
+        return NULL;
+    list = PyUnicode_Check(seeds) ? PyTuple_Pack(1, seeds)
+                                  : PySequence_Fast(seeds, "seeds: an address or a list of them");
+    if (!list) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
+    if (n == 0) {
+        PyErr_SetString(AddressError, "no seed address");
+        goto done;
+    }
+    if (!(addrs = PyMem_Calloc((size_t)n, sizeof *addrs))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(list, i);
+        Py_ssize_t len;
+        if (!PyUnicode_Check(o)) {
+            PyErr_SetString(PyExc_TypeError, "seeds must be str addresses");
+            goto done;
+        }
+        if (!(addrs[i] = PyUnicode_AsUTF8AndSize(o, &len))) goto done;
+        if (strlen(addrs[i]) != (size_t)len) {
+            PyErr_SetString(AddressError, "an address contains a NUL byte");
+            goto done;
+        }
+    }
+    if (!(c = (ClientObject *)type->tp_alloc(type, 0))) goto done;
+    c->uri = Py_NewRef(PySequence_Fast_GET_ITEM(list, 0));
+    if (!(c->lock = PyThread_allocate_lock()) || !(c->cluster = cte_cluster_new())) {
+        Py_CLEAR(c);
+        PyErr_NoMemory();
+        goto done;
+    }
+    cte_cluster_set_timeout(c->cluster, ms);
+    NOGIL(rc = cte_cluster_open(c->cluster, addrs, (size_t)n, 0));
+    if (rc) {
+        client_raise(c, rc);
+        Py_CLEAR(c);
+    }
+done:
+    PyMem_Free(addrs);
+    Py_XDECREF(list);
+    return (PyObject *)c;
+}
+
+static PyObject *cluster_repr(ClientObject *c)
+{
+    return PyUnicode_FromFormat("<cte.Cluster %R%s>", c->uri, c->closed ? " closed" : "");
+}
+
+/* One pipelined command: its arguments (held until the reply) and, once answered, its
+ * outcome. */
+typedef struct pipe_cmd {
+    int argc;
+    const char **argv;
+    size_t *lens;
+    PyObject **holds;
+    Py_buffer *bufs;
+    int status; /* 1 until answered */
+    cte_reply_t *reply;
+} pipe_cmd_t;
+
+static void pipe_done(cte_cluster_t *cl, int status, const cte_reply_t *r, void *ud)
+{
+    pipe_cmd_t *p = ud;
+    (void)cl;
+    p->status = status;
+    if (r && !(p->reply = cte_reply_copy(r))) p->status = CTE_E_NOMEM;
+}
+
+static void pipe_release(pipe_cmd_t *p, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; p && i < n; i++) {
+        for (int j = 0; p[i].holds && j < p[i].argc; j++) {
+            if (p[i].bufs[j].obj) PyBuffer_Release(&p[i].bufs[j]);
+            Py_XDECREF(p[i].holds[j]);
+        }
+        PyMem_Free(p[i].argv);
+        PyMem_Free(p[i].lens);
+        PyMem_Free(p[i].holds);
+        PyMem_Free(p[i].bufs);
+        cte_reply_free(p[i].reply);
+    }
+    PyMem_Free(p);
+}
+
+/* Converts one command (a sequence of arguments) into p; 0, or -1 with an exception. */
+static int pipe_args(PyObject *cmd, pipe_cmd_t *p)
+{
+    PyObject *seq = PySequence_Fast(cmd, "each pipelined command is a sequence of arguments");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = -1;
+    if (n < 1 || n > INT32_MAX) {
+        PyErr_SetString(PyExc_TypeError, "a pipelined command needs the command's name");
+        goto done;
+    }
+    p->argv = PyMem_Calloc((size_t)n, sizeof *p->argv);
+    p->lens = PyMem_Calloc((size_t)n, sizeof *p->lens);
+    p->holds = PyMem_Calloc((size_t)n, sizeof *p->holds);
+    p->bufs = PyMem_Calloc((size_t)n, sizeof *p->bufs);
+    if (!p->argv || !p->lens || !p->holds || !p->bufs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++, p->argc++)
+        if (command_arg(PySequence_Fast_GET_ITEM(seq, i), &p->argv[i], &p->lens[i], &p->holds[i],
+                        &p->bufs[i]))
+            goto done;
+    rc = 0;
+done:
+    Py_DECREF(seq);
+    return rc;
+}
+
+static PyObject *cluster_execute(ClientObject *c, PyObject *commands)
+{
+    PyObject *seq = PySequence_Fast(commands, "_execute takes a list of commands"), *res = NULL;
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), i;
+    pipe_cmd_t *p = PyMem_Calloc(n ? (size_t)n : 1, sizeof *p);
+    int rc = 0;
+    if (!p) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (i = 0; i < n; i++)
+        if (pipe_args(PySequence_Fast_GET_ITEM(seq, i), &p[i])) goto done;
+    if (client_enter(c)) goto done;
+    NOGIL(for (i = 0; i < n; i++) {
+        const char *key = p[i].argc > 1 ? p[i].argv[1] : NULL;
+        size_t klen = p[i].argc > 1 ? p[i].lens[1] : 0;
+        p[i].status = 1;
+        int q = cte_cluster_command_async(c->cluster, key, klen, p[i].argc, p[i].argv, p[i].lens,
+                                          pipe_done, &p[i]);
+        if (q) {
+            p[i].status = q;
+            break;
+        }
+    } rc = cte_cluster_wait_all(c->cluster));
+    for (i = 0; i < n && !rc; i++)
+        if (p[i].status != 0 && p[i].status != CTE_E_SERVER)
+            rc = p[i].status == 1 ? CTE_E_CLOSED : p[i].status;
+    if (rc) {
+        client_raise(c, rc);
+    } else if ((res = PyList_New(n))) {
+        for (i = 0; i < n; i++) {
+            PyObject *v = reply_to_py(p[i].reply);
+            if (!v) {
+                Py_CLEAR(res);
+                break;
+            }
+            PyList_SET_ITEM(res, i, v);
+        }
+    }
+    client_leave(c);
+done:
+    pipe_release(p, n);
+    Py_DECREF(seq);
+    return res;
+}
+
+static PyObject *cluster_primaries(ClientObject *c, PyObject *unused)
+{
+    if (client_enter(c)) return NULL;
+    size_t n = cte_cluster_primaries(c->cluster);
+    PyObject *res = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; res && i < n; i++) {
+        const char *host;
+        int port;
+        cte_cluster_primary(c->cluster, i, &host, &port);
+        PyObject *t = Py_BuildValue("(si)", host, port);
+        if (!t)
+            Py_CLEAR(res);
+        else
+            PyList_SET_ITEM(res, (Py_ssize_t)i, t);
+    }
+    client_leave(c);
+    return res;
+}
+
+static PyObject *cluster_reload(ClientObject *c, PyObject *unused)
+{
+    int rc;
+    if (client_enter(c)) return NULL;
+    NOGIL(rc = cte_cluster_reload(c->cluster));
+    if (rc) client_raise(c, rc);
+    client_leave(c);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* ---- type and module tables ---- */
@@ -1818,13 +2068,42 @@ static PyTypeObject ClientType = {
     .tp_basicsize = sizeof(ClientObject),
     .tp_dealloc = (destructor)client_dealloc,
     .tp_repr = (reprfunc)client_repr,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "Client(uri, timeout=None): one connection to a cte-server.\n\n"
               "uri: tcp://[:password@]host[:port][/db], unix:PATH or shm:PATH (PATH: the "
               "server's Unix socket). timeout: seconds to wait for the server (None: for ever).",
     .tp_methods = client_methods,
     .tp_getset = client_getset,
     .tp_new = client_new,
+};
+
+static PyMethodDef cluster_methods[] = {
+    M("_execute", cluster_execute, METH_O,
+      "_execute(commands) -> list\n\nSends every command (a sequence of arguments), each to the "
+      "node owning its first key (argv[1]), all at once, and returns their replies in order "
+      "(error replies as ResponseError instances). Use pipeline() instead."),
+    M("primaries", cluster_primaries, METH_NOARGS,
+      "primaries() -> list of (host, port)\n\nThe primaries of the slot map."),
+    M("reload", cluster_reload, METH_NOARGS, "reload()\n\nReloads the slot map (CLUSTER SLOTS)."),
+    {NULL},
+};
+
+/* PyVarObject_HEAD_INIT ends in a comma */
+/* clang-format off */
+static PyTypeObject ClusterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cte.Cluster",
+    /* clang-format on */
+    .tp_basicsize = sizeof(ClientObject),
+    .tp_dealloc = (destructor)client_dealloc,
+    .tp_repr = (reprfunc)cluster_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Cluster(seeds, timeout=None): a cluster of cte-servers (Redis Cluster protocol).\n\n"
+              "seeds: a tcp:// address or a list of them. The calls of Client, routed by hash "
+              "slot; tag_query, blob_query and search run on every primary and are merged.",
+    .tp_methods = cluster_methods,
+    .tp_base = &ClientType,
+    .tp_new = cluster_new,
 };
 
 static struct PyModuleDef module_def = {
@@ -1853,11 +2132,14 @@ static int add_exceptions(PyObject *m)
 
 PyMODINIT_FUNC PyInit__cte(void)
 {
-    if (PyType_Ready(&ClientType) || PyType_Ready(&TagType) || PyType_Ready(&ViewType)) return NULL;
+    if (PyType_Ready(&ClientType) || PyType_Ready(&TagType) || PyType_Ready(&ViewType) ||
+        PyType_Ready(&ClusterType))
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     if (add_exceptions(m) || PyModule_AddObjectRef(m, "Client", (PyObject *)&ClientType) ||
         PyModule_AddObjectRef(m, "Tag", (PyObject *)&TagType) ||
+        PyModule_AddObjectRef(m, "Cluster", (PyObject *)&ClusterType) ||
         PyModule_AddIntConstant(m, "LIBCTE_VERSION_MAJOR", CTE_VERSION_MAJOR) ||
         PyModule_AddIntConstant(m, "LIBCTE_VERSION_MINOR", CTE_VERSION_MINOR)) {
         Py_DECREF(m);

@@ -845,12 +845,16 @@ size_t bm25_search(bm25_t *ix, const char *qtext, size_t qlen, const bm25_query_
         ix->qmark = 1;
     }
     ix->touched.n = 0;
-    double N = (double)ix->live_docs, avgdl = (double)ix->tokens / N;
+    const bm25_global_t *g = o.global;
+    double N = (double)(g ? g->docs : ix->live_docs);
+    double avgdl = (double)(g ? g->tokens : ix->tokens) / N;
     int live = ix->dead_postings == 0;
     qterm_t *dense = xmalloc(sizeof(qterm_t) * (q.n ? q.n : 1));
     size_t nd = 0;
     for (size_t i = 0; i < q.n; i++) {
-        double df = (double)live_df(ix, q.terms[i].t);
+        const term_t *t = q.terms[i].t;
+        uint64_t gdf = g ? g->df(g->ud, t->text, t->tlen) : UINT64_MAX;
+        double df = (double)(gdf != UINT64_MAX ? gdf : live_df(ix, t));
         q.terms[i].idf = log((N - df + 0.5) / (df + 0.5) + 1.0);
         q.terms[i].ub = q.terms[i].idf * (BM25_K1 + 1.0);
         if (q.terms[i].t->dense)
@@ -888,4 +892,15 @@ void bm25_get_stats(const bm25_t *ix, bm25_stats_t *out)
                   (ix->docs ? alloc_size(ix->docs) : 0) +
                   (ix->acc ? alloc_size(ix->acc) + alloc_size(ix->mark) : 0) +
                   sizeof(uint32_t) * (ix->free_ids.cap + ix->dying.cap);
+}
+
+void bm25_term_stats(bm25_t *ix, const char *qtext, size_t qlen,
+                     void (*fn)(void *ud, const char *term, size_t len, uint64_t df), void *ud)
+{
+    struct qctx q = {ix, NULL, 0, 0};
+    ix->stamp++;
+    token_each(qtext, qlen, query_token, &q);
+    for (size_t i = 0; i < q.n; i++)
+        fn(ud, q.terms[i].t->text, q.terms[i].t->tlen, live_df(ix, q.terms[i].t));
+    xfree(q.terms);
 }

@@ -36,13 +36,25 @@ typedef struct bm25_hit {
     double score;
 } bm25_hit_t;
 
+/* Statistics of a larger corpus this index is one shard of (a cluster's nodes): a query given
+ * them scores as if every shard's documents were in one index. docs (N) and tokens (the sum of
+ * document lengths) are the corpus's; df(ud, term, len) gives a query term's document
+ * frequency over the corpus, or UINT64_MAX when unknown (then this index's df is used). */
+typedef struct bm25_global {
+    uint64_t docs, tokens;
+    uint64_t (*df)(void *ud, const char *term, size_t len);
+    void *ud;
+} bm25_global_t;
+
 /* A query's shape: at most k hits; accept (may be NULL) keeps a document out of the results
- * without changing any score; order ranks equal scores (< 0: a first; required). */
+ * without changing any score; order ranks equal scores (< 0: a first; required); global (may
+ * be NULL: this index's) the statistics scores are computed with. */
 typedef struct bm25_query {
     size_t k;
     int (*accept)(void *ud, void *owner);
     int (*order)(void *ud, const void *a, const void *b);
     void *ud;
+    const bm25_global_t *global;
 } bm25_query_t;
 
 /* A new, empty index. Never fails (aborts on out-of-memory). */
@@ -70,5 +82,11 @@ size_t bm25_search(bm25_t *ix, const char *q, size_t qlen, const bm25_query_t *o
 int bm25_compact_step(bm25_t *ix, size_t budget);
 
 void bm25_get_stats(const bm25_t *ix, bm25_stats_t *out);
+
+/* The statistics a shard contributes to a query's global ones: fn(ud, term, len, df) for each
+ * distinct query term this index knows, in query order, with its df here (live documents).
+ * N and the token sum are bm25_get_stats's docs and tokens. */
+void bm25_term_stats(bm25_t *ix, const char *q, size_t qlen,
+                     void (*fn)(void *ud, const char *term, size_t len, uint64_t df), void *ud);
 
 #endif

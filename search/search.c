@@ -480,7 +480,7 @@ search_hit_t *search_query(search_t *s, int db, const char *q, size_t qlen,
     if (k == 0) return NULL;
     struct qfilter f = {s->dbs[db], {0}};
     if (filter) f.f = *filter;
-    bm25_query_t opt = {k, accept_doc, order_docs, &f};
+    bm25_query_t opt = {k, accept_doc, order_docs, &f, f.f.global};
     bm25_hit_t *hits = xmalloc(sizeof(*hits) * k);
     size_t got = bm25_search(s->ix, q, qlen, &opt, hits);
     search_hit_t *out = got ? xmalloc(sizeof(*out) * got) : NULL;
@@ -494,6 +494,17 @@ search_hit_t *search_query(search_t *s, int db, const char *q, size_t qlen,
     xfree(hits);
     *n = got;
     return out;
+}
+
+void search_term_stats(search_t *s, const char *q, size_t qlen,
+                       void (*fn)(void *ud, const char *term, size_t len, uint64_t df), void *ud,
+                       uint64_t *docs, uint64_t *tokens)
+{
+    bm25_stats_t st;
+    bm25_get_stats(s->ix, &st);
+    *docs = st.docs;
+    *tokens = st.tokens;
+    bm25_term_stats(s->ix, q, qlen, fn, ud);
 }
 
 uint64_t search_docs(const search_t *s)

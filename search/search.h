@@ -21,6 +21,7 @@
 #define CTE_SEARCH_SEARCH_H
 
 #include "common/buf.h"
+#include "search/bm25.h"
 #include "search/regex.h"
 #include "storage/t_tag.h"
 
@@ -93,11 +94,14 @@ typedef struct search_hit {
 } search_hit_t;
 
 /* What TSEARCH keeps: blobs whose names match trx and brx (each may be NULL: any), of tags
- * for which visible(ud, tag, tlen) says 1 (NULL: all; the server hides expired keys). */
+ * for which visible(ud, tag, tlen) says 1 (NULL: all; the server hides expired keys); and the
+ * statistics scores use: global (NULL: this index's; a cluster node is given the whole
+ * cluster's, see bm25_global_t). */
 typedef struct search_filter {
     rx_t *trx, *brx;
     int (*visible)(void *ud, const char *tag, size_t tlen);
     void *ud;
+    const bm25_global_t *global;
 } search_filter_t;
 
 /* TSEARCH: the k best blobs of database db for query q[0..qlen) that the filter keeps (f may
@@ -105,6 +109,11 @@ typedef struct search_filter {
  * (NULL when none) that the caller frees with xfree. */
 search_hit_t *search_query(search_t *s, int db, const char *q, size_t qlen,
                            const search_filter_t *f, size_t k, size_t *n);
+/* A shard's part of a query's global statistics (TSEARCH ... STATS): *docs and *tokens get N
+ * and the sum of document lengths, fn each distinct query term the index knows with its df. */
+void search_term_stats(search_t *s, const char *q, size_t qlen,
+                       void (*fn)(void *ud, const char *term, size_t len, uint64_t df), void *ud,
+                       uint64_t *docs, uint64_t *tokens);
 /* Blobs whose contents are indexed (N). */
 uint64_t search_docs(const search_t *s);
 

@@ -1,7 +1,8 @@
 """benchlib - what the Python benchmark drivers in tools/ share (bench-shm-targets,
 bench-checkpoint): a server process on a free loopback port (start, wait for PING, stop with
 SIGTERM), one RESP command over a fresh connection, the load average, building missing
-binaries with CMake, and a horizontal bar chart as SVG.
+binaries with CMake, and a horizontal bar chart as SVG. (resp_value reads a whole reply; tools/cluster
+and bench-cluster use it.)
 
 Import it from a tool with
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,6 +51,43 @@ def resp_call(port, *args, timeout=30.0):
                 raise ConnectionError("connection closed")
             buf += chunk
     return buf.split(b"\r\n", 1)[0]
+
+
+def _read_value(f):
+    line = f.readline()
+    if not line.endswith(b"\r\n"):
+        raise ConnectionError("connection closed")
+    kind, rest = line[:1], line[1:-2]
+    if kind == b"+":
+        return rest.decode("utf-8", "replace")
+    if kind == b"-":
+        return RuntimeError(rest.decode("utf-8", "replace"))
+    if kind == b":":
+        return int(rest)
+    if kind == b"$":
+        n = int(rest)
+        if n < 0:
+            return None
+        data = f.read(n + 2)
+        if len(data) != n + 2:
+            raise ConnectionError("connection closed")
+        return data[:-2].decode("utf-8", "replace")
+    if kind == b"*":
+        n = int(rest)
+        return None if n < 0 else [_read_value(f) for _ in range(n)]
+    raise ConnectionError("unexpected reply %r" % line[:40])
+
+
+def resp_value(port, *args, host="127.0.0.1", timeout=5.0):
+    """One command over a fresh RESP2 connection; the whole reply as str (simple and bulk
+    strings, decoded), int, list, None, or a RuntimeError object for an error reply. Raises
+    OSError (ConnectionError) when the server does not answer."""
+    req = b"*%d\r\n" % len(args) + b"".join(
+        b"$%d\r\n%s\r\n" % (len(a), a) for a in (str(x).encode() for x in args))
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(req)
+        with s.makefile("rb") as f:
+            return _read_value(f)
 
 
 def loadavg():

@@ -12,12 +12,17 @@
  * fields by identity hash codes, i.e. arbitrarily; we send them in field order. One
  * synchronous connection per client thread (RESP2, no pipelining), like one Jedis per DB
  * instance. Properties: redis.host (default localhost), redis.port (6379), redis.password
- * (AUTH after connecting), redis.timeout (ms, Jedis's default 2000; 0 waits for ever).
- * redis.cluster=true is refused. Reads return OK when the server returned any field, ERROR
- * when none (a missing key), as RedisClient decides. */
+ * (AUTH after connecting), redis.timeout (ms, Jedis's default 2000; 0 waits for ever),
+ * redis.cluster (false): true sends each command to the cluster node serving its key's slot,
+ * as RedisClient does through JedisCluster (route.h: slot map, MOVED, ASK, retries), the
+ * node given by redis.host and redis.port being the seed; `_indices` is one key, so every
+ * insert's ZADD, every scan's ZRANGEBYSCORE and the ZREM of a delete go to the one node that
+ * serves its slot, as with JedisCluster. Reads return OK when the server returned any field,
+ * ERROR when none (a missing key), as RedisClient decides. */
 #include "db.h"
 
 #include "java.h"
+#include "route.h"
 
 #include "cte/cte.h"
 
@@ -27,10 +32,9 @@
 #include <string.h>
 
 #define INDEX_KEY "_indices"
-#define HOST_MAX 255
 
 typedef struct redis_db {
-    cte_conn_t *c;
+    route_t *r;
     const db_schema_t *s;
     const char **argv;
     size_t *lens;
@@ -38,12 +42,6 @@ typedef struct redis_db {
     char broken[384];
     char score[JAVA_DOUBLE_STR_MAX];
 } redis_db_t;
-
-static int host_ok(const char *h)
-{
-    size_t n = strlen(h);
-    return n > 0 && n <= HOST_MAX && strcspn(h, "/@?#[] \t\r\n") == n;
-}
 
 static int redis_check(const props_t *p, util_err_t *e)
 {
@@ -53,9 +51,8 @@ static int redis_check(const props_t *p, util_err_t *e)
         (rc = props_long(p, "redis.timeout", 2000, 0, INT32_MAX, &v, e)))
         return rc;
     const char *host = props_get_or(p, "redis.host", "localhost");
-    if (!host_ok(host)) return util_fail(e, "redis.host: '%s' is not a host name or address", host);
-    if (props_bool(p, "redis.cluster", false))
-        return util_fail(e, "redis.cluster=true is not supported by cte-ycsb's redis binding");
+    if (!route_host_ok(host, strlen(host)))
+        return util_fail(e, "redis.host: '%s' is not a host name or address", host);
     return 0;
 }
 
@@ -65,7 +62,7 @@ static void redis_close(void *db)
     if (!d) return;
     cte_reply_free(d->reply);
     cte_reply_free(d->scan_reply);
-    cte_conn_free(d->c);
+    route_free(d->r);
     free(d->argv);
     free(d->lens);
     free(d);
@@ -79,34 +76,15 @@ static int redis_open(void **out, const props_t *p, const db_schema_t *s, util_e
     if ((rc = redis_check(p, e))) return rc;
     props_long(p, "redis.port", 6379, 1, 65535, &port, NULL);
     props_long(p, "redis.timeout", 2000, 0, INT32_MAX, &timeout, NULL);
-    const char *host = props_get_or(p, "redis.host", "localhost"),
-               *pw = props_get(p, "redis.password");
-    char addr[HOST_MAX + 32];
-    snprintf(addr, sizeof addr, strchr(host, ':') ? "tcp://[%s]:%d" : "tcp://%s:%d", host,
-             (int)port);
     redis_db_t *d = util_xcalloc(1, sizeof *d);
     d->s = s;
     d->argv = util_xcalloc(2 + 2 * s->fieldcount, sizeof *d->argv);
     d->lens = util_xcalloc(2 + 2 * s->fieldcount, sizeof *d->lens);
-    if (!(d->c = cte_conn_new())) {
-        redis_close(d);
-        return util_fail(e, "redis: out of memory");
-    }
-    cte_conn_set_timeout(d->c, (int)timeout);
-    if ((rc = cte_conn_open(d->c, addr, 0)) < 0) {
-        util_fail(e, "redis: cannot connect to %s:%d: %s", host, (int)port, cte_conn_errmsg(d->c));
+    if ((rc = route_open(&d->r, props_get_or(p, "redis.host", "localhost"), (int)port,
+                         props_get(p, "redis.password"), (int)timeout,
+                         props_bool(p, "redis.cluster", false), e)) < 0) {
         redis_close(d);
         return rc;
-    }
-    if (pw) {
-        cte_reply_t *r = NULL;
-        rc = cte_call(d->c, &r, "AUTH", pw, NULL);
-        cte_reply_free(r);
-        if (rc < 0) {
-            util_fail(e, "redis: AUTH failed: %s", cte_conn_errmsg(d->c));
-            redis_close(d);
-            return rc;
-        }
     }
     *out = d;
     return 0;
@@ -118,11 +96,10 @@ static int call(redis_db_t *d, int argc, cte_reply_t **slot)
 {
     cte_reply_free(*slot);
     *slot = NULL;
-    int rc = cte_command(d->c, slot, argc, d->argv, d->lens);
+    int rc = route_command(d->r, slot, argc, d->argv, d->lens);
     if (rc == 0) return 0;
     if (rc != CTE_E_SERVER && !d->broken[0])
-        snprintf(d->broken, sizeof d->broken, "redis: %s (%s)", cte_strerror(rc),
-                 cte_conn_errmsg(d->c));
+        snprintf(d->broken, sizeof d->broken, "redis: %s", route_errmsg(d->r));
     return -1;
 }
 

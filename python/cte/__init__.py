@@ -10,6 +10,10 @@ Datasets (numpy arrays stored as chunked blobs, libcte's cte/dataset.h):
     tag.write_dataset("u", array, chunks=(8, 256, 256), attrs={"step": 40})
     u = tag.read_dataset("u", start=(0, 0, 0), count=(8, 256, 256))
 
+A cluster of cte-servers (Redis Cluster protocol): cte.Cluster(["tcp://h1:7000", ...]) has the
+same calls, routed by hash slot; queries run on every primary and are merged; pipeline() sends
+many commands at once, each to its node.
+
 Addresses: tcp://[:password@]host[:port][/db], unix:PATH, shm:PATH (PATH: the server's Unix
 socket; shared memory needs the server's uid). Errors are cte.Error subclasses.
 
@@ -19,7 +23,7 @@ tree: $CTE_BUILD_DIR/python/cte, else build/python/cte of this repository (so th
 """
 import os as _os
 
-__all__ = ["Client", "Tag", "Error", "ConnectionError", "TimeoutError", "AddressError",
+__all__ = ["Client", "Cluster", "Pipeline", "Tag", "Error", "ConnectionError", "TimeoutError", "AddressError",
            "ResponseError", "WrongTypeError", "AuthenticationError", "NotFoundError",
            "ViewInUseError"]
 __version__ = "0.1.0"
@@ -49,3 +53,59 @@ except ImportError as _first:
 from ._cte import (Client, Tag, Error, ConnectionError, TimeoutError, AddressError,  # noqa: E402
                    ResponseError, WrongTypeError, AuthenticationError, NotFoundError,
                    ViewInUseError)
+
+
+class Pipeline:
+    """Commands collected by a Cluster and sent together by execute(): each goes to the node
+    owning its first key (the argument after the command's name), all nodes at once, with
+    redirects followed. Replies come back in the order the commands were added."""
+
+    def __init__(self, cluster):
+        self._cluster = cluster
+        self._commands = []
+
+    def command(self, *args):
+        """Adds any command (arguments as Client.command takes them); returns the pipeline."""
+        if not args:
+            raise TypeError("command() needs the command's name")
+        self._commands.append(args)
+        return self
+
+    def put_blob(self, tag, name, data, offset=0, score=None):
+        """Adds a TPUT (its reply: the blob's size after the write)."""
+        args = ("TPUT", tag, name, offset, data)
+        return self.command(*(args if score is None else args + (score,)))
+
+    def get_blob(self, tag, name, size=None, offset=0):
+        """Adds a TGET (its reply: bytes, or None when the blob does not exist)."""
+        args = ("TGET", tag, name, offset)
+        return self.command(*(args if size is None else args + (size,)))
+
+    def execute(self, raise_on_error=True):
+        """Sends the commands and returns their replies (the pipeline is emptied). An error
+        reply is a ResponseError instance in the list, raised instead with raise_on_error."""
+        commands, self._commands = self._commands, []
+        replies = self._cluster._execute(commands)
+        if raise_on_error:
+            for r in replies:
+                if isinstance(r, Error):
+                    raise r
+        return replies
+
+    def __len__(self):
+        return len(self._commands)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._commands = []
+        return False
+
+
+class Cluster(_cte.Cluster):
+    __doc__ = _cte.Cluster.__doc__
+
+    def pipeline(self):
+        """A Pipeline on this cluster."""
+        return Pipeline(self)

@@ -487,45 +487,146 @@ void tquery_cmd(client_t *c)
 
 /* ---- TSEARCH ---- */
 
+/* A cluster's search in two phases (the cluster client, docs/commands.md): STATS answers
+ * [N, tokens, [term, df, ...]] for this node; GLOBALSTATS N tokens nterms term df ... makes
+ * this node score with the sums of every node's, so that its scores are those one node
+ * holding all the blobs would give. */
+#define GLOBAL_TERMS_MAX 4096
+
+typedef struct global_stats {
+    bm25_global_t g;
+    const resp_arg_t *terms; /* term, df, term, df ... */
+    long long df[GLOBAL_TERMS_MAX];
+    int n;
+} global_stats_t;
+
+static uint64_t global_df(void *ud, const char *term, size_t len)
+{
+    const global_stats_t *gs = ud;
+    for (int i = 0; i < gs->n; i++)
+        if (gs->terms[2 * i].len == len && !memcmp(gs->terms[2 * i].ptr, term, len))
+            return (uint64_t)gs->df[i];
+    return UINT64_MAX;
+}
+
+static int nonneg_or_reply(client_t *c, const resp_arg_t *a, long long *v)
+{
+    if (arg_ll_or_reply(c, a, v, NULL) < 0) return -1;
+    if (*v >= 0) return 0;
+    reply_error(c, "ERR GLOBALSTATS values must not be negative");
+    return -1;
+}
+
+/* Parses GLOBALSTATS's arguments from argv[i] (after the word); returns the index of the
+ * last one taken, or -1 after replying. */
+static int global_stats_or_reply(client_t *c, int i, global_stats_t *gs)
+{
+    long long docs, tokens, n;
+    if (i + 3 > c->argc) {
+        reply_syntax_error(c);
+        return -1;
+    }
+    if (nonneg_or_reply(c, &c->argv[i], &docs) || nonneg_or_reply(c, &c->argv[i + 1], &tokens) ||
+        nonneg_or_reply(c, &c->argv[i + 2], &n))
+        return -1;
+    if (n > GLOBAL_TERMS_MAX || n > (c->argc - i - 3) / 2 || docs == 0) {
+        reply_error(c, n > GLOBAL_TERMS_MAX || docs == 0 ? "ERR GLOBALSTATS out of range"
+                                                         : "ERR syntax error");
+        return -1;
+    }
+    gs->terms = &c->argv[i + 3];
+    gs->n = (int)n;
+    for (int k = 0; k < gs->n; k++)
+        if (nonneg_or_reply(c, &gs->terms[2 * k + 1], &gs->df[k])) return -1;
+    gs->g = (bm25_global_t){(uint64_t)docs, (uint64_t)tokens, global_df, gs};
+    return i + 2 + 2 * gs->n;
+}
+
+static void stats_term(void *ud, const char *term, size_t len, uint64_t df)
+{
+    buf_t *b = ud;
+    uint32_t l = (uint32_t)len;
+    buf_append(b, &l, 4);
+    buf_append(b, term, len);
+    buf_append(b, &df, 8);
+}
+
+static void reply_stats(client_t *c)
+{
+    uint64_t docs, tokens, n = 0;
+    buf_t terms;
+    buf_init(&terms);
+    search_term_stats(cat, c->argv[1].ptr, c->argv[1].len, stats_term, &terms, &docs, &tokens);
+    for (size_t off = 0; off < terms.len; n++) {
+        uint32_t l;
+        memcpy(&l, terms.data + off, 4);
+        off += 4 + l + 8;
+    }
+    reply_array(c, 3);
+    reply_int(c, (long long)docs);
+    reply_int(c, (long long)tokens);
+    reply_array(c, (long long)(2 * n));
+    for (size_t off = 0; off < terms.len;) {
+        uint32_t l;
+        uint64_t df;
+        memcpy(&l, terms.data + off, 4);
+        reply_bulk(c, terms.data + off + 4, l);
+        memcpy(&df, terms.data + off + 4 + l, 8);
+        reply_int(c, (long long)df);
+        off += 4 + l + 8;
+    }
+    buf_deinit(&terms);
+}
+
 void tsearch_cmd(client_t *c)
 {
     const resp_arg_t *tag = NULL, *blob = NULL;
     long long limit = 10;
-    int withscores = 0;
+    int withscores = 0, stats = 0;
+    global_stats_t *gs = NULL;
     for (int i = 2; i < c->argc; i++) {
         const resp_arg_t *a = &c->argv[i];
         int more = i + 1 < c->argc;
         if (arg_is(a, "WITHSCORES")) {
             withscores = 1;
+        } else if (arg_is(a, "STATS")) {
+            stats = 1;
+        } else if (more && arg_is(a, "GLOBALSTATS")) {
+            if (!gs) gs = xmalloc(sizeof(*gs));
+            if ((i = global_stats_or_reply(c, i + 1, gs)) < 0) goto done;
         } else if (more && arg_is(a, "TAG")) {
             tag = &c->argv[++i];
         } else if (more && arg_is(a, "BLOB")) {
             blob = &c->argv[++i];
         } else if (more && arg_is(a, "LIMIT")) {
-            if (count_or_reply(c, &c->argv[++i], &limit) < 0) return;
+            if (count_or_reply(c, &c->argv[++i], &limit) < 0) goto done;
         } else {
             reply_syntax_error(c);
-            return;
+            goto done;
         }
     }
-    if (all_keys_or_reply(c, "TSEARCH") < 0) return;
+    if (all_keys_or_reply(c, "TSEARCH") < 0) goto done;
     if (!srv.cfg.search_enabled) {
         reply_error(c, "ERR search is disabled (search-enabled no)");
-        return;
+        goto done;
     }
     if ((tag && !rx_or_reply(c, tag->ptr, tag->len)) ||
         (blob && !rx_or_reply(c, blob->ptr, blob->len)))
-        return;
+        goto done;
     if ((reads_inflight || tag_writes_in_flight()) && srv.loop && !(c->flags & CLIENT_MULTI)) {
         /* file-tier writes, or reads of their contents for the index, in flight: answer once
          * they are indexed, so a client finds what it wrote before */
         block_on_name(c, READS_WAITNAME, sizeof(READS_WAITNAME) - 1);
-        return;
+        goto done;
+    }
+    if (stats) {
+        reply_stats(c);
+        goto done;
     }
     char why[256];
     rx_t *brx = blob ? rx_get(blob->ptr, blob->len, why, sizeof(why)) : NULL;
     rx_t *trx = tag ? rx_get(tag->ptr, tag->len, why, sizeof(why)) : NULL;
-    search_filter_t f = {trx, brx, visible, c->db};
+    search_filter_t f = {trx, brx, visible, c->db, gs ? &gs->g : NULL};
     size_t n;
     search_hit_t *hits =
         search_query(cat, c->db->id, c->argv[1].ptr, c->argv[1].len, &f, (size_t)limit, &n);
@@ -537,4 +638,6 @@ void tsearch_cmd(client_t *c)
         if (withscores) reply_double(c, hits[i].score);
     }
     xfree(hits);
+done:
+    xfree(gs);
 }

@@ -34,8 +34,9 @@
  * their replies too (running their callbacks), then for its own.
  *
  * Payloads. Arguments of 16 KiB or more are not copied: the library hands the caller's bytes
- * to the kernel beside the framing (one sendmsg with an iovec). For asynchronous calls, every argument buffer must therefore stay valid and
- * unchanged until the request's callback has run. Tag and blob names are NUL-terminated.
+ * to the kernel beside the framing (one sendmsg with an iovec). For asynchronous calls, every
+ * argument buffer must therefore stay valid and unchanged until the request's callback has run. Tag
+ * and blob names are NUL-terminated.
  *
  * Replies. A reply tree (cte_reply_t, opaque) has one of the cte_reply_kind_t kinds and is
  * freed with one cte_reply_free() call on its root. RESP3 attributes are read and dropped;
@@ -72,7 +73,9 @@ extern "C" {
     X(CTE_E_BUSY, -1011, "not allowed inside a completion callback")                               \
     X(CTE_E_NOMEM, -1012, "out of memory")                                                         \
     X(CTE_E_EXISTS, -1013, "a dataset of that name exists with another layout")                    \
-    X(CTE_E_FORMAT, -1014, "malformed dataset metadata or chunk")
+    X(CTE_E_FORMAT, -1014, "malformed dataset metadata or chunk")                                  \
+    X(CTE_E_CLUSTER, -1015,                                                                        \
+      "cluster routing failed (no node serves the slot, or too many redirects)")
 
 enum {
     CTE_OK = 0,
@@ -120,6 +123,9 @@ size_t cte_reply_len(const cte_reply_t *r);
 const cte_reply_t *cte_reply_elem(const cte_reply_t *r, size_t i);
 /* VERBATIM's 3-letter format ("txt", "mkd"); "" for other kinds. */
 const char *cte_reply_format(const cte_reply_t *r);
+/* A deep copy of r (any reply, also one lent to a callback), the caller's; NULL when out of
+ * memory. */
+cte_reply_t *cte_reply_copy(const cte_reply_t *r);
 /* Frees r and everything under it; NULL is fine. */
 void cte_reply_free(cte_reply_t *r);
 
@@ -270,6 +276,137 @@ int cte_query_blobs(cte_conn_t *c, const char *tagregex, const char *blobregex, 
  * limit 0 means the server's default. *out: ARRAY of [tag, blob] or [tag, blob, score]. */
 int cte_search(cte_conn_t *c, const char *query, const char *tagregex, const char *blobregex,
                unsigned limit, int withscores, cte_reply_t **out);
+
+/* ---- cluster client ----
+ * A cluster handle (cte_cluster_t, opaque) talks to a Redis Cluster protocol cluster of
+ * cte-servers (or any Redis Cluster, for the generic calls). It is opened from one or more seed
+ * addresses (tcp:// only; the first seed's user, password, protocol and db 0 are used for every
+ * node), loads the slot map with CLUSTER SLOTS from the first seed that answers, and opens a
+ * connection to a node the first time a call is routed to it.
+ *
+ * Routing. A call goes to the primary that owns the hash slot of its key (CRC16 with {hash
+ * tags}, as Redis Cluster): the tag's name for the tag calls, the key the caller names for
+ * cte_cluster_command_key, argv[1] for cte_cluster_command (right for GET, SET, HSET, TPUT, ...
+ * and every command whose first argument is its first key; use cte_cluster_command_key for the
+ * others, e.g. EVAL, XREAD, OBJECT ...), and any node for a command with no argument. Replies
+ * -MOVED (the slot map is updated and reloaded), -ASK (ASKING, then the request on that node,
+ * once per redirect), -TRYAGAIN and -CLUSTERDOWN (a 10..100 ms backoff and a reload) are
+ * followed, at most 16 attempts in all (then the last error is returned). A request whose
+ * connection breaks is not retried (it may have run): its status is returned, the node's
+ * connection is dropped and the map reloaded before the next call.
+ *
+ * Status and memory as for connections: CTE_E_SERVER with the server's message in
+ * cte_cluster_errmsg, CTE_E_CLUSTER when no node serves a slot. Views (cte_cluster_get_view,
+ * cte_cluster_reorg's tier) are valid until the next call on the cluster handle. Threads: one
+ * thread at a time per handle, as a connection. */
+typedef struct cte_cluster cte_cluster_t;
+
+/* A new handle with no node (timeout 0: none); NULL when out of memory. */
+cte_cluster_t *cte_cluster_new(void);
+/* Every node connection's timeout (cte_conn_set_timeout), for connections opened later. */
+void cte_cluster_set_timeout(cte_cluster_t *cl, int ms);
+/* Parses the n seeds (CTE_E_ADDRESS for a malformed or non-tcp one) and loads the slot map
+ * from the first that answers; on failure cte_cluster_errmsg says why. flags as
+ * cte_conn_open's, for every node connection. */
+int cte_cluster_open(cte_cluster_t *cl, const char *const *seeds, size_t n, unsigned flags);
+/* cte_cluster_new + cte_cluster_open; on failure *out is NULL. */
+int cte_cluster_connect(const char *const *seeds, size_t n, unsigned flags, cte_cluster_t **out);
+/* Closes every node connection (pending asynchronous requests get CTE_E_CLOSED) and frees cl;
+ * NULL is fine. */
+void cte_cluster_free(cte_cluster_t *cl);
+/* The last failure's message (the server's text after CTE_E_SERVER); owned by cl, valid until
+ * the next call on it. */
+const char *cte_cluster_errmsg(const cte_cluster_t *cl);
+/* Reloads the slot map now (CLUSTER SLOTS on a known node, else a seed). */
+int cte_cluster_reload(cte_cluster_t *cl);
+/* Number of primaries in the slot map; *host (may be NULL) gets a view of the i-th one's host
+ * (valid until the next call on cl) and *port its port. CTE_E_INVAL when i is out of range. */
+size_t cte_cluster_primaries(const cte_cluster_t *cl);
+int cte_cluster_primary(const cte_cluster_t *cl, size_t i, const char **host, int *port);
+
+/* Routing for calls the cluster API does not wrap (datasets, any cte_conn call): *conn gets the
+ * connection of the node owning key's slot (key NULL: any node), owned by cl and valid until
+ * the next call on cl. After the call made on it returned status, cte_cluster_retry returns 1
+ * when it should be made again on *conn (which it may change: MOVED/ASK/backoff handled, *attempt
+ * counted; start it at 0), or 0 when status is final (its message then in cte_cluster_errmsg):
+ *     cte_conn_t *c; int at = 0, rc = cte_cluster_conn_for_key(cl, tag, strlen(tag), &c);
+ *     if (rc == 0) do rc = cte_size(c, tag, blob, &n);
+ *                  while (cte_cluster_retry(cl, tag, strlen(tag), &c, rc, &at));
+ * A call made of several requests gets ASKING before the first only. */
+int cte_cluster_conn_for_key(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn);
+int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn, int status,
+                      int *attempt);
+
+/* The generic command, routed by argv[1] (see Routing); reply as cte_command's. */
+int cte_cluster_command(cte_cluster_t *cl, cte_reply_t **reply, int argc, const char *const *argv,
+                        const size_t *lens);
+/* The same, routed by key[0..klen) (key NULL: any node). */
+int cte_cluster_command_key(cte_cluster_t *cl, const void *key, size_t klen, cte_reply_t **reply,
+                            int argc, const char *const *argv, const size_t *lens);
+/* NUL-terminated arguments ending in NULL, routed by the first after the command name. */
+int cte_cluster_call(cte_cluster_t *cl, cte_reply_t **reply, const char *arg0, ...);
+
+/* Asynchronous requests: queued on the owning node's connection (each node's window applies,
+ * so many requests are in flight per node and all nodes at once); redirects are re-sent by
+ * cte_cluster_wait_all, so fn runs exactly once, from inside a cluster call (status and reply
+ * as cte_done_fn's, the reply valid during the call). Arguments of CTE_COPY_MAX (16 KiB) or
+ * more must stay valid until fn ran; smaller ones are copied. fn may queue more cluster
+ * requests; no synchronous cluster call from inside it. */
+typedef void cte_cluster_done_fn(cte_cluster_t *cl, int status, const cte_reply_t *reply, void *ud);
+int cte_cluster_command_async(cte_cluster_t *cl, const void *key, size_t klen, int argc,
+                              const char *const *argv, const size_t *lens, cte_cluster_done_fn *fn,
+                              void *ud);
+int cte_cluster_put_async(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t off,
+                          const void *data, size_t len, double score, cte_cluster_done_fn *fn,
+                          void *ud);
+int cte_cluster_get_async(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t off,
+                          int64_t count, cte_cluster_done_fn *fn, void *ud);
+/* Waits until every queued request completed (redirected ones re-sent). Returns 0, or the
+ * first node connection failure met (those requests got it as their status). */
+int cte_cluster_wait_all(cte_cluster_t *cl);
+/* Requests queued, in flight or waiting to be re-sent. */
+unsigned cte_cluster_pending(const cte_cluster_t *cl);
+
+/* The tag calls, routed by the tag's slot; arguments and results as the cte_conn calls. */
+int cte_cluster_put(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t off,
+                    const void *data, size_t len, double score, uint64_t *size);
+int cte_cluster_get(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t off,
+                    int64_t count, void *buf, size_t cap, size_t *len);
+int cte_cluster_get_view(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t off,
+                         int64_t count, const void **data, size_t *len);
+int cte_cluster_size(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t *size);
+int cte_cluster_truncate(cte_cluster_t *cl, const char *tag, const char *blob, uint64_t size,
+                         uint64_t *newsize);
+int cte_cluster_delete(cte_cluster_t *cl, const char *tag, const char *const *blobs, size_t n,
+                       uint64_t *removed);
+int cte_cluster_score(cte_cluster_t *cl, const char *tag, const char *blob, double *score);
+int cte_cluster_reorg(cte_cluster_t *cl, const char *tag, const char *blob, double score,
+                      const char **tier);
+int cte_cluster_len(cte_cluster_t *cl, const char *tag, uint64_t *n);
+int cte_cluster_info(cte_cluster_t *cl, const char *tag, const char *blob, cte_blob_info_t *info);
+int cte_cluster_list(cte_cluster_t *cl, const char *tag, cte_reply_t **names);
+int cte_cluster_scan(cte_cluster_t *cl, const char *tag, uint64_t cursor, const char *match,
+                     unsigned count, uint64_t *next, cte_reply_t **names);
+
+/* Whole-cluster queries: the command runs on every primary at once and the replies are merged
+ * into the reply one node holding all the data gives, same shape (*out, the caller's):
+ *  - TQUERY TAGS / BLOBS: total = the sum of the nodes' totals (exact); names in byte order (tag,
+ *    then blob), the first `limit` of the merge (each node sends at most limit);
+ *  - TQUERY BLOBS with since/until: oldest first by each blob's mtime (TINFO, asked of the node
+ *    that returned it); blobs of different nodes with the same mtime are ordered by tag, then
+ *    blob (one node orders them by creation);
+ *  - TSEARCH: two phases. Every primary's statistics of the query (TSEARCH q STATS) are
+ *    summed, then every primary searches with the sums (GLOBALSTATS) for its best `limit`
+ *    (0: 10) with scores, which are then the scores one node holding all the blobs gives; the
+ *    merge keeps the global best `limit`, equal scores by tag then blob (docs/libcte.md).
+ * An error reply from any node fails the call with CTE_E_SERVER and that node's message. */
+int cte_cluster_query_tags(cte_cluster_t *cl, const char *regex, unsigned limit, uint64_t *total,
+                           cte_reply_t **out);
+int cte_cluster_query_blobs(cte_cluster_t *cl, const char *tagregex, const char *blobregex,
+                            int64_t since, int64_t until, unsigned limit, uint64_t *total,
+                            cte_reply_t **out);
+int cte_cluster_search(cte_cluster_t *cl, const char *query, const char *tagregex,
+                       const char *blobregex, unsigned limit, int withscores, cte_reply_t **out);
 
 #ifdef __cplusplus
 }

@@ -330,3 +330,72 @@ Test(bm25, removing_the_last_document_frees_everything)
     cr_assert_eq(st.dead_postings, 0);
     cr_assert_eq(st.memory, 0);
 }
+
+/* ---- shards scored with the corpus's statistics (a cluster's two-phase TSEARCH) ---- */
+
+typedef struct gstats {
+    char term[64][24];
+    uint64_t df[64];
+    int n;
+} gstats_t;
+
+static void add_term_df(void *ud, const char *term, size_t len, uint64_t df)
+{
+    gstats_t *g = ud;
+    for (int i = 0; i < g->n; i++)
+        if (strlen(g->term[i]) == len && !memcmp(g->term[i], term, len)) {
+            g->df[i] += df;
+            return;
+        }
+    cr_assert_lt(g->n, 64);
+    memcpy(g->term[g->n], term, len);
+    g->term[g->n][len] = '\0';
+    g->df[g->n++] = df;
+}
+
+static uint64_t lookup_df(void *ud, const char *term, size_t len)
+{
+    gstats_t *g = ud;
+    for (int i = 0; i < g->n; i++)
+        if (strlen(g->term[i]) == len && !memcmp(g->term[i], term, len)) return g->df[i];
+    return UINT64_MAX;
+}
+
+Test(bm25, shards_given_the_corpus_statistics_score_as_one_index)
+{
+    static const char *words[] = {"alpha", "beta", "gamma", "delta", "omega", "kappa", "rho"};
+    static rdoc_t d[120];
+    bm25_t *shard[3] = {bm25_new(), bm25_new(), bm25_new()};
+    srand(11);
+    for (int i = 0; i < 120; i++) {
+        int n = 1 + rand() % 20, len = 0;
+        for (int w = 0; w < n; w++)
+            len += snprintf(d[i].text + len, sizeof d[i].text - len, "%s ", words[rand() % 7]);
+        bm25_add(ix, d[i].text, (size_t)len, &d[i]); /* the whole corpus */
+        bm25_add(shard[i % 3], d[i].text, (size_t)len, &d[i]);
+    }
+    const char *q = "gamma omega nothere rho";
+    gstats_t g = {0};
+    bm25_global_t glob = {0, 0, lookup_df, &g};
+    for (int s = 0; s < 3; s++) {
+        bm25_stats_t st;
+        bm25_get_stats(shard[s], &st);
+        glob.docs += st.docs;
+        glob.tokens += st.tokens;
+        bm25_term_stats(shard[s], q, strlen(q), add_term_df, &g);
+    }
+    cr_assert_eq(g.n, 3); /* known terms only, each once */
+    bm25_hit_t all[120], part[120];
+    bm25_query_t opt = {120, NULL, by_index, NULL};
+    size_t n = bm25_search(ix, q, strlen(q), &opt, all), seen = 0;
+    opt.global = &glob;
+    for (int s = 0; s < 3; s++) {
+        size_t m = bm25_search(shard[s], q, strlen(q), &opt, part);
+        for (size_t j = 0; j < m; j++, seen++)
+            for (size_t k = 0; k < n; k++)
+                if (all[k].owner == part[j].owner)
+                    cr_assert_float_eq(part[j].score, all[k].score, 1e-12 * all[k].score);
+        bm25_free(shard[s]);
+    }
+    cr_assert_eq(seen, n);
+}
