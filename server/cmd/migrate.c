@@ -52,7 +52,7 @@
 
 static int cluster_mode(void)
 {
-    return srv.cfg.inert.cluster_enabled;
+    return srv.cfg.cluster_enabled;
 }
 
 /* ---- keys in flight ---- */
