@@ -110,7 +110,7 @@ static cluster_node_t *decide(const query_t *q, const command_t *cmd, uint32_t c
         *err = REDIR_ASK;
         return cluster->migrating_to[q->slot];
     }
-    if (q->importing && (cflags & CLIENT_ASKING)) {
+    if (q->importing && ((cflags & CLIENT_ASKING) || (cmd->flags & CMD_ASKING))) {
         if (q->multiple_keys && q->missing) {
             *err = REDIR_UNSTABLE;
             return NULL;
