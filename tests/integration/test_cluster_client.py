@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from conftest import (CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT, SANITIZE, RespConn,
-                      Server, ServerStartError, free_port, start_cte)
+from conftest import (CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT, SANITIZE, NeedMore,
+                      RespConn, Server, ServerStartError, free_port, parse_reply, start_cte)
 
 BUILD = os.path.dirname(os.path.abspath(CTE_SERVER))
 C_TEST = os.environ.get("CTE_CLUSTER_C_TEST") or \
@@ -28,15 +28,19 @@ C_TEST = os.environ.get("CTE_CLUSTER_C_TEST") or \
 
 os.environ.setdefault("CTE_BUILD_DIR", BUILD)
 sys.path.insert(0, str(ROOT / "python"))
-try:
-    import cte
-except ImportError as e:  # python/cte not built (no Python headers): the C tests still run
-    cte = None
-    CTE_IMPORT_ERROR = str(e)
+cte, CTE_IMPORT_ERROR = None, ""
+if SANITIZE and "CTE_PYTHON_ASAN" not in os.environ:
+    # an ASan build's extension aborts a Python without the ASan runtime preloaded
+    # (test_python_cte.py explains): the C tests still run
+    CTE_IMPORT_ERROR = "ASan build"
+else:
+    try:
+        import cte
+    except ImportError as e:  # python/cte not built (no Python headers)
+        CTE_IMPORT_ERROR = str(e)
 
-needs_py = pytest.mark.skipif(cte is None, reason="python/cte does not import here (not "
-                              "built, or an ASan build outside its preload): %s" %
-                              (CTE_IMPORT_ERROR if cte is None else ""))
+needs_py = pytest.mark.skipif(cte is None, reason="python/cte does not import here: %s" %
+                              CTE_IMPORT_ERROR)
 
 
 def _call(port, *args):
@@ -543,3 +547,104 @@ def test_tag_calls_follow_moved_and_ask_on_cte_nodes(cte_cluster):
         assert cl.tag(tag).get_blob("b") == b"during"  # MOVED, then the map reloaded
         assert sorted(cl.tag(tag).get_contained_blobs()) == ["b", "c"]
         assert cl.tag_query(tag.replace("{", "\\{").replace("}", "\\}")) == [tag]
+
+
+class FakeNode:
+    """A TCP server answering every request from a table (command name -> raw RESP reply,
+    default +OK), for replies a real cluster never sends."""
+
+    def __init__(self, replies):
+        self.replies = replies
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn):
+        buf = b""
+        with conn:
+            while True:
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                buf += data
+                while True:
+                    try:
+                        r, pos = parse_reply(buf, 0)
+                    except NeedMore:
+                        break
+                    buf = buf[pos:]
+                    name = r.val[0].val.upper() if r.val else b""
+                    conn.sendall(self.replies.get(name, b"+OK\r\n"))
+
+    def close(self):
+        self.sock.close()
+
+
+def _slots_reply(*ranges):
+    out = b"*%d\r\n" % len(ranges)
+    for start, end, host, port in ranges:
+        out += b"*3\r\n:%d\r\n:%d\r\n*2\r\n$%d\r\n%s\r\n:%d\r\n" % (
+            start, end, len(host), host, port)
+    return out
+
+
+@needs_py
+@pytest.mark.parametrize("slots", [
+    b"+OK\r\n",                                           # not an array
+    b"*1\r\n*2\r\n:0\r\n:5\r\n",                           # too short a range
+    _slots_reply((5, 2, b"127.0.0.1", 7000)),               # start after end
+    _slots_reply((0, 16384, b"127.0.0.1", 7000)),           # past the last slot
+    _slots_reply((0, 10, b"127.0.0.1", 0)),                 # port 0
+    _slots_reply((0, 10, b"h" * 300, 7000)),                # host too long
+    b"*1\r\n*3\r\n:0\r\n:1\r\n:7\r\n",                     # node not an array
+    b"-ERR This instance has cluster support disabled\r\n",
+])
+def test_a_malformed_slot_map_fails_the_open_cleanly(slots):
+    node = FakeNode({b"CLUSTER": slots})
+    try:
+        with pytest.raises(cte.Error):
+            cte.Cluster("tcp://127.0.0.1:%d" % node.port, timeout=5)
+    finally:
+        node.close()
+
+
+@needs_py
+def test_redirects_to_nowhere_and_garbage_redirects_are_errors():
+    dead = free_port()
+    node = FakeNode({})
+    node.replies[b"CLUSTER"] = _slots_reply((0, 16383, b"127.0.0.1", node.port))
+    node.replies[b"GET"] = b"-MOVED 1234 127.0.0.1:%d\r\n" % dead
+    node.replies[b"SET"] = b"-MOVED 99999 127.0.0.1:1\r\n"  # slot out of range: no redirect
+    node.replies[b"INCR"] = b"-ASK 12 nohostport\r\n"
+    node.replies[b"DEL"] = b"-MOVED 12 127.0.0.1:%d\r\n" % node.port  # back to itself
+    try:
+        with cte.Cluster("tcp://127.0.0.1:%d" % node.port, timeout=5) as cl:
+            with pytest.raises(cte.ConnectionError, match=str(dead)):
+                cl.command("GET", "k")
+            with pytest.raises(cte.ResponseError, match="MOVED 99999"):
+                cl.command("SET", "k", "v")
+            with pytest.raises(cte.ResponseError, match="ASK 12 nohostport"):
+                cl.command("INCR", "k")
+            t0 = time.time()
+            with pytest.raises(cte.ResponseError, match="MOVED 12"):
+                cl.command("DEL", "k")  # at most 16 attempts, then the last error
+            assert time.time() - t0 < 5
+            with pytest.raises(cte.ConnectionError):
+                cl.pipeline().command("GET", "k").execute()
+            assert cl.command("PING") == "OK"  # still usable
+    finally:
+        node.close()
