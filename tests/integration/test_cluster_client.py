@@ -38,6 +38,9 @@ else:
         import cte
     except ImportError as e:  # python/cte not built (no Python headers)
         CTE_IMPORT_ERROR = str(e)
+if os.environ.get("CTE_PYTHON_ASAN"):  # the preload served this process, not the servers
+    for _k in ("LD_PRELOAD", "ASAN_OPTIONS", "PYTHONMALLOC"):
+        os.environ.pop(_k, None)
 
 needs_py = pytest.mark.skipif(cte is None, reason="python/cte does not import here: %s" %
                               CTE_IMPORT_ERROR)
@@ -559,16 +562,19 @@ class FakeNode:
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
         self.port = self.sock.getsockname()[1]
+        self.talkers = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
     def _serve(self):
         while True:
             try:
-                conn, _ = self.sock.accept()
+                conn = self.sock.accept()[0]
             except OSError:
                 return
-            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+            t = threading.Thread(target=self._talk, args=(conn,), daemon=True)
+            self.talkers.append(t)
+            t.start()
 
     def _talk(self, conn):
         buf = b""
@@ -591,7 +597,15 @@ class FakeNode:
                     conn.sendall(self.replies.get(name, b"+OK\r\n"))
 
     def close(self):
+        """Stops accepting (shutdown wakes the accept) and waits for every thread; call it
+        after the clients closed their connections."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+        for t in [self.thread] + self.talkers:
+            t.join(timeout=10)
 
 
 def _slots_reply(*ranges):
