@@ -283,13 +283,19 @@ static int any_node(cte_cluster_t *cl, int *node)
 
 /* ---- redirects ---- */
 
+/* 1 for -TRYAGAIN and -CLUSTERDOWN: wait, and ask again. */
+static int is_wait(const char *msg)
+{
+    return !strncmp(msg, "TRYAGAIN", 8) || !strncmp(msg, "CLUSTERDOWN", 11);
+}
+
 /* What an error message asks for; MOVED and ASK fill *slot, host[0..*hlen) and *port (an
  * empty host means the replying node's). */
 static enum redirect redirect_parse(const char *msg, unsigned *slot, const char **host,
                                     size_t *hlen, int *port)
 {
     if (!msg) return R_NONE;
-    if (!strncmp(msg, "TRYAGAIN", 8) || !strncmp(msg, "CLUSTERDOWN", 11)) return R_WAIT;
+    if (is_wait(msg)) return R_WAIT;
     enum redirect kind = !strncmp(msg, "MOVED ", 6) ? R_MOVED
                          : !strncmp(msg, "ASK ", 4) ? R_ASK
                                                     : R_NONE;
@@ -815,8 +821,7 @@ static int fan_out(cte_cluster_t *cl, int argc, const char *const *argv, fan_t *
         wait_round(cl);
         int rc = 0, wait = 0;
         for (size_t i = 0; i < np && !rc; i++) {
-            wait |= redirect_parse(f[i].msg, &(unsigned){0}, &(const char *){0}, &(size_t){0},
-                                   &(int){0}) == R_WAIT;
+            wait |= is_wait(f[i].msg);
             if (f[i].status == 1) f[i].status = CTE_E_CLOSED; /* never answered */
             if (f[i].status) rc = node_err(cl, f[i].node, f[i].status, f[i].msg);
         }
