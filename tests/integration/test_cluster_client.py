@@ -375,6 +375,13 @@ def test_pipeline_after_a_reshard_follows_moved(redis_cluster):
 
 # ---- python/cte against cte-server nodes: tags and merged queries ----
 
+def assert_same_hits(got, want):
+    """TSEARCH results: the same (tag, blob) in the same order, scores within 1e-12."""
+    assert [(t, b) for t, b, _ in got] == [(t, b) for t, b, _ in want]
+    assert [s for _, _, s in got] == pytest.approx([s for _, _, s in want], rel=1e-12)
+    assert got, "no hits: the comparison would prove nothing"
+
+
 def _fill(client_like, tags=12, blobs=5, seed=7):
     rnd = random.Random(seed)
     words = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta"]
@@ -425,13 +432,16 @@ def test_merged_queries_equal_one_node(cte_cluster):
             # TSEARCH in two phases: one node's hits, order and scores
             for q, k in (("alpha omega", 1000), ("alpha omega", 5), ("kappa", 7),
                          ("sigma theta nothere", 10)):
-                hits, want = cl.search(q, k=k), one.search(q, k=k)
-                assert [(t, b) for t, b, _ in hits] == [(t, b) for t, b, _ in want], q
-                assert [s for _, _, s in hits] == pytest.approx([s for _, _, s in want],
-                                                                rel=1e-12)
-            assert cl.search("alpha", k=3, tag_regex="tag0[2-5]") == \
-                pytest.approx(one.search("alpha", k=3, tag_regex="tag0[2-5]"))
+                assert_same_hits(cl.search(q, k=k), one.search(q, k=k))
+            assert_same_hits(cl.search("alpha", k=3, tag_regex="tag0[2-5]"),
+                             one.search("alpha", k=3, tag_regex="tag0[2-5]"))
             assert cl.search("nothere") == []
+            # RESP3 nodes: maps for TINFO, doubles for scores; the same merged answers
+            with cte.Cluster([a + "?resp=3" for a in seeds_of(cte_cluster)]) as cl3:
+                assert cl3.blob_query("tag.*", ".*", since=0) == \
+                    one.blob_query("tag.*", ".*", since=0)
+                assert_same_hits(cl3.search("alpha omega", k=9), one.search("alpha omega", k=9))
+                assert cl3.tag_query("tag.*", 5) == one.tag_query("tag.*", 5)
     finally:
         single.stop()
 
