@@ -50,7 +50,8 @@ struct creq {
     cte_cluster_done_fn *fn;
     void *ud;
     int slot;         /* -1: any node */
-    int ask;          /* node to send ASKING and the request to, or -1 */
+    int to;           /* node a redirect named (sent there next), or -1: the slot's owner */
+    int asking;       /* send ASKING first (-ASK) */
     int attempt;      /* redirects followed so far */
     long long due_ms; /* monotonic: not re-sent before */
     int argc;
@@ -282,13 +283,19 @@ static int any_node(cte_cluster_t *cl, int *node)
 
 /* ---- redirects ---- */
 
+/* 1 for -TRYAGAIN and -CLUSTERDOWN: wait, and ask again. */
+static int is_wait(const char *msg)
+{
+    return !strncmp(msg, "TRYAGAIN", 8) || !strncmp(msg, "CLUSTERDOWN", 11);
+}
+
 /* What an error message asks for; MOVED and ASK fill *slot, host[0..*hlen) and *port (an
  * empty host means the replying node's). */
 static enum redirect redirect_parse(const char *msg, unsigned *slot, const char **host,
                                     size_t *hlen, int *port)
 {
     if (!msg) return R_NONE;
-    if (!strncmp(msg, "TRYAGAIN", 8) || !strncmp(msg, "CLUSTERDOWN", 11)) return R_WAIT;
+    if (is_wait(msg)) return R_WAIT;
     enum redirect kind = !strncmp(msg, "MOVED ", 6) ? R_MOVED
                          : !strncmp(msg, "ASK ", 4) ? R_ASK
                                                     : R_NONE;
@@ -327,16 +334,16 @@ static int final(cte_cluster_t *cl, cte_conn_t *c, int status)
     return 0;
 }
 
-int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn, int status,
-                      int *attempt)
+int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn,
+                      int *status, int *attempt)
 {
     unsigned slot;
     const char *host;
     size_t hlen;
-    int port, from = node_of(cl, *conn);
-    if (status == 0) return 0;
-    if (status != CTE_E_SERVER) {
-        final(cl, *conn, status);
+    int port, rc, from = node_of(cl, *conn);
+    if (*status == 0) return 0;
+    if (*status != CTE_E_SERVER) {
+        final(cl, *conn, *status);
         if (from >= 0 && cte__broken(*conn)) {
             node_drop(cl, from);
             cl->stale = 1;
@@ -344,27 +351,32 @@ int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t
         return 0;
     }
     enum redirect kind = redirect_parse(cte_conn_errmsg(*conn), &slot, &host, &hlen, &port);
-    if (kind == R_NONE || ++*attempt >= MAX_ATTEMPTS) return final(cl, *conn, status);
+    if (kind == R_NONE || ++*attempt >= MAX_ATTEMPTS) return final(cl, *conn, *status);
+    final(cl, *conn, *status);
     if (kind == R_WAIT) { /* the same node again when the new map has no node for the key */
-        final(cl, *conn, status);
         sleep_ms(backoff_ms(*attempt));
         cl->stale = 1;
         cte_conn_t *c;
         if (cte_cluster_conn_for_key(cl, key, len, &c) == 0) *conn = c;
         return node_of(cl, *conn) >= 0;
     }
-    final(cl, *conn, status);
     int n = redirect_node(cl, from, host, hlen, port);
-    if (n < 0 || node_conn(cl, n, conn) != 0) return 0;
+    if (n < 0 || (rc = node_conn(cl, n, conn)) != 0) { /* the node named cannot be reached */
+        *status = n < 0 ? n : rc;
+        return 0;
+    }
     if (kind == R_MOVED) {
         cl->slot[slot] = (uint16_t)n;
         cl->stale = 1;
         return 1;
     }
     cte_reply_t *r = NULL;
-    int rc = cte_call(*conn, &r, "ASKING", NULL);
+    rc = cte_call(*conn, &r, "ASKING", NULL);
     cte_reply_free(r);
-    if (rc) return final(cl, *conn, rc);
+    if (rc) {
+        *status = rc;
+        return final(cl, *conn, rc);
+    }
     return 1;
 }
 
@@ -470,7 +482,7 @@ int cte_cluster_command_key(cte_cluster_t *cl, const void *key, size_t klen, cte
     if (rc) return rc;
     for (;;) {
         rc = cte_command(c, reply, argc, argv, lens);
-        if (!cte_cluster_retry(cl, key, klen, &c, rc, &at)) return rc;
+        if (!cte_cluster_retry(cl, key, klen, &c, &rc, &at)) return rc;
         cte_reply_free(*reply);
         *reply = NULL;
     }
@@ -512,10 +524,10 @@ static int req_send(cte_cluster_t *cl, creq_t *q)
 {
     static const char *const asking[] = {"ASKING"};
     cte_conn_t *c;
-    int node = q->ask, rc = 0;
+    int node = q->to, rc = 0;
     if (node < 0) rc = q->slot < 0 ? any_node(cl, &node) : owner(cl, (unsigned)q->slot, &node);
     if (rc || (rc = node_conn(cl, node, &c)) != 0) return rc;
-    if (q->ask >= 0 && (rc = cte_command_async(c, 1, asking, NULL, NULL, NULL)) != 0)
+    if (q->asking && (rc = cte_command_async(c, 1, asking, NULL, NULL, NULL)) != 0)
         return set_err(cl, rc, "%s", cte_conn_errmsg(c));
     if ((rc = cte_command_async(c, q->argc, q->argv, q->lens, req_done, q)) != 0)
         return set_err(cl, rc, "%s", cte_conn_errmsg(c));
@@ -548,7 +560,8 @@ static void req_done(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
         return;
     }
     q->attempt++;
-    q->ask = kind == R_ASK ? n : -1;
+    q->to = n; /* MOVED, ASK: that node; TRYAGAIN, CLUSTERDOWN: the owner after a reload */
+    q->asking = kind == R_ASK;
     q->due_ms = kind == R_WAIT ? now_ms() + backoff_ms(q->attempt) : 0;
     if (kind == R_MOVED) cl->slot[slot] = (uint16_t)n;
     if (kind != R_ASK) cl->stale = 1;
@@ -571,7 +584,7 @@ int cte_cluster_command_async(cte_cluster_t *cl, const void *key, size_t klen, i
                   .fn = fn,
                   .ud = ud,
                   .slot = key ? (int)keyslot(key, klen) : -1,
-                  .ask = -1,
+                  .to = -1,
                   .argc = argc};
     q->argv = (const char **)(q + 1);
     q->lens = (size_t *)(q->argv + argc);
@@ -680,7 +693,7 @@ unsigned cte_cluster_pending(const cte_cluster_t *cl)
         int at_ = 0, rc_ = cte_cluster_conn_for_key((cl), (tag), klen_, &conn);                    \
         if (rc_) return rc_;                                                                       \
         do rc_ = (call);                                                                           \
-        while (cte_cluster_retry((cl), (tag), klen_, &conn, rc_, &at_));                           \
+        while (cte_cluster_retry((cl), (tag), klen_, &conn, &rc_, &at_));                          \
         return rc_;                                                                                \
     } while (0)
 
@@ -808,8 +821,7 @@ static int fan_out(cte_cluster_t *cl, int argc, const char *const *argv, fan_t *
         wait_round(cl);
         int rc = 0, wait = 0;
         for (size_t i = 0; i < np && !rc; i++) {
-            wait |= redirect_parse(f[i].msg, &(unsigned){0}, &(const char *){0}, &(size_t){0},
-                                   &(int){0}) == R_WAIT;
+            wait |= is_wait(f[i].msg);
             if (f[i].status == 1) f[i].status = CTE_E_CLOSED; /* never answered */
             if (f[i].status) rc = node_err(cl, f[i].node, f[i].status, f[i].msg);
         }

@@ -326,16 +326,17 @@ int cte_cluster_primary(const cte_cluster_t *cl, size_t i, const char **host, in
 
 /* Routing for calls the cluster API does not wrap (datasets, any cte_conn call): *conn gets the
  * connection of the node owning key's slot (key NULL: any node), owned by cl and valid until
- * the next call on cl. After the call made on it returned status, cte_cluster_retry returns 1
+ * the next call on cl. After the call made on it returned *status, cte_cluster_retry returns 1
  * when it should be made again on *conn (which it may change: MOVED/ASK/backoff handled, *attempt
- * counted; start it at 0), or 0 when status is final (its message then in cte_cluster_errmsg):
+ * counted; start it at 0), or 0 when *status is final, its message in cte_cluster_errmsg (*status
+ * is replaced when the node a redirect names cannot be reached, or ASKING fails there):
  *     cte_conn_t *c; int at = 0, rc = cte_cluster_conn_for_key(cl, tag, strlen(tag), &c);
  *     if (rc == 0) do rc = cte_size(c, tag, blob, &n);
- *                  while (cte_cluster_retry(cl, tag, strlen(tag), &c, rc, &at));
+ *                  while (cte_cluster_retry(cl, tag, strlen(tag), &c, &rc, &at));
  * A call made of several requests gets ASKING before the first only. */
 int cte_cluster_conn_for_key(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn);
-int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn, int status,
-                      int *attempt);
+int cte_cluster_retry(cte_cluster_t *cl, const void *key, size_t len, cte_conn_t **conn,
+                      int *status, int *attempt);
 
 /* The generic command, routed by argv[1] (see Routing); reply as cte_command's. */
 int cte_cluster_command(cte_cluster_t *cl, cte_reply_t **reply, int argc, const char *const *argv,
