@@ -60,12 +60,12 @@ typedef struct cluster_link {
     int connected; /* the TCP connection is up (inbound links always) */
     int writing;   /* a uv_write of `inflight` is pending */
     int closing;
-    long long ctime;     /* created, Unix ms */
-    long long rx_ms;     /* the last byte received, or ctime */
-    buf_t rbuf;          /* the message being read */
-    uint32_t want;       /* its length once bus_msg_peek checked it, else 0 */
-    buf_t sbuf;          /* queued output */
-    buf_t inflight;      /* output handed to uv_write */
+    long long ctime;                  /* created, Unix ms */
+    long long rx_ms;                  /* the last byte received, or ctime */
+    buf_t rbuf;                       /* the message being read */
+    uint32_t want;                    /* its length once bus_msg_peek checked it, else 0 */
+    buf_t sbuf;                       /* queued output */
+    buf_t inflight;                   /* output handed to uv_write */
     struct cluster_link *prev, *next; /* every open link */
 } cluster_link_t;
 
@@ -94,7 +94,10 @@ static void send_ping(cluster_link_t *l, int type);
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-static long long node_timeout(void) { return cluster_node_timeout(); }
+static long long node_timeout(void)
+{
+    return cluster_node_timeout();
+}
 
 static long long handshake_timeout(void)
 {
@@ -102,7 +105,10 @@ static long long handshake_timeout(void)
     return t < BUS_HANDSHAKE_MIN_MS ? BUS_HANDSHAKE_MIN_MS : t;
 }
 
-static int is_master(const cluster_node_t *n) { return (n->flags & CLUSTER_NODE_MASTER) != 0; }
+static int is_master(const cluster_node_t *n)
+{
+    return (n->flags & CLUSTER_NODE_MASTER) != 0;
+}
 static int in_handshake(const cluster_node_t *n)
 {
     return (n->flags & CLUSTER_NODE_HANDSHAKE) != 0;
@@ -118,9 +124,12 @@ static int sock_ip(const cluster_link_t *l, int peer, char *ip)
                   : uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &n);
     if (rc < 0) return -1;
     const void *a;
-    if (ss.ss_family == AF_INET) a = &((struct sockaddr_in *)&ss)->sin_addr;
-    else if (ss.ss_family == AF_INET6) a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-    else return -1;
+    if (ss.ss_family == AF_INET)
+        a = &((struct sockaddr_in *)&ss)->sin_addr;
+    else if (ss.ss_family == AF_INET6)
+        a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    else
+        return -1;
     if (!inet_ntop(ss.ss_family, a, ip, CLUSTER_IPLEN)) return -1;
     if (ss.ss_family == AF_INET6 && strncmp(ip, "::ffff:", 7) == 0 && strchr(ip, '.'))
         memmove(ip, ip + 7, strlen(ip + 7) + 1); /* an IPv4 peer on a dual-stack socket */
@@ -140,7 +149,10 @@ static const void *peer_key(const dict_node_t *n, size_t *len)
     return &((const peer_t *)n)->node;
 }
 
-static void peer_free(dict_node_t *n, void *ud) { xfree(n); }
+static void peer_free(dict_node_t *n, void *ud)
+{
+    xfree(n);
+}
 
 static const dict_type_t peer_type = {peer_key, peer_free};
 
@@ -212,8 +224,10 @@ static void link_free(cluster_link_t *l)
         }
         if (l->node->inbound_link == l) l->node->inbound_link = NULL;
     }
-    if (l->prev) l->prev->next = l->next;
-    else links = l->next;
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        links = l->next;
     if (l->next) l->next->prev = l->prev;
     uv_close((uv_handle_t *)&l->tcp, on_link_closed);
 }
@@ -287,9 +301,8 @@ static uint16_t wire_flags(uint32_t f)
 static void build_hdr(bus_hdr_t *h, int type)
 {
     const cluster_node_t *me = cluster->myself;
-    const cluster_node_t *primary = (me->flags & CLUSTER_NODE_SLAVE) && me->replicaof
-                                        ? me->replicaof
-                                        : me;
+    const cluster_node_t *primary =
+        (me->flags & CLUSTER_NODE_SLAVE) && me->replicaof ? me->replicaof : me;
     memset(h, 0, sizeof(*h));
     h->type = type;
     h->flags = wire_flags(me->flags) & (BUS_F_PRIMARY | BUS_F_REPLICA | BUS_F_NOFAILOVER);
@@ -576,8 +589,10 @@ static void process_ping(cluster_link_t *l, cluster_node_t *sender, const bus_ms
         sender->pong_received = now;
         sender->ping_sent = 0;
         peer_get(sender)->backoff_ms = 0;
-        if (sender->flags & CLUSTER_NODE_PFAIL) cluster_node_clear_fail(sender);
-        else if (sender->flags & CLUSTER_NODE_FAIL) clear_failure_if_needed(sender, now);
+        if (sender->flags & CLUSTER_NODE_PFAIL)
+            cluster_node_clear_fail(sender);
+        else if (sender->flags & CLUSTER_NODE_FAIL)
+            clear_failure_if_needed(sender, now);
     }
     /* a sender that now says it is a primary (replicas come later) */
     if (!h->primary[0] && !is_master(sender)) {
@@ -642,8 +657,8 @@ static void process(cluster_link_t *l, const bus_msg_t *m)
             if (!(sender = finish_handshake(l, h))) return;
         } else if (memcmp(l->node->id, h->sender, BUS_ID_LEN) != 0) {
             cluster_node_t *n = l->node;
-            log_notice("Cluster bus: %s:%d answered as %.40s, not %.40s: address forgotten",
-                       n->ip, n->bus_port, h->sender, n->id);
+            log_notice("Cluster bus: %s:%d answered as %.40s, not %.40s: address forgotten", n->ip,
+                       n->bus_port, h->sender, n->id);
             link_free(l);
             cluster_node_set_addr(n, "", 0, 0);
             n->flags |= CLUSTER_NODE_NOADDR;
@@ -684,9 +699,15 @@ static void process(cluster_link_t *l, const bus_msg_t *m)
     switch (h->type) {
     case BUS_MEET:
     case BUS_PING:
-    case BUS_PONG: process_ping(l, sender, m, now); break;
-    case BUS_FAIL: process_fail(sender, m, now); break;
-    case BUS_UPDATE: process_update(sender, m); break;
+    case BUS_PONG:
+        process_ping(l, sender, m, now);
+        break;
+    case BUS_FAIL:
+        process_fail(sender, m, now);
+        break;
+    case BUS_UPDATE:
+        process_update(sender, m);
+        break;
     }
 }
 
@@ -857,8 +878,10 @@ int cluster_bus_start(char *err, size_t errlen)
 {
     int port = cluster_bus_listen_port();
     if (port <= 0 || port > 65535) {
-        snprintf(err, errlen, "The cluster bus port %d is not valid (port + 10000, or "
-                              "cluster-port, must be 1..65535)", port);
+        snprintf(err, errlen,
+                 "The cluster bus port %d is not valid (port + 10000, or "
+                 "cluster-port, must be 1..65535)",
+                 port);
         return -1;
     }
     dict_init(&peers, &peer_type);
@@ -974,8 +997,7 @@ static int cron_pings(long long now)
         if (n->link && n->link->connected && now - n->link->ctime > nt && n->ping_sent &&
             ping_delay > nt / 2 && data_delay > nt / 2)
             link_free(n->link);
-        if (n->link && n->link->connected && n->ping_sent == 0 &&
-            now - n->pong_received > nt / 2) {
+        if (n->link && n->link->connected && n->ping_sent == 0 && now - n->pong_received > nt / 2) {
             send_ping(n->link, BUS_PING);
             continue;
         }

@@ -56,17 +56,31 @@ _Static_assert(OFF_SLOTS + BUS_SLOT_BYTES == OFF_HOST, "header layout");
 _Static_assert(OFF_HOST + BUS_HOST_LEN == BUS_HDR_LEN, "header layout");
 _Static_assert(OFF_RSV2 == OFF_IP + BUS_IP_LEN, "header layout");
 
-enum { G_ID = 0, G_PING = 40, G_PONG = 44, G_IP = 48, G_PORT = 94, G_BPORT = 96, G_FLAGS = 98,
-       G_RSV = 100 };
+enum {
+    G_ID = 0,
+    G_PING = 40,
+    G_PONG = 44,
+    G_IP = 48,
+    G_PORT = 94,
+    G_BPORT = 96,
+    G_FLAGS = 98,
+    G_RSV = 100
+};
 _Static_assert(G_IP + BUS_IP_LEN == G_PORT, "gossip layout");
 _Static_assert(G_RSV + 4 == BUS_GOSSIP_LEN, "gossip layout");
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
 static uint32_t get32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
 static void put16(uint8_t *p, uint16_t v)
 {
     p[0] = v >> 8;
@@ -120,7 +134,10 @@ static int get_text(const uint8_t *p, size_t size, char *out)
     return 0;
 }
 
-static int get_ip(const uint8_t *p, char *out) { return get_text(p, BUS_IP_LEN, out); }
+static int get_ip(const uint8_t *p, char *out)
+{
+    return get_text(p, BUS_IP_LEN, out);
+}
 
 static int valid_role(uint16_t flags)
 {
@@ -256,9 +273,12 @@ static void encode_gossip(uint8_t *p, const bus_gossip_t *g)
 static size_t body_len(const bus_msg_t *m)
 {
     switch (m->hdr.type) {
-    case BUS_FAIL: return BUS_FAIL_LEN;
-    case BUS_UPDATE: return BUS_UPDATE_LEN;
-    default: return (size_t)m->count * BUS_GOSSIP_LEN;
+    case BUS_FAIL:
+        return BUS_FAIL_LEN;
+    case BUS_UPDATE:
+        return BUS_UPDATE_LEN;
+    default:
+        return (size_t)m->count * BUS_GOSSIP_LEN;
     }
 }
 
@@ -305,15 +325,18 @@ size_t bus_msg_encode(const bus_msg_t *m, buf_t *out)
 const char *bus_msg_strerror(int err)
 {
 #define BUS_ERR_CASE(name, value, text)                                                            \
-    case name: return text;
-    switch (err) { BUS_ERR_TABLE(BUS_ERR_CASE) }
+    case name:                                                                                     \
+        return text;
+    switch (err) {
+        BUS_ERR_TABLE(BUS_ERR_CASE)
+    }
 #undef BUS_ERR_CASE
     return status_str(err);
 }
 
 const char *bus_msg_type_name(int type)
 {
-    static const char *const names[BUS_TYPE_COUNT] = {NULL, "meet", "ping", "pong", "fail",
-                                                      "update"};
+    static const char *const names[BUS_TYPE_COUNT] = {NULL,   "meet", "ping",
+                                                      "pong", "fail", "update"};
     return type > 0 && type < BUS_TYPE_COUNT ? names[type] : "unknown";
 }
