@@ -993,9 +993,10 @@ static int cron_pings(long long now)
         if (n->flags & (CLUSTER_NODE_MYSELF | CLUSTER_NODE_NOADDR | CLUSTER_NODE_HANDSHAKE))
             continue;
         long long ping_delay = now - n->ping_sent, data_delay = now - n->data_received;
-        /* connected long enough, a ping half a timeout old, and silence: try a new link */
-        if (n->link && n->link->connected && now - n->link->ctime > nt && n->ping_sent &&
-            ping_delay > nt / 2 && data_delay > nt / 2)
+        /* a link older than the timeout (connected or still connecting), a ping half a
+         * timeout old, and silence: try a new link */
+        if (n->link && now - n->link->ctime > nt && n->ping_sent && ping_delay > nt / 2 &&
+            data_delay > nt / 2)
             link_free(n->link);
         if (n->link && n->link->connected && n->ping_sent == 0 && now - n->pong_received > nt / 2) {
             send_ping(n->link, BUS_PING);
