@@ -40,9 +40,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 _Static_assert(BUS_ID_LEN == CLUSTER_NAMELEN && BUS_IP_LEN == CLUSTER_IPLEN, "field sizes");
@@ -784,6 +786,38 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
     if (nread == 0) return;
     l->rx_ms = time_ms();
     feed(l, b->base, (size_t)nread);
+}
+
+void cluster_bus_serve_now(void)
+{
+    if (!started) return;
+    struct pollfd pfd[BUS_SERVE_MAX];
+    cluster_link_t *who[BUS_SERVE_MAX];
+    int n = 0;
+    for (cluster_link_t *l = links; l && n < BUS_SERVE_MAX; l = l->next) {
+        uv_os_fd_t fd;
+        if (!l->connected || uv_fileno((uv_handle_t *)&l->tcp, &fd) != 0) continue;
+        pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+        who[n++] = l;
+    }
+    if (n == 0 || poll(pfd, (nfds_t)n, 0) <= 0) return;
+    for (int i = 0; i < n; i++) {
+        cluster_link_t *l = who[i]; /* (a link freed meanwhile lives until the loop runs) */
+        if (!(pfd[i].revents & POLLIN) || l->closing) continue;
+        ssize_t r = read(pfd[i].fd, read_chunk, sizeof(read_chunk));
+        if (r <= 0) continue; /* EOF, error or nothing: the loop sees it again later */
+        l->rx_ms = time_ms();
+        feed(l, read_chunk, (size_t)r);
+    }
+    /* a uv_write that completed waits for the loop to run its callback, and the next one
+     * waits for that: send what the socket takes now (uv_try_write refuses while anything
+     * is still queued, which keeps the order) */
+    for (cluster_link_t *l = links; l; l = l->next) {
+        if (!l->connected || !l->sbuf.len) continue;
+        uv_buf_t b = uv_buf_init(l->sbuf.data, (unsigned)l->sbuf.len);
+        int w = uv_try_write((uv_stream_t *)&l->tcp, &b, 1);
+        if (w > 0) buf_consume(&l->sbuf, (size_t)w);
+    }
 }
 
 /* ---- connecting and accepting ------------------------------------------------------------- */

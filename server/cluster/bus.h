@@ -21,5 +21,14 @@
 /* handshakes (and inbound links without a known sender) expire after
  * max(cluster-node-timeout, BUS_HANDSHAKE_MIN_MS), as Redis */
 #define BUS_HANDSHAKE_MIN_MS 1000
+/* links cluster_bus_serve_now looks at, at most */
+#define BUS_SERVE_MAX 1024
+
+/* While the loop cannot run (a script past busy-reply-threshold, server/script/busy.c): reads
+ * what arrived on the links and handles it now, so that the other nodes get their PONGs and
+ * do not flag this node as failing; replies leave at once when the socket takes them. No
+ * pings of our own and no accepts until the loop runs again. Does nothing when the bus is not
+ * started. Never blocks. */
+void cluster_bus_serve_now(void);
 
 #endif

@@ -361,3 +361,32 @@ def test_a_node_with_a_stale_slot_map_gets_an_update(created):
              6 * NODE_TIMEOUT / 1000.0 + 10, what="cluster_state:ok after the UPDATE")
     ok, out = cluster_check(a)
     assert ok, out
+
+
+def test_a_node_busy_in_a_long_script_still_answers_the_bus(created):
+    """A script running past busy-reply-threshold: the node keeps answering its peers' pings
+    (as Redis's processEventsWhileBlocked), so they never flag it failing."""
+    import threading
+    a, others = created[0], created[1:]
+    aid = a.myid()
+    assert a.cmd("CONFIG", "SET", "busy-reply-threshold", "100") == b"OK"
+    secs = 2.5 * NODE_TIMEOUT / 1000.0
+    script = ("local t0 = redis.call('TIME') "
+              "while true do local t = redis.call('TIME') "
+              "if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > %d then return 1 end end"
+              % int(secs * 1e6))
+    result = {}
+    th = threading.Thread(target=lambda: result.update(r=a.cmd("EVAL", script, 0)))
+    th.start()
+    flagged = set()
+    try:
+        while th.is_alive():
+            for n in others:
+                flagged |= set(n.flags_by_id()[aid]) & {"fail", "fail?"}
+            time.sleep(0.05)
+    finally:
+        th.join()
+        a.cmd("CONFIG", "SET", "busy-reply-threshold", "5000")
+    assert result.get("r") == 1, result
+    assert not flagged, flagged
+    assert all_ok(created)
