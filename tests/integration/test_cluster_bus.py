@@ -390,3 +390,21 @@ def test_a_node_busy_in_a_long_script_still_answers_the_bus(created):
     assert result.get("r") == 1, result
     assert not flagged, flagged
     assert all_ok(created)
+
+
+def test_a_node_back_on_other_ports_is_found_there(created):
+    """Restarted from its nodes.conf on a new client and bus port, a node pings the others,
+    which take its new address from the connection and its header and reconnect."""
+    a, b, c = created
+    cid = c.myid()
+    c.signal(signal.SIGTERM)
+    assert c.wait_exit() == 0
+    c.port, c.bus_port = cluster_util.free_port(), cluster_util.free_port()
+    c.start(same_dir=True)
+    want = "127.0.0.1:%d@%d" % (c.port, c.bus_port)
+    wait_for(lambda: all(next(n for n in x.nodes() if n["id"] == cid)["addr"].startswith(want)
+                         for x in (a, b)), 10, what="the new address everywhere")
+    wait_for(lambda: all_ok(created) and converged(created, 3), 6 * NODE_TIMEOUT / 1000.0 + 10,
+             what="the cluster whole again")
+    ok, out = cluster_check(a)
+    assert ok, out
