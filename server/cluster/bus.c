@@ -316,7 +316,7 @@ static void build_hdr(bus_hdr_t *h, int type)
     h->bus_port = (uint16_t)me->bus_port;
     /* as Redis: the address only when announced, else peers take the connection's */
     const char *aip = srv.cfg.cluster_announce_ip;
-    if (aip && aip[0] && strlen(aip) < BUS_IP_LEN) snprintf(h->ip, sizeof(h->ip), "%s", aip);
+    if (aip && aip[0] && bus_msg_valid_ip(aip)) snprintf(h->ip, sizeof(h->ip), "%s", aip);
     snprintf(h->hostname, sizeof(h->hostname), "%s", me->hostname);
     memcpy(h->slots, primary->slots, BUS_SLOT_BYTES);
 }
@@ -328,7 +328,8 @@ static void gossip_entry(bus_gossip_t *g, const cluster_node_t *n)
     g->ping_sent = (uint32_t)(n->ping_sent / 1000);
     g->pong_received = (uint32_t)(n->pong_received / 1000);
     g->flags = wire_flags(n->flags);
-    if (!n->ip[0] || n->port <= 0 || n->bus_port <= 0) {
+    if (!n->ip[0] || !bus_msg_valid_ip(n->ip) || n->port <= 0 || n->port > 65535 ||
+        n->bus_port <= 0 || n->bus_port > 65535) {
         g->flags |= BUS_F_NOADDR;
         return;
     }
@@ -910,6 +911,10 @@ static int listen_on(const char *addr, int port, int optional, char *err, size_t
 
 int cluster_bus_start(char *err, size_t errlen)
 {
+    if (srv.cfg.port <= 0) {
+        snprintf(err, errlen, "Cluster mode needs a TCP port (port 0 listens on none)");
+        return -1;
+    }
     int port = cluster_bus_listen_port();
     if (port <= 0 || port > 65535) {
         snprintf(err, errlen,

@@ -21,6 +21,9 @@
  *      168  2048  slot bitmap
  *     2216   256  announced hostname, NUL-padded ("" = none)
  *
+ * Text fields end with NUL padding: an address has hex digits, '.' and ':' (IPv4 or IPv6
+ * text), a hostname letters, digits, '.' and '-' (cluster-announce-hostname's rule).
+ *
  * Gossip entry (BUS_GOSSIP_LEN = 104 bytes): id 40, ping_sent 4, pong_received 4, ip 46,
  * port 2, bus port 2, flags 2, reserved 4 (0). FAIL body: the failing node's id (40).
  * UPDATE body: id 40, config epoch 8, slot bitmap 2048.
@@ -120,13 +123,33 @@ static int get_id(const uint8_t *p, char *out)
     return 0;
 }
 
-/* A text field of size bytes: printable text without spaces, then NULs to the end (at least
+static int ip_char(uint8_t c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '.' ||
+           c == ':';
+}
+
+int bus_msg_valid_ip(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (n + 1 >= BUS_IP_LEN || !ip_char((uint8_t)s[n])) return 0;
+    return 1;
+}
+
+static int host_char(uint8_t c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '-';
+}
+
+/* A text field of size bytes: characters that ok() accepts, then NULs to the end (at least
  * one). */
-static int get_text(const uint8_t *p, size_t size, char *out)
+static int get_text(const uint8_t *p, size_t size, int (*ok)(uint8_t), char *out)
 {
     size_t n = 0;
     while (n < size && p[n]) {
-        if (p[n] < 0x21 || p[n] > 0x7e) return BUS_EFIELD;
+        if (!ok(p[n])) return BUS_EFIELD;
         n++;
     }
     if (n == size || !all_zero(p + n, size - n)) return BUS_EFIELD;
@@ -136,7 +159,7 @@ static int get_text(const uint8_t *p, size_t size, char *out)
 
 static int get_ip(const uint8_t *p, char *out)
 {
-    return get_text(p, BUS_IP_LEN, out);
+    return get_text(p, BUS_IP_LEN, ip_char, out);
 }
 
 static int valid_role(uint16_t flags)
@@ -187,7 +210,7 @@ static int decode_hdr(const uint8_t *p, bus_hdr_t *h)
     if (!h->port || !h->bus_port) return BUS_EFIELD;
     if (!all_zero(p + OFF_RSV1, 4) || !all_zero(p + OFF_RSV2, 2)) return BUS_EFIELD;
     if (get_ip(p + OFF_IP, h->ip)) return BUS_EFIELD;
-    if (get_text(p + OFF_HOST, BUS_HOST_LEN, h->hostname)) return BUS_EFIELD;
+    if (get_text(p + OFF_HOST, BUS_HOST_LEN, host_char, h->hostname)) return BUS_EFIELD;
     memcpy(h->slots, p + OFF_SLOTS, BUS_SLOT_BYTES);
     return 0;
 }

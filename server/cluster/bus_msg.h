@@ -115,6 +115,9 @@ size_t bus_msg_encode(const bus_msg_t *m, buf_t *out);
 const char *bus_msg_strerror(int err);
 /* "meet", "ping", "pong", "fail", "update"; "unknown" for anything else. */
 const char *bus_msg_type_name(int type);
+/* 1 if the NUL-terminated s fits the address field: shorter than BUS_IP_LEN, only hex
+ * digits, '.' and ':'. */
+int bus_msg_valid_ip(const char *s);
 /* 1 if s[0..40) are 40 lowercase hex digits. */
 int bus_msg_valid_id(const char *s);
 

@@ -244,6 +244,8 @@ Test(bus_msg, each_malformed_field_is_refused)
     expect_field_refused(120 + 10, 'x');   /* ip: bytes after its NUL */
     expect_field_refused(167, 9);          /* reserved */
     expect_field_refused(2216 + 4, '\t');  /* hostname: a control character */
+    expect_field_refused(2216 + 4, ',');   /* hostname: not a letter, digit, '.' or '-' */
+    expect_field_refused(120 + 3, 'x');    /* ip: not a hex digit, '.' or ':' */
     expect_field_refused(2216 + 200, 'x'); /* hostname: bytes after its NUL */
     size_t g = BUS_HDR_LEN;                /* the first gossip entry */
     expect_field_refused(g + 5, 'z');      /* id */
