@@ -687,3 +687,37 @@ def test_blocked_client_redirected_when_its_slot_moves(pair):
     assert a.call("CLUSTER", "DELSLOTS", 5000) == OK
     assert c.read_reply()[0] == err("CLUSTERDOWN The cluster is down")
     c.close()
+
+
+def test_restore_asking_needs_no_asking(pair):
+    a, b, ida, idb = pair
+    slot = 1234
+    key = key_in_slot(slot)
+    assert a.call("SET", key, "v") == OK
+    payload = a.call("DUMP", key).val
+    assert b.call("CLUSTER", "SETSLOT", slot, "IMPORTING", ida) == OK
+    assert b.call("RESTORE", key, 0, payload) == err("MOVED %d 127.0.0.1:%d" % (slot, a.port))
+    assert b.call("RESTORE-ASKING", key, 0, payload) == OK  # MIGRATE's command
+    with b.conn() as c:
+        assert c.call("ASKING") == OK
+        assert c.call("GET", key) == R("$", b"v")
+
+
+def test_announced_address_and_hostname(cluster_factory):
+    (n,) = cluster_factory(1)
+    assert n.call("CLUSTER", "ADDSLOTS", 1) == OK
+    assert n.call("CONFIG", "SET", "cluster-announce-ip", "10.1.2.3") == OK
+    assert n.call("CONFIG", "SET", "cluster-announce-port", 7777) == OK
+    assert n.call("CONFIG", "SET", "cluster-announce-bus-port", 17777) == OK
+    assert n.call("CONFIG", "SET", "cluster-announce-hostname", "node-1.example") == OK
+    me = n.nodes()[0]
+    assert me["addr"] == "10.1.2.3:7777@17777,node-1.example"
+    slots = n.py("CLUSTER", "SLOTS")
+    assert slots[0][2][:2] == [b"10.1.2.3", 7777]
+    assert slots[0][2][3] == [b"hostname", b"node-1.example"]
+    r = n.call("CONFIG", "SET", "cluster-announce-hostname", "bad host!")
+    assert r.kind == "-" and b"Hostnames must be less than 256 characters" in r.val
+    with open(n.config_path()) as f:
+        assert "10.1.2.3:7777@17777,node-1.example" in f.read()
+    r = n.call("CONFIG", "SET", "cluster-port", 1234)
+    assert r.kind == "-" and b"immutable" in r.val
