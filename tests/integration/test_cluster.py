@@ -293,6 +293,20 @@ def test_countkeysinslot_getkeysinslot(node):
     assert c.py("CLUSTER", "GETKEYSINSLOT", g, 10) == []
     assert c.call("SET", "{grp}:again", "v") == OK
     assert c.py("CLUSTER", "GETKEYSINSLOT", g, 10) == [b"{grp}:again"]
+    # UNLINK, FLUSHALL ASYNC (the keyspace handed to another thread), active expiry
+    for i in range(100):
+        assert c.call("RPUSH", "{big}:%d" % i, *range(100)) == R(":", 100)
+    big = keyslot("big")
+    assert c.call("UNLINK", "{big}:0", "{big}:1") == R(":", 2)
+    assert c.call("CLUSTER", "COUNTKEYSINSLOT", big) == R(":", 98)
+    assert c.call("FLUSHALL", "ASYNC") == OK
+    assert c.call("CLUSTER", "COUNTKEYSINSLOT", big) == R(":", 0)
+    assert c.call("CLUSTER", "COUNTKEYSINSLOT", g) == R(":", 0)
+    for i in range(20):
+        assert c.call("SET", "{exp}:%d" % i, "v", "PX", 1) == OK
+    wait_for(lambda: c.call("CLUSTER", "COUNTKEYSINSLOT", keyslot("exp")) == R(":", 0),
+             timeout=10, what="active expiry to empty the slot")
+    assert c.call("SET", "{grp}:again", "v") == OK
     # errors
     assert c.call("CLUSTER", "COUNTKEYSINSLOT", 16384) == err("ERR Invalid slot")
     assert c.call("CLUSTER", "COUNTKEYSINSLOT", -1) == err("ERR Invalid slot")
