@@ -824,3 +824,99 @@ def test_cluster_replies_match_redis(tmp_path, cluster_factory):
         assert g == w, "%r: redis %s, cte %s" % (cmd, w, g)
     assert got_state == want_state
     assert n.info()["cluster_size"] == "0"  # no slot left after RESET
+
+
+def pair_confs(ida, idb, pa, pb, ba, bb):
+    line_a = "%s 127.0.0.1:%d@%d %%s - 0 0 1 connected 0-8191\n" % (ida, pa, ba)
+    line_b = "%s 127.0.0.1:%d@%d %%s - 0 0 2 connected 8192-16383\n" % (idb, pb, bb)
+    tail = "vars currentEpoch 2 lastVoteEpoch 0\n"
+    return (line_a % "myself,master" + line_b % "master" + tail,
+            line_a % "master" + line_b % "myself,master" + tail)
+
+
+def migration_script():
+    slot = 777
+    k1, k2 = "{%s}1" % key_in_slot(slot, "t"), "{%s}2" % key_in_slot(slot, "t")
+    ka, kb = key_in_slot(100), key_in_slot(9000)
+    return [
+        ("a", "SET", k1, "one"), ("a", "GET", kb), ("b", "GET", ka), ("a", "MGET", ka, kb),
+        ("a", "CLUSTER", "SETSLOT", slot, "NODE", "{idb}"),
+        ("b", "CLUSTER", "SETSLOT", slot, "MIGRATING", "{ida}"),
+        ("b", "CLUSTER", "SETSLOT", slot, "IMPORTING", "{ida}"),
+        ("a", "CLUSTER", "SETSLOT", slot, "IMPORTING", "{idb}"),
+        ("a", "CLUSTER", "SETSLOT", slot, "MIGRATING", "{idb}"),
+        ("a", "GET", k1), ("a", "GET", k2), ("a", "MGET", k1, k2), ("a", "SET", k2, "x"),
+        ("a", "DEL", k1, k2), ("a", "EXISTS", k2),
+        ("b", "GET", k2), ("b", "ASKING"), ("b", "GET", k2), ("b", "GET", k2),
+        ("b", "ASKING"), ("b", "MGET", k1, k2), ("b", "ASKING"), ("b", "MSET", k1, 1, k2, 2),
+        ("b", "ASKING"), ("b", "SET", k1, "one"), ("b", "ASKING"), ("b", "GET", k1),
+        ("a", "DEL", k1), ("a", "GET", k1), ("a", "CLUSTER", "COUNTKEYSINSLOT", slot),
+        ("b", "ASKING"), ("b", "MULTI"), ("b", "GET", k1), ("b", "SET", k2, "two"),
+        ("b", "EXEC"), ("b", "GET", k1), ("b", "MULTI"), ("b", "GET", k1), ("b", "EXEC"),
+        ("b", "ASKING"), ("b", "PING"), ("b", "GET", k1),
+        ("b", "CLUSTER", "COUNTKEYSINSLOT", slot), ("b", "CLUSTER", "GETKEYSINSLOT", slot, 1),
+        ("b", "CLUSTER", "SETSLOT", slot, "NODE", "{idb}"),
+        ("a", "CLUSTER", "SETSLOT", slot, "NODE", "{idb}"),
+        ("a", "GET", k1), ("b", "GET", k1), ("b", "MGET", k1, k2), ("b", "CLUSTER", "BUMPEPOCH"),
+        ("a", "CLUSTER", "SETSLOT", 9000, "IMPORTING", "{idb}"),
+        ("a", "CLUSTER", "SETSLOT", 9000, "NODE", "{ida}"), ("a", "CLUSTER", "BUMPEPOCH"),
+        ("a", "SET", kb, 1), ("a", "CLUSTER", "COUNT-FAILURE-REPORTS", "{idb}"),
+    ]
+
+
+def run_pair_script(pa, pb, ida, idb):
+    from conftest import RespConn
+    conns = {"a": RespConn(port=pa), "b": RespConn(port=pb)}
+    out = []
+    try:
+        for step in migration_script():
+            args = [x.replace("{ida}", ida).replace("{idb}", idb) if isinstance(x, str) else x
+                    for x in step[1:]]
+            r = repr(conns[step[0]].call(*args))
+            out.append(r.replace(":%d" % pa, ":{pa}").replace(":%d" % pb, ":{pb}"))
+    finally:
+        for c in conns.values():
+            c.close()
+    return out
+
+
+def test_migration_replies_match_redis(tmp_path):
+    """The same two-node migration (SETSLOT, ASK, ASKING, TRYAGAIN, MULTI) on two Redis 7.0
+    nodes and two cte-servers, both pairs started from the same kind of nodes.conf."""
+    if not os.path.exists(REDIS_SERVER):
+        pytest.skip("no redis-server")
+    ida, idb = "a" * 40, "b" * 40
+    pa, pb, ba, bb = free_port(), free_port(), free_port(), free_port()
+    conf_a, conf_b = pair_confs(ida, idb, pa, pb, ba, bb)
+    procs = []
+    try:
+        for name, port, bus, conf in (("ra", pa, ba, conf_a), ("rb", pb, bb, conf_b)):
+            d = tmp_path / name
+            d.mkdir()
+            (d / "nodes.conf").write_text(conf)
+            procs.append(subprocess.Popen(
+                [REDIS_SERVER, "--port", str(port), "--cluster-enabled", "yes", "--cluster-port",
+                 str(bus), "--dir", str(d), "--save", "", "--appendonly", "no", "--unixsocket",
+                 "", "--cluster-node-timeout", "60000"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(d)))
+        from conftest import RespConn
+
+        def redis_ok():
+            for port in (pa, pb):
+                with RespConn(port=port, timeout=2) as c:
+                    if b"cluster_state:ok" not in c.call("CLUSTER", "INFO").val:
+                        return False
+            return True
+        wait_for(redis_ok, timeout=15, what="the Redis pair")
+        want = run_pair_script(pa, pb, ida, idb)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+    a, b, ida, idb = make_pair()
+    try:
+        got = run_pair_script(a.port, b.port, ida, idb)
+    finally:
+        stop_nodes([a, b])
+    for step, w, g in zip(migration_script(), want, got):
+        assert g == w, "%r: redis %s, cte %s" % (step, w, g)
