@@ -920,3 +920,63 @@ def test_migration_replies_match_redis(tmp_path):
         stop_nodes([a, b])
     for step, w, g in zip(migration_script(), want, got):
         assert g == w, "%r: redis %s, cte %s" % (step, w, g)
+
+
+ID1, ID2 = "1" * 40, "2" * 40
+GOOD_TAIL = "vars currentEpoch 0 lastVoteEpoch 0\n"
+BAD_CONFS = [
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected\n" % ("x" * 40),  # bad id
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0\n" % ID1,  # too few fields
+    "%s 127.0.0.1:70000@17000 myself,master - 0 0 0 connected\n" % ID1,  # port
+    "%s 127.0.0.1@17000 myself,master - 0 0 0 connected\n" % ID1,  # no port
+    "%s 127.0.0.1:7000@x myself,master - 0 0 0 connected\n" % ID1,  # bus port
+    "%s 127.0.0.1:7000@17000 myself,wizard - 0 0 0 connected\n" % ID1,  # flag
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 -1 connected\n" % ID1,  # epoch
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected 16384\n" % ID1,  # slot
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected 9-3\n" % ID1,  # range
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected [5->-abc]\n" % ID1,  # peer id
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected [5-?-%s]\n" % (ID1, ID2),
+    "%s 127.0.0.1:7000@17000 myself,master xyz 0 0 0 connected\n" % ID1,  # master id
+    "%s 127.0.0.1:7000@17000 myself,master - 0 0 0 connected\n"
+    "%s 127.0.0.1:7001@17001 myself,master - 0 0 0 connected\n" % (ID1, ID2),  # two myself
+    "%s 127.0.0.1:7000@17000 master - 0 0 0 connected\n" % ID1,  # no myself
+    "vars currentEpoch x lastVoteEpoch 0\n",  # vars
+]
+
+
+@pytest.mark.parametrize("conf", BAD_CONFS)
+def test_malformed_config_refused(conf):
+    text = conf if conf.startswith("vars") else conf + GOOD_TAIL
+    bad = ClusterNode(name="bad-conf", files={"nodes.conf": text})
+    with pytest.raises(Exception) as e:
+        bad.start(attempts=1)
+    msg = str(e.value)
+    assert "cluster config file" in msg, msg
+    assert bad.proc.returncode not in (None, -11, -6), msg  # refused, not crashed
+    bad.cleanup()
+
+
+def test_config_variants_accepted(cluster_factory):
+    """What Redis writes and reads: ',hostname', no '@busport' (port + 10000), noflags,
+    slot runs in any order, an empty file (a fresh node)."""
+    text = ("%s 127.0.0.1:7001,peer.example noflags - 0 0 3 disconnected 10 12-13\n"
+            "%s 127.0.0.1:7000@17000 myself,master - 0 0 2 connected 0-9 11\n"
+            "vars currentEpoch 3 lastVoteEpoch 1\n" % (ID2, ID1))
+    n = ClusterNode(name="variants", files={"nodes.conf": text})
+    n.start(attempts=1)
+    try:
+        assert n.node_id() == ID1
+        nodes = {x["id"]: x for x in n.nodes()}
+        assert nodes[ID2]["addr"] == "127.0.0.1:7001@17001,peer.example"
+        assert nodes[ID2]["slots"] == ["10", "12-13"] and nodes[ID2]["flags"] == ["noflags"]
+        assert nodes[ID1]["slots"] == ["0-9", "11"]
+        info = n.info()
+        assert info["cluster_current_epoch"] == "3" and info["cluster_my_epoch"] == "2"
+    finally:
+        stop_nodes([n])
+    empty = ClusterNode(name="empty-conf", files={"nodes.conf": ""})
+    empty.start(attempts=1)
+    try:
+        assert len(empty.node_id()) == 40
+    finally:
+        stop_nodes([empty])
