@@ -138,6 +138,9 @@ int cluster_init(char *err, size_t errlen);
 void cluster_deinit(void);
 /* Every server cron tick: runs the bus's cron, forgets expired bans, does pending work. */
 void cluster_cron(long long now_ms);
+/* A setting changed (CONFIG SET): the announced address and ports of myself follow
+ * cluster-announce-* and port, the state cluster-require-full-coverage. Returns 0. */
+int cluster_config_changed(const char *name, char *err, size_t errlen);
 /* Does the todo work now (save the config, recompute the state); the cron and the commands
  * that change the config call it; cheap when there is nothing to do. */
 void cluster_before_sleep(void);
@@ -148,7 +151,8 @@ void cluster_todo(uint32_t flags);
 
 /* The node timeout (cluster-node-timeout), ms. */
 long long cluster_node_timeout(void);
-/* The port the bus listens on: cluster-port, or port + 10000 when it is 0. */
+/* The port the bus listens on: cluster-port, or port + 10000 when it is 0, as they were at
+ * start (CONFIG SET port does not move it). */
 int cluster_bus_listen_port(void);
 /* Writes the config file now (tmp file, fsync, rename, fsync of the directory). 0, or -errno
  * (logged). */

@@ -49,9 +49,13 @@ long long cluster_node_timeout(void)
     return srv.cfg.cluster_node_timeout;
 }
 
+static int listen_port; /* fixed at start: CONFIG SET port does not move the bus */
+
 int cluster_bus_listen_port(void)
 {
-    return srv.cfg.cluster_port ? srv.cfg.cluster_port : srv.cfg.port + 10000;
+    if (!listen_port)
+        listen_port = srv.cfg.cluster_port ? srv.cfg.cluster_port : srv.cfg.port + 10000;
+    return listen_port;
 }
 
 void cluster_todo(uint32_t flags)
@@ -536,6 +540,8 @@ int cluster_init(char *err, size_t errlen)
 {
     if (!srv.cfg.cluster_enabled) return 0;
     if (lock_config(err, errlen) < 0) return -1;
+    listen_port = 0;
+    cluster_bus_listen_port();
     cluster = xcalloc(1, sizeof(*cluster));
     cluster->state = CLUSTER_FAIL;
     int rc = cluster__load_config(err, errlen);
@@ -592,6 +598,18 @@ void cluster_deinit(void)
     cluster_bus_stop();
     if (cluster->todo & CLUSTER_TODO_SAVE_CONFIG) cluster_save_config();
     cluster__free();
+}
+
+int cluster_config_changed(const char *name, char *err, size_t errlen)
+{
+    if (!cluster) return 0;
+    if (!strncmp(name, "cluster-announce-", 17) || !strcmp(name, "port")) {
+        cluster__apply_announced();
+        cluster_todo(CLUSTER_TODO_SAVE_CONFIG);
+    } else if (!strcmp(name, "cluster-require-full-coverage")) {
+        cluster_todo(CLUSTER_TODO_UPDATE_STATE);
+    }
+    return 0;
 }
 
 void cluster_before_sleep(void)

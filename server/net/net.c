@@ -256,7 +256,7 @@ static void conn_want_write(client_t *c)
 
 void net_flush_pending(void)
 {
-    cluster_before_sleep(); /* the cluster's config and state, as Redis's clusterBeforeSleep */
+    if (cluster) cluster_before_sleep(); /* its config and state, as Redis's clusterBeforeSleep */
     tracking_before_sleep(); /* BCAST invalidations, as Redis's beforeSleep sends them */
     server_log_flush(); /* appendfsync always: replies leave only once their writes are on disk */
     while (srv.pending_write) {
