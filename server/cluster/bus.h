@@ -11,7 +11,8 @@
  * of at most its checked length (<= BUS_MSG_MAX) and queues at most BUS_SENDBUF_MAX bytes of
  * output; a link past that, one that sends anything malformed, an inbound link that stays
  * without a known sender for the handshake timeout, and one that stalls inside a message
- * for the node timeout are closed. Loop thread only. */
+ * for the node timeout are closed. A server without an event loop (srv.loop NULL: the unit
+ * tests' socketless server) starts no bus: every hook then does nothing. Loop thread only. */
 #ifndef CTE_SERVER_CLUSTER_BUS_H
 #define CTE_SERVER_CLUSTER_BUS_H
 
