@@ -320,6 +320,9 @@ def test_kill9_fails_the_cluster_within_twice_the_node_timeout_and_recovers(crea
     for n in others:
         flags = n.flags_by_id()[vid]
         assert "fail" in flags, flags
+    # between reconnection attempts (a backoff up to 1 s) CLUSTER NODES says disconnected
+    wait_for(lambda: all(next(x for x in n.nodes() if x["id"] == vid)["link"] == "disconnected"
+                         for n in others), 5, interval=0.02, what="the link state disconnected")
     # restarted from its nodes.conf and AOF: the cluster is whole again, the keys are there
     t1 = time.time()
     victim.start(same_dir=True)
