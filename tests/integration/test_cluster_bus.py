@@ -320,6 +320,9 @@ def test_kill9_fails_the_cluster_within_twice_the_node_timeout_and_recovers(crea
     for n in others:
         flags = n.flags_by_id()[vid]
         assert "fail" in flags, flags
+    # each survivor holds the other's report (gossip about the failed node)
+    wait_for(lambda: all(n.cmd("CLUSTER", "COUNT-FAILURE-REPORTS", vid) >= 1 for n in others),
+             NODE_TIMEOUT / 1000.0 + 2, what="failure reports on both survivors")
     # between reconnection attempts (a backoff up to 1 s) CLUSTER NODES says disconnected
     wait_for(lambda: all(next(x for x in n.nodes() if x["id"] == vid)["link"] == "disconnected"
                          for n in others), 5, interval=0.02, what="the link state disconnected")
