@@ -181,6 +181,9 @@ int cluster_node_set_hostname(cluster_node_t *n, const char *host, size_t len);
 /* The flags as CLUSTER NODES shows them ("myself,master", "master,fail?", "noflags") into out
  * (128 bytes); returns out. */
 char *cluster_node_flags_str(uint32_t flags, char *out);
+/* How clients are told to reach n (cluster-preferred-endpoint-type): its ip, its hostname ("?"
+ * when it has none), or "" (unknown-endpoint). Valid while n is. */
+const char *cluster_node_endpoint(const cluster_node_t *n);
 /* Whether a node id is well formed: CLUSTER_NAMELEN bytes of [0-9a-f]. */
 int cluster_id_valid(const char *id, size_t len);
 /* Fills id (CLUSTER_NAMELEN bytes, no NUL) with a random id. */

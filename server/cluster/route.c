@@ -166,7 +166,8 @@ static void redirect(client_t *c, const cluster_node_t *n, int slot, int err)
         reply_error(c, "CLUSTERDOWN Hash slot not served");
         break;
     default:
-        reply_errorf(c, "%s %d %s:%d", err == REDIR_ASK ? "ASK" : "MOVED", slot, n->ip, n->port);
+        reply_errorf(c, "%s %d %s:%d", err == REDIR_ASK ? "ASK" : "MOVED", slot,
+                     cluster_node_endpoint(n), n->port);
     }
 }
 
@@ -226,7 +227,7 @@ static int redirect_blocked(client_t *c)
     if (n == cluster->myself || cluster->importing_from[slot]) return 0;
     if (!n) return block_unblock_error(c, "CLUSTERDOWN Hash slot not served");
     char msg[128];
-    snprintf(msg, sizeof(msg), "MOVED %d %s:%d", slot, n->ip, n->port);
+    snprintf(msg, sizeof(msg), "MOVED %d %s:%d", slot, cluster_node_endpoint(n), n->port);
     return block_unblock_error(c, msg);
 }
 

@@ -106,6 +106,18 @@ char *cluster_node_flags_str(uint32_t flags, char *out)
     return out;
 }
 
+const char *cluster_node_endpoint(const cluster_node_t *n)
+{
+    switch (srv.cfg.cluster_preferred_endpoint_type) {
+    case CONFIG_ENDPOINT_HOSTNAME:
+        return n->hostname[0] ? n->hostname : "?";
+    case CONFIG_ENDPOINT_UNKNOWN:
+        return "";
+    default:
+        return n->ip;
+    }
+}
+
 /* The flag named by len bytes at p, or 0 (unknown words, "noflags"). */
 uint32_t cluster__flag_by_name(const char *p, size_t len)
 {
