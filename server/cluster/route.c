@@ -240,7 +240,7 @@ void cluster_redirect_blocked(void)
 
 void cluster_after_command(client_t *c, const command_t *cmd)
 {
-    if ((c->flags & CLIENT_ASKING) && !(c->flags & CLIENT_MULTI) && cmd &&
-        strcmp(cmd->name, "asking"))
+    if ((c->flags & CLIENT_ASKING) && !(c->flags & CLIENT_MULTI) &&
+        (!cmd || strcmp(cmd->name, "asking")))
         c->flags &= ~(uint32_t)CLIENT_ASKING;
 }
