@@ -1002,3 +1002,14 @@ def test_config_variants_accepted(cluster_factory):
         assert len(empty.node_id()) == 40
     finally:
         stop_nodes([empty])
+
+
+def test_crossslot_found_past_thousands_of_keys(node):
+    args = []
+    for i in range(6000):
+        args += ["{same}%d" % i, "v"]
+    args += ["other", "v"]
+    with node.conn() as c:
+        assert c.call("MSET", *args) == err("CROSSSLOT Keys in request don't hash to the same slot")
+        assert c.call("MSET", *args[:-2]) == OK
+        assert c.call("CLUSTER", "COUNTKEYSINSLOT", keyslot("same")) == R(":", 6000)
