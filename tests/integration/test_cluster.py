@@ -446,6 +446,12 @@ def test_moved_to_the_owner(pair):
         assert c.call("MULTI") == OK
         assert c.call("SET", kb, "1") == moved
         assert c.call("EXEC") == err("EXECABORT Transaction discarded because of previous errors.")
+    # the preferred endpoint names the node in redirects
+    assert a.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint") == OK
+    assert a.call("GET", kb) == err("MOVED %d :%d" % (slot, b.port))
+    assert a.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname") == OK
+    assert a.call("GET", kb) == err("MOVED %d ?:%d" % (slot, b.port))
+    assert a.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip") == OK
     # redis-cli -c follows the redirect
     out = subprocess.run([REDIS_CLI, "-c", "-p", str(a.port), "SET", kb, "via-a"],
                          capture_output=True, text=True, timeout=10).stdout
@@ -729,10 +735,25 @@ def test_announced_address_and_hostname(cluster_factory):
     slots = n.py("CLUSTER", "SLOTS")
     assert slots[0][2][:2] == [b"10.1.2.3", 7777]
     assert slots[0][2][3] == [b"hostname", b"node-1.example"]
+    with open(n.config_path()) as f:
+        assert "10.1.2.3:7777@17777,node-1.example myself,master" in f.read()
+    myid = n.node_id().encode()
+    assert n.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname") == OK
+    assert n.py("CLUSTER", "SLOTS")[0][2] == [b"node-1.example", 7777, myid,
+                                              [b"ip", b"10.1.2.3"]]
+    assert n.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint") == OK
+    assert n.py("CLUSTER", "SLOTS")[0][2] == [None, 7777, myid, [b"ip", b"10.1.2.3", b"hostname",
+                                                                 b"node-1.example"]]
+    shard = n.py("CLUSTER", "SHARDS")[0]
+    node = dict(zip(shard[3][0][::2], shard[3][0][1::2]))
+    assert node[b"endpoint"] == b"" and node[b"hostname"] == b"node-1.example"
+    assert n.call("CONFIG", "SET", "cluster-announce-hostname", "") == OK
+    assert n.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname") == OK
+    assert n.py("CLUSTER", "SLOTS")[0][2][0] == b"?"
     r = n.call("CONFIG", "SET", "cluster-announce-hostname", "bad host!")
     assert r.kind == "-" and b"Hostnames must be less than 256 characters" in r.val
     with open(n.config_path()) as f:
-        assert "10.1.2.3:7777@17777,node-1.example" in f.read()
+        assert "10.1.2.3:7777@17777 myself,master" in f.read()  # the hostname was cleared
     r = n.call("CONFIG", "SET", "cluster-port", 1234)
     assert r.kind == "-" and b"immutable" in r.val
 
@@ -853,7 +874,8 @@ def migration_script():
         ("a", "DEL", k1), ("a", "GET", k1), ("a", "CLUSTER", "COUNTKEYSINSLOT", slot),
         ("b", "ASKING"), ("b", "MULTI"), ("b", "GET", k1), ("b", "SET", k2, "two"),
         ("b", "EXEC"), ("b", "GET", k1), ("b", "MULTI"), ("b", "GET", k1), ("b", "EXEC"),
-        ("b", "ASKING"), ("b", "PING"), ("b", "GET", k1),
+        ("b", "ASKING"), ("b", "PING"), ("b", "GET", k1), ("b", "ASKING"), ("b", "NOSUCHCMD"),
+        ("b", "GET", k1), ("b", "ASKING"), ("b", "GET", k1, "extra"), ("b", "GET", k1),
         ("b", "CLUSTER", "COUNTKEYSINSLOT", slot), ("b", "CLUSTER", "GETKEYSINSLOT", slot, 1),
         ("b", "CLUSTER", "SETSLOT", slot, "NODE", "{idb}"),
         ("a", "CLUSTER", "SETSLOT", slot, "NODE", "{idb}"),
@@ -980,3 +1002,14 @@ def test_config_variants_accepted(cluster_factory):
         assert len(empty.node_id()) == 40
     finally:
         stop_nodes([empty])
+
+
+def test_crossslot_found_past_thousands_of_keys(node):
+    args = []
+    for i in range(6000):
+        args += ["{same}%d" % i, "v"]
+    args += ["other", "v"]
+    with node.conn() as c:
+        assert c.call("MSET", *args) == err("CROSSSLOT Keys in request don't hash to the same slot")
+        assert c.call("MSET", *args[:-2]) == OK
+        assert c.call("CLUSTER", "COUNTKEYSINSLOT", keyslot("same")) == R(":", 6000)
