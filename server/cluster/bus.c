@@ -609,7 +609,8 @@ static void process_ping(cluster_link_t *l, cluster_node_t *sender, const bus_ms
         for (int s = 0; s < CLUSTER_SLOTS; s++) {
             if (!((h->slots[s >> 3] >> (s & 7)) & 1)) continue;
             const cluster_node_t *owner = cluster->slots[s];
-            if (!owner || owner == sender || owner->config_epoch <= h->config_epoch) continue;
+            int unclaimed = !owner || ((cluster->owner_not_claiming[s >> 3] >> (s & 7)) & 1);
+            if (unclaimed || owner == sender || owner->config_epoch <= h->config_epoch) continue;
             log_verbose("Node %.40s has old slots configuration, sending an UPDATE message "
                         "about %.40s",
                         sender->id, owner->id);
