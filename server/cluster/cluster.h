@@ -158,7 +158,7 @@ long long cluster_node_timeout(void);
  * start (CONFIG SET port does not move it). */
 int cluster_bus_listen_port(void);
 /* Writes the config file now (tmp file, fsync, rename, fsync of the directory). 0, or -errno
- * (logged). */
+ * (logged once per streak of failures; cluster_before_sleep tries again every tick). */
 int cluster_save_config(void);
 
 /* ---- nodes ---- */

@@ -653,7 +653,9 @@ void cluster_before_sleep(void)
     uint32_t todo = cluster->todo;
     cluster->todo = 0;
     if (todo & CLUSTER_TODO_UPDATE_STATE) cluster_update_state();
-    if (todo & CLUSTER_TODO_SAVE_CONFIG) cluster_save_config();
+    /* Redis exits when it cannot save; we keep serving and try again at the next tick */
+    if ((todo & CLUSTER_TODO_SAVE_CONFIG) && cluster_save_config() < 0)
+        cluster->todo |= CLUSTER_TODO_SAVE_CONFIG;
 }
 
 void cluster_cron(long long now_ms)

@@ -1013,3 +1013,22 @@ def test_crossslot_found_past_thousands_of_keys(node):
         assert c.call("MSET", *args) == err("CROSSSLOT Keys in request don't hash to the same slot")
         assert c.call("MSET", *args[:-2]) == OK
         assert c.call("CLUSTER", "COUNTKEYSINSLOT", keyslot("same")) == R(":", 6000)
+
+
+def test_config_save_failure_is_retried(cluster_factory):
+    (n,) = cluster_factory(1)
+    blocker = n.config_path() + ".tmp"
+    os.mkdir(blocker)  # the temp file cannot be opened: every save fails
+    try:
+        assert n.call("CLUSTER", "SAVECONFIG") == err(
+            "ERR error saving the cluster node config: Is a directory")
+        assert n.call("CLUSTER", "ADDSLOTS", 42) == OK  # still served, saved later
+        time.sleep(0.3)
+        with open(n.config_path()) as f:
+            assert " 42\n" not in f.read()
+        assert n.log_text().count("Can't save the cluster config file") == 1
+    finally:
+        os.rmdir(blocker)
+    wait_for(lambda: " connected 42\n" in open(n.config_path()).read(), timeout=5,
+             what="the retried save")
+    assert "is saved again" in n.log_text()
