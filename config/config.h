@@ -70,6 +70,9 @@ enum {
 /* supervised */
 enum { CONFIG_SUPERVISED_NO, CONFIG_SUPERVISED_SYSTEMD, CONFIG_SUPERVISED_AUTO };
 
+/* cluster-preferred-endpoint-type */
+enum { CONFIG_ENDPOINT_IP, CONFIG_ENDPOINT_HOSTNAME, CONFIG_ENDPOINT_UNKNOWN };
+
 /* enable-debug-command: LOCAL allows DEBUG from loopback and Unix-socket clients only. */
 enum { CONFIG_DEBUG_CMD_NO, CONFIG_DEBUG_CMD_YES, CONFIG_DEBUG_CMD_LOCAL };
 
@@ -215,6 +218,7 @@ typedef struct config {
     int cluster_require_full_coverage;         /* cluster-require-full-coverage */
     int cluster_allow_reads_when_down;         /* cluster-allow-reads-when-down */
     int cluster_allow_pubsubshard_when_down;   /* cluster-allow-pubsubshard-when-down */
+    int cluster_preferred_endpoint_type;       /* CONFIG_ENDPOINT_* */
     /* tiers: */
     long long max_blob_size;               /* max-blob-size */
     int organizer;                         /* organizer */

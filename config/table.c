@@ -429,6 +429,12 @@ static const config__enum_t supervised_enum[] = {
     {"auto", CONFIG_SUPERVISED_AUTO},
     {NULL, 0},
 };
+static const config__enum_t endpoint_enum[] = {
+    {"ip", CONFIG_ENDPOINT_IP},
+    {"hostname", CONFIG_ENDPOINT_HOSTNAME},
+    {"unknown-endpoint", CONFIG_ENDPOINT_UNKNOWN},
+    {NULL, 0},
+};
 static const config__enum_t debug_enum[] = {
     {"no", CONFIG_DEBUG_CMD_NO},
     {"yes", CONFIG_DEBUG_CMD_YES},
@@ -663,6 +669,11 @@ const config__row_t config__rows[] = {
      .doc = "The cluster is down (CLUSTERDOWN) while a slot is unassigned or its node failed."},
     {"cluster-allow-reads-when-down", T(bool), F(cluster_allow_reads_when_down), .def = "no",
      .doc = "Serve read-only commands for this node's slots while the cluster is down."},
+    {"cluster-preferred-endpoint-type", T(enum), F(cluster_preferred_endpoint_type), .def = "ip",
+     .enums = endpoint_enum,
+     .doc = "What MOVED, ASK, CLUSTER SLOTS and SHARDS name a node by: its ip, its hostname "
+            "(\"?\" when it has none) or nothing (unknown-endpoint: clients reuse the address "
+            "they used)."},
     {"cluster-allow-pubsubshard-when-down", T(bool), F(cluster_allow_pubsubshard_when_down),
      .def = "yes", .doc = "Serve SPUBLISH and SSUBSCRIBE for this node's slots while the "
                           "cluster is down."},

@@ -1,8 +1,9 @@
 /* command.c - the command table, lookup and dispatch (see command.h).
  *
  * Lookup: a dict keyed by lower-case name over every row of every group table. Dispatch
- * checks arity, authentication and ACL permissions (server/acl.h), runs the command with time frozen (db_now_ms) and keeps
- * per-command statistics for INFO commandstats. Runs on the loop thread. */
+ * checks arity, authentication and ACL permissions (server/acl.h), routes in cluster mode
+ * (MOVED, ASK, CROSSSLOT...: server/cluster/cluster.h), runs the command with time frozen
+ * (db_now_ms) and keeps per-command statistics for INFO commandstats. Runs on the loop thread. */
 #include "server/command.h"
 
 #include "common/alloc.h"

@@ -40,9 +40,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 _Static_assert(BUS_ID_LEN == CLUSTER_NAMELEN && BUS_IP_LEN == CLUSTER_IPLEN, "field sizes");
@@ -60,12 +62,12 @@ typedef struct cluster_link {
     int connected; /* the TCP connection is up (inbound links always) */
     int writing;   /* a uv_write of `inflight` is pending */
     int closing;
-    long long ctime;     /* created, Unix ms */
-    long long rx_ms;     /* the last byte received, or ctime */
-    buf_t rbuf;          /* the message being read */
-    uint32_t want;       /* its length once bus_msg_peek checked it, else 0 */
-    buf_t sbuf;          /* queued output */
-    buf_t inflight;      /* output handed to uv_write */
+    long long ctime;                  /* created, Unix ms */
+    long long rx_ms;                  /* the last byte received, or ctime */
+    buf_t rbuf;                       /* the message being read */
+    uint32_t want;                    /* its length once bus_msg_peek checked it, else 0 */
+    buf_t sbuf;                       /* queued output */
+    buf_t inflight;                   /* output handed to uv_write */
     struct cluster_link *prev, *next; /* every open link */
 } cluster_link_t;
 
@@ -94,7 +96,10 @@ static void send_ping(cluster_link_t *l, int type);
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-static long long node_timeout(void) { return cluster_node_timeout(); }
+static long long node_timeout(void)
+{
+    return cluster_node_timeout();
+}
 
 static long long handshake_timeout(void)
 {
@@ -102,7 +107,10 @@ static long long handshake_timeout(void)
     return t < BUS_HANDSHAKE_MIN_MS ? BUS_HANDSHAKE_MIN_MS : t;
 }
 
-static int is_master(const cluster_node_t *n) { return (n->flags & CLUSTER_NODE_MASTER) != 0; }
+static int is_master(const cluster_node_t *n)
+{
+    return (n->flags & CLUSTER_NODE_MASTER) != 0;
+}
 static int in_handshake(const cluster_node_t *n)
 {
     return (n->flags & CLUSTER_NODE_HANDSHAKE) != 0;
@@ -118,9 +126,12 @@ static int sock_ip(const cluster_link_t *l, int peer, char *ip)
                   : uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &n);
     if (rc < 0) return -1;
     const void *a;
-    if (ss.ss_family == AF_INET) a = &((struct sockaddr_in *)&ss)->sin_addr;
-    else if (ss.ss_family == AF_INET6) a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-    else return -1;
+    if (ss.ss_family == AF_INET)
+        a = &((struct sockaddr_in *)&ss)->sin_addr;
+    else if (ss.ss_family == AF_INET6)
+        a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    else
+        return -1;
     if (!inet_ntop(ss.ss_family, a, ip, CLUSTER_IPLEN)) return -1;
     if (ss.ss_family == AF_INET6 && strncmp(ip, "::ffff:", 7) == 0 && strchr(ip, '.'))
         memmove(ip, ip + 7, strlen(ip + 7) + 1); /* an IPv4 peer on a dual-stack socket */
@@ -140,7 +151,10 @@ static const void *peer_key(const dict_node_t *n, size_t *len)
     return &((const peer_t *)n)->node;
 }
 
-static void peer_free(dict_node_t *n, void *ud) { xfree(n); }
+static void peer_free(dict_node_t *n, void *ud)
+{
+    xfree(n);
+}
 
 static const dict_type_t peer_type = {peer_key, peer_free};
 
@@ -212,8 +226,10 @@ static void link_free(cluster_link_t *l)
         }
         if (l->node->inbound_link == l) l->node->inbound_link = NULL;
     }
-    if (l->prev) l->prev->next = l->next;
-    else links = l->next;
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        links = l->next;
     if (l->next) l->next->prev = l->prev;
     uv_close((uv_handle_t *)&l->tcp, on_link_closed);
 }
@@ -287,9 +303,8 @@ static uint16_t wire_flags(uint32_t f)
 static void build_hdr(bus_hdr_t *h, int type)
 {
     const cluster_node_t *me = cluster->myself;
-    const cluster_node_t *primary = (me->flags & CLUSTER_NODE_SLAVE) && me->replicaof
-                                        ? me->replicaof
-                                        : me;
+    const cluster_node_t *primary =
+        (me->flags & CLUSTER_NODE_SLAVE) && me->replicaof ? me->replicaof : me;
     memset(h, 0, sizeof(*h));
     h->type = type;
     h->flags = wire_flags(me->flags) & (BUS_F_PRIMARY | BUS_F_REPLICA | BUS_F_NOFAILOVER);
@@ -301,7 +316,7 @@ static void build_hdr(bus_hdr_t *h, int type)
     h->bus_port = (uint16_t)me->bus_port;
     /* as Redis: the address only when announced, else peers take the connection's */
     const char *aip = srv.cfg.cluster_announce_ip;
-    if (aip && aip[0] && strlen(aip) < BUS_IP_LEN) snprintf(h->ip, sizeof(h->ip), "%s", aip);
+    if (aip && aip[0] && bus_msg_valid_ip(aip)) snprintf(h->ip, sizeof(h->ip), "%s", aip);
     snprintf(h->hostname, sizeof(h->hostname), "%s", me->hostname);
     memcpy(h->slots, primary->slots, BUS_SLOT_BYTES);
 }
@@ -313,7 +328,8 @@ static void gossip_entry(bus_gossip_t *g, const cluster_node_t *n)
     g->ping_sent = (uint32_t)(n->ping_sent / 1000);
     g->pong_received = (uint32_t)(n->pong_received / 1000);
     g->flags = wire_flags(n->flags);
-    if (!n->ip[0] || n->port <= 0 || n->bus_port <= 0) {
+    if (!n->ip[0] || !bus_msg_valid_ip(n->ip) || n->port <= 0 || n->port > 65535 ||
+        n->bus_port <= 0 || n->bus_port > 65535) {
         g->flags |= BUS_F_NOADDR;
         return;
     }
@@ -576,8 +592,10 @@ static void process_ping(cluster_link_t *l, cluster_node_t *sender, const bus_ms
         sender->pong_received = now;
         sender->ping_sent = 0;
         peer_get(sender)->backoff_ms = 0;
-        if (sender->flags & CLUSTER_NODE_PFAIL) cluster_node_clear_fail(sender);
-        else if (sender->flags & CLUSTER_NODE_FAIL) clear_failure_if_needed(sender, now);
+        if (sender->flags & CLUSTER_NODE_PFAIL)
+            cluster_node_clear_fail(sender);
+        else if (sender->flags & CLUSTER_NODE_FAIL)
+            clear_failure_if_needed(sender, now);
     }
     /* a sender that now says it is a primary (replicas come later) */
     if (!h->primary[0] && !is_master(sender)) {
@@ -591,7 +609,8 @@ static void process_ping(cluster_link_t *l, cluster_node_t *sender, const bus_ms
         for (int s = 0; s < CLUSTER_SLOTS; s++) {
             if (!((h->slots[s >> 3] >> (s & 7)) & 1)) continue;
             const cluster_node_t *owner = cluster->slots[s];
-            if (!owner || owner == sender || owner->config_epoch <= h->config_epoch) continue;
+            int unclaimed = !owner || ((cluster->owner_not_claiming[s >> 3] >> (s & 7)) & 1);
+            if (unclaimed || owner == sender || owner->config_epoch <= h->config_epoch) continue;
             log_verbose("Node %.40s has old slots configuration, sending an UPDATE message "
                         "about %.40s",
                         sender->id, owner->id);
@@ -642,8 +661,8 @@ static void process(cluster_link_t *l, const bus_msg_t *m)
             if (!(sender = finish_handshake(l, h))) return;
         } else if (memcmp(l->node->id, h->sender, BUS_ID_LEN) != 0) {
             cluster_node_t *n = l->node;
-            log_notice("Cluster bus: %s:%d answered as %.40s, not %.40s: address forgotten",
-                       n->ip, n->bus_port, h->sender, n->id);
+            log_notice("Cluster bus: %s:%d answered as %.40s, not %.40s: address forgotten", n->ip,
+                       n->bus_port, h->sender, n->id);
             link_free(l);
             cluster_node_set_addr(n, "", 0, 0);
             n->flags |= CLUSTER_NODE_NOADDR;
@@ -684,9 +703,15 @@ static void process(cluster_link_t *l, const bus_msg_t *m)
     switch (h->type) {
     case BUS_MEET:
     case BUS_PING:
-    case BUS_PONG: process_ping(l, sender, m, now); break;
-    case BUS_FAIL: process_fail(sender, m, now); break;
-    case BUS_UPDATE: process_update(sender, m); break;
+    case BUS_PONG:
+        process_ping(l, sender, m, now);
+        break;
+    case BUS_FAIL:
+        process_fail(sender, m, now);
+        break;
+    case BUS_UPDATE:
+        process_update(sender, m);
+        break;
     }
 }
 
@@ -763,6 +788,38 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
     if (nread == 0) return;
     l->rx_ms = time_ms();
     feed(l, b->base, (size_t)nread);
+}
+
+void cluster_bus_serve_now(void)
+{
+    if (!started) return;
+    struct pollfd pfd[BUS_SERVE_MAX];
+    cluster_link_t *who[BUS_SERVE_MAX];
+    int n = 0;
+    for (cluster_link_t *l = links; l && n < BUS_SERVE_MAX; l = l->next) {
+        uv_os_fd_t fd;
+        if (!l->connected || uv_fileno((uv_handle_t *)&l->tcp, &fd) != 0) continue;
+        pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+        who[n++] = l;
+    }
+    if (n == 0 || poll(pfd, (nfds_t)n, 0) <= 0) return;
+    for (int i = 0; i < n; i++) {
+        cluster_link_t *l = who[i]; /* (a link freed meanwhile lives until the loop runs) */
+        if (!(pfd[i].revents & POLLIN) || l->closing) continue;
+        ssize_t r = read(pfd[i].fd, read_chunk, sizeof(read_chunk));
+        if (r <= 0) continue; /* EOF, error or nothing: the loop sees it again later */
+        l->rx_ms = time_ms();
+        feed(l, read_chunk, (size_t)r);
+    }
+    /* a uv_write that completed waits for the loop to run its callback, and the next one
+     * waits for that: send what the socket takes now (uv_try_write refuses while anything
+     * is still queued, which keeps the order) */
+    for (cluster_link_t *l = links; l; l = l->next) {
+        if (!l->connected || !l->sbuf.len) continue;
+        uv_buf_t b = uv_buf_init(l->sbuf.data, (unsigned)l->sbuf.len);
+        int w = uv_try_write((uv_stream_t *)&l->tcp, &b, 1);
+        if (w > 0) buf_consume(&l->sbuf, (size_t)w);
+    }
 }
 
 /* ---- connecting and accepting ------------------------------------------------------------- */
@@ -855,10 +912,17 @@ static int listen_on(const char *addr, int port, int optional, char *err, size_t
 
 int cluster_bus_start(char *err, size_t errlen)
 {
+    if (!srv.loop) return 0; /* no event loop (the unit tests' server): a node without a bus */
+    if (srv.cfg.port <= 0) {
+        snprintf(err, errlen, "Cluster mode needs a TCP port (port 0 listens on none)");
+        return -1;
+    }
     int port = cluster_bus_listen_port();
     if (port <= 0 || port > 65535) {
-        snprintf(err, errlen, "The cluster bus port %d is not valid (port + 10000, or "
-                              "cluster-port, must be 1..65535)", port);
+        snprintf(err, errlen,
+                 "The cluster bus port %d is not valid (port + 10000, or "
+                 "cluster-port, must be 1..65535)",
+                 port);
         return -1;
     }
     dict_init(&peers, &peer_type);
@@ -970,12 +1034,12 @@ static int cron_pings(long long now)
         if (n->flags & (CLUSTER_NODE_MYSELF | CLUSTER_NODE_NOADDR | CLUSTER_NODE_HANDSHAKE))
             continue;
         long long ping_delay = now - n->ping_sent, data_delay = now - n->data_received;
-        /* connected long enough, a ping half a timeout old, and silence: try a new link */
-        if (n->link && n->link->connected && now - n->link->ctime > nt && n->ping_sent &&
-            ping_delay > nt / 2 && data_delay > nt / 2)
+        /* a link older than the timeout (connected or still connecting), a ping half a
+         * timeout old, and silence: try a new link */
+        if (n->link && now - n->link->ctime > nt && n->ping_sent && ping_delay > nt / 2 &&
+            data_delay > nt / 2)
             link_free(n->link);
-        if (n->link && n->link->connected && n->ping_sent == 0 &&
-            now - n->pong_received > nt / 2) {
+        if (n->link && n->link->connected && n->ping_sent == 0 && now - n->pong_received > nt / 2) {
             send_ping(n->link, BUS_PING);
             continue;
         }

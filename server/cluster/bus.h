@@ -11,7 +11,8 @@
  * of at most its checked length (<= BUS_MSG_MAX) and queues at most BUS_SENDBUF_MAX bytes of
  * output; a link past that, one that sends anything malformed, an inbound link that stays
  * without a known sender for the handshake timeout, and one that stalls inside a message
- * for the node timeout are closed. Loop thread only. */
+ * for the node timeout are closed. A server without an event loop (srv.loop NULL: the unit
+ * tests' socketless server) starts no bus: every hook then does nothing. Loop thread only. */
 #ifndef CTE_SERVER_CLUSTER_BUS_H
 #define CTE_SERVER_CLUSTER_BUS_H
 
@@ -21,5 +22,14 @@
 /* handshakes (and inbound links without a known sender) expire after
  * max(cluster-node-timeout, BUS_HANDSHAKE_MIN_MS), as Redis */
 #define BUS_HANDSHAKE_MIN_MS 1000
+/* links cluster_bus_serve_now looks at, at most */
+#define BUS_SERVE_MAX 1024
+
+/* While the loop cannot run (a script past busy-reply-threshold, server/script/busy.c): reads
+ * what arrived on the links and handles it now, so that the other nodes get their PONGs and
+ * do not flag this node as failing; replies leave at once when the socket takes them. No
+ * pings of our own and no accepts until the loop runs again. Does nothing when the bus is not
+ * started. Never blocks. */
+void cluster_bus_serve_now(void);
 
 #endif

@@ -21,6 +21,9 @@
  *      168  2048  slot bitmap
  *     2216   256  announced hostname, NUL-padded ("" = none)
  *
+ * Text fields end with NUL padding: an address has hex digits, '.' and ':' (IPv4 or IPv6
+ * text), a hostname letters, digits, '.' and '-' (cluster-announce-hostname's rule).
+ *
  * Gossip entry (BUS_GOSSIP_LEN = 104 bytes): id 40, ping_sent 4, pong_received 4, ip 46,
  * port 2, bus port 2, flags 2, reserved 4 (0). FAIL body: the failing node's id (40).
  * UPDATE body: id 40, config epoch 8, slot bitmap 2048.
@@ -56,17 +59,31 @@ _Static_assert(OFF_SLOTS + BUS_SLOT_BYTES == OFF_HOST, "header layout");
 _Static_assert(OFF_HOST + BUS_HOST_LEN == BUS_HDR_LEN, "header layout");
 _Static_assert(OFF_RSV2 == OFF_IP + BUS_IP_LEN, "header layout");
 
-enum { G_ID = 0, G_PING = 40, G_PONG = 44, G_IP = 48, G_PORT = 94, G_BPORT = 96, G_FLAGS = 98,
-       G_RSV = 100 };
+enum {
+    G_ID = 0,
+    G_PING = 40,
+    G_PONG = 44,
+    G_IP = 48,
+    G_PORT = 94,
+    G_BPORT = 96,
+    G_FLAGS = 98,
+    G_RSV = 100
+};
 _Static_assert(G_IP + BUS_IP_LEN == G_PORT, "gossip layout");
 _Static_assert(G_RSV + 4 == BUS_GOSSIP_LEN, "gossip layout");
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
 static uint32_t get32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
 static void put16(uint8_t *p, uint16_t v)
 {
     p[0] = v >> 8;
@@ -106,13 +123,33 @@ static int get_id(const uint8_t *p, char *out)
     return 0;
 }
 
-/* A text field of size bytes: printable text without spaces, then NULs to the end (at least
+static int ip_char(uint8_t c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '.' ||
+           c == ':';
+}
+
+int bus_msg_valid_ip(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (n + 1 >= BUS_IP_LEN || !ip_char((uint8_t)s[n])) return 0;
+    return 1;
+}
+
+static int host_char(uint8_t c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '-';
+}
+
+/* A text field of size bytes: characters that ok() accepts, then NULs to the end (at least
  * one). */
-static int get_text(const uint8_t *p, size_t size, char *out)
+static int get_text(const uint8_t *p, size_t size, int (*ok)(uint8_t), char *out)
 {
     size_t n = 0;
     while (n < size && p[n]) {
-        if (p[n] < 0x21 || p[n] > 0x7e) return BUS_EFIELD;
+        if (!ok(p[n])) return BUS_EFIELD;
         n++;
     }
     if (n == size || !all_zero(p + n, size - n)) return BUS_EFIELD;
@@ -120,7 +157,10 @@ static int get_text(const uint8_t *p, size_t size, char *out)
     return 0;
 }
 
-static int get_ip(const uint8_t *p, char *out) { return get_text(p, BUS_IP_LEN, out); }
+static int get_ip(const uint8_t *p, char *out)
+{
+    return get_text(p, BUS_IP_LEN, ip_char, out);
+}
 
 static int valid_role(uint16_t flags)
 {
@@ -170,7 +210,7 @@ static int decode_hdr(const uint8_t *p, bus_hdr_t *h)
     if (!h->port || !h->bus_port) return BUS_EFIELD;
     if (!all_zero(p + OFF_RSV1, 4) || !all_zero(p + OFF_RSV2, 2)) return BUS_EFIELD;
     if (get_ip(p + OFF_IP, h->ip)) return BUS_EFIELD;
-    if (get_text(p + OFF_HOST, BUS_HOST_LEN, h->hostname)) return BUS_EFIELD;
+    if (get_text(p + OFF_HOST, BUS_HOST_LEN, host_char, h->hostname)) return BUS_EFIELD;
     memcpy(h->slots, p + OFF_SLOTS, BUS_SLOT_BYTES);
     return 0;
 }
@@ -256,9 +296,12 @@ static void encode_gossip(uint8_t *p, const bus_gossip_t *g)
 static size_t body_len(const bus_msg_t *m)
 {
     switch (m->hdr.type) {
-    case BUS_FAIL: return BUS_FAIL_LEN;
-    case BUS_UPDATE: return BUS_UPDATE_LEN;
-    default: return (size_t)m->count * BUS_GOSSIP_LEN;
+    case BUS_FAIL:
+        return BUS_FAIL_LEN;
+    case BUS_UPDATE:
+        return BUS_UPDATE_LEN;
+    default:
+        return (size_t)m->count * BUS_GOSSIP_LEN;
     }
 }
 
@@ -305,15 +348,18 @@ size_t bus_msg_encode(const bus_msg_t *m, buf_t *out)
 const char *bus_msg_strerror(int err)
 {
 #define BUS_ERR_CASE(name, value, text)                                                            \
-    case name: return text;
-    switch (err) { BUS_ERR_TABLE(BUS_ERR_CASE) }
+    case name:                                                                                     \
+        return text;
+    switch (err) {
+        BUS_ERR_TABLE(BUS_ERR_CASE)
+    }
 #undef BUS_ERR_CASE
     return status_str(err);
 }
 
 const char *bus_msg_type_name(int type)
 {
-    static const char *const names[BUS_TYPE_COUNT] = {NULL, "meet", "ping", "pong", "fail",
-                                                      "update"};
+    static const char *const names[BUS_TYPE_COUNT] = {NULL,   "meet", "ping",
+                                                      "pong", "fail", "update"};
     return type > 0 && type < BUS_TYPE_COUNT ? names[type] : "unknown";
 }

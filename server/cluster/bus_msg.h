@@ -2,8 +2,8 @@
  *
  * The format is ours (docs/cluster-bus.md draws it byte by byte): a fixed header of
  * BUS_HDR_LEN bytes (magic, version, type, total length, the sender's id, epochs, ports,
- * address, hostname, flags and slot bitmap) and a body whose size the type fixes (FAIL, UPDATE) or the
- * header's count of gossip entries fixes (MEET, PING, PONG). Integers are big-endian.
+ * address, hostname, flags and slot bitmap) and a body whose size the type fixes (FAIL, UPDATE) or
+ * the header's count of gossip entries fixes (MEET, PING, PONG). Integers are big-endian.
  *
  * Decoding is a pure function of the bytes: nothing is allocated, every field is checked, and
  * the total length is bounded by BUS_MSG_MAX before a reader keeps more than a header's worth
@@ -18,12 +18,12 @@
 
 #define BUS_MAGIC "CTEb"
 #define BUS_VERSION 1
-#define BUS_ID_LEN 40    /* node ids: 40 lowercase hex digits */
-#define BUS_IP_LEN 46    /* the address field: NUL-padded text, as INET6_ADDRSTRLEN */
+#define BUS_ID_LEN 40 /* node ids: 40 lowercase hex digits */
+#define BUS_IP_LEN 46 /* the address field: NUL-padded text, as INET6_ADDRSTRLEN */
 #define BUS_SLOTS 16384
 #define BUS_SLOT_BYTES (BUS_SLOTS / 8)
-#define BUS_HOST_LEN 256 /* the hostname field: NUL-padded, up to 255 characters */
-#define BUS_HDR_LEN 2472 /* bytes of the fixed header (docs/cluster-bus.md) */
+#define BUS_HOST_LEN 256  /* the hostname field: NUL-padded, up to 255 characters */
+#define BUS_HDR_LEN 2472  /* bytes of the fixed header (docs/cluster-bus.md) */
 #define BUS_PREFIX_LEN 12 /* magic, version, type, length: enough for bus_msg_peek */
 #define BUS_GOSSIP_LEN 104
 #define BUS_FAIL_LEN BUS_ID_LEN
@@ -60,14 +60,14 @@ enum bus_err { BUS_ERR_TABLE(BUS_ERR_ROW) };
 /* The header, decoded. Strings are NUL-terminated. */
 typedef struct bus_hdr {
     uint16_t type;
-    uint16_t flags;            /* the sender's BUS_F_* */
+    uint16_t flags; /* the sender's BUS_F_* */
     char sender[BUS_ID_LEN + 1];
     char primary[BUS_ID_LEN + 1]; /* the sender's primary if it is a replica, else "" */
     uint64_t current_epoch;
     uint64_t config_epoch;
-    uint16_t port;     /* the sender's client port, 1..65535 */
-    uint16_t bus_port; /* its cluster bus port, 1..65535 */
-    char ip[BUS_IP_LEN]; /* its announced address, "" to use the connection's */
+    uint16_t port;                 /* the sender's client port, 1..65535 */
+    uint16_t bus_port;             /* its cluster bus port, 1..65535 */
+    char ip[BUS_IP_LEN];           /* its announced address, "" to use the connection's */
     uint8_t slots[BUS_SLOT_BYTES]; /* bit (s & 7) of byte s >> 3: the sender serves slot s */
     char hostname[BUS_HOST_LEN];   /* its cluster-announce-hostname, "" for none */
 } bus_hdr_t;
@@ -115,6 +115,9 @@ size_t bus_msg_encode(const bus_msg_t *m, buf_t *out);
 const char *bus_msg_strerror(int err);
 /* "meet", "ping", "pong", "fail", "update"; "unknown" for anything else. */
 const char *bus_msg_type_name(int type);
+/* 1 if the NUL-terminated s fits the address field: shorter than BUS_IP_LEN, only hex
+ * digits, '.' and ':'. */
+int bus_msg_valid_ip(const char *s);
 /* 1 if s[0..40) are 40 lowercase hex digits. */
 int bus_msg_valid_id(const char *s);
 

@@ -106,6 +106,9 @@ typedef struct cluster_state {
     cluster_node_t *slots[CLUSTER_SLOTS];
     cluster_node_t *migrating_to[CLUSTER_SLOTS];
     cluster_node_t *importing_from[CLUSTER_SLOTS];
+    /* slots whose owner no longer claims them in its messages (Redis's
+     * owner_not_claiming_slot): any claim takes them, whatever its epoch */
+    unsigned char owner_not_claiming[CLUSTER_SLOTS / 8];
     /* pending work for cluster_before_sleep (enum cluster_todo) */
     uint32_t todo;
     /* stats the bus keeps, one counter per message type (CLUSTER INFO prints the non-zero
@@ -138,6 +141,9 @@ int cluster_init(char *err, size_t errlen);
 void cluster_deinit(void);
 /* Every server cron tick: runs the bus's cron, forgets expired bans, does pending work. */
 void cluster_cron(long long now_ms);
+/* A setting changed (CONFIG SET): the announced address and ports of myself follow
+ * cluster-announce-* and port, the state cluster-require-full-coverage. Returns 0. */
+int cluster_config_changed(const char *name, char *err, size_t errlen);
 /* Does the todo work now (save the config, recompute the state); the cron and the commands
  * that change the config call it; cheap when there is nothing to do. */
 void cluster_before_sleep(void);
@@ -148,10 +154,11 @@ void cluster_todo(uint32_t flags);
 
 /* The node timeout (cluster-node-timeout), ms. */
 long long cluster_node_timeout(void);
-/* The port the bus listens on: cluster-port, or port + 10000 when it is 0. */
+/* The port the bus listens on: cluster-port, or port + 10000 when it is 0, as they were at
+ * start (CONFIG SET port does not move it). */
 int cluster_bus_listen_port(void);
 /* Writes the config file now (tmp file, fsync, rename, fsync of the directory). 0, or -errno
- * (logged). */
+ * (logged once per streak of failures; cluster_before_sleep tries again every tick). */
 int cluster_save_config(void);
 
 /* ---- nodes ---- */
@@ -177,6 +184,9 @@ int cluster_node_set_hostname(cluster_node_t *n, const char *host, size_t len);
 /* The flags as CLUSTER NODES shows them ("myself,master", "master,fail?", "noflags") into out
  * (128 bytes); returns out. */
 char *cluster_node_flags_str(uint32_t flags, char *out);
+/* How clients are told to reach n (cluster-preferred-endpoint-type): its ip, its hostname ("?"
+ * when it has none), or "" (unknown-endpoint). Valid while n is. */
+const char *cluster_node_endpoint(const cluster_node_t *n);
 /* Whether a node id is well formed: CLUSTER_NAMELEN bytes of [0-9a-f]. */
 int cluster_id_valid(const char *id, size_t len);
 /* Fills id (CLUSTER_NAMELEN bytes, no NUL) with a random id. */
@@ -224,9 +234,10 @@ uint64_t cluster_del_keys_in_slot(int slot);
 int cluster_node_del_slots(cluster_node_t *n);
 /* Redis's clusterUpdateSlotsConfigWith: sender (a master) claims the slots set in `claimed`
  * (a CLUSTER_SLOTS bitmap) with config epoch sender_epoch. A claimed slot that is unassigned,
- * or whose owner has a lower config epoch, becomes sender's (a slot we are importing stays
- * ours to decide). When myself loses slots that still hold keys, those keys are deleted
- * (logged as DEL), as Redis does for its "dirty slots" (a master that cannot become a
+ * whose owner has a lower config epoch or no longer claims it (owner_not_claiming: a slot
+ * sender owns here but left out of `claimed` is marked so), becomes sender's (a slot we are
+ * importing stays ours to decide). When myself loses slots that still hold keys, those keys are
+ * deleted (logged as DEL), as Redis does for its "dirty slots" (a master that cannot become a
  * replica of the new owner). Saves and updates the state later (cluster_before_sleep). */
 void cluster_apply_slots(cluster_node_t *sender, uint64_t sender_epoch,
                          const unsigned char *claimed);

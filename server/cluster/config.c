@@ -69,6 +69,8 @@ static int fsync_dir(void)
     return rc;
 }
 
+static int failing; /* the last save failed */
+
 int cluster_save_config(void)
 {
     buf_t b;
@@ -103,9 +105,12 @@ int cluster_save_config(void)
     if (!rc) fsync_dir();
     if (rc) unlink(tmp);
 out:
-    if (rc)
+    if (rc && !failing) /* once per failing streak: the cron retries every tick */
         log_warning("Can't save the cluster config file %s: %s", srv.cfg.cluster_config_file,
                     strerror(-rc));
+    else if (!rc && failing)
+        log_notice("The cluster config file %s is saved again", srv.cfg.cluster_config_file);
+    failing = rc != 0;
     buf_deinit(&b);
     return rc;
 }

@@ -11,6 +11,7 @@
  * open slot. Commands without keys are never redirected. Loop thread only. */
 #include "server/cluster/cluster.h"
 
+#include "common/alloc.h"
 #include "server/block.h"
 #include "server/command.h"
 #include "server/multi.h"
@@ -20,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ROUTE_MAX_KEYS 4096 /* a call with more keys is checked on its first ROUTE_MAX_KEYS */
+#define ROUTE_SMALL_KEYS 256 /* key positions on the stack; more are allocated */
 
 enum redir {
     REDIR_NONE,
@@ -47,35 +48,44 @@ static int key_here(const resp_arg_t *k)
     return kv && !(kv_has_expire(kv) && db_is_expired(db, kv));
 }
 
-/* Adds the keys of one call to q; returns REDIR_NONE or the error found. */
-static int add_call(query_t *q, const command_t *cmd, int argc, const resp_arg_t *argv)
+/* Adds the key at k to q; returns REDIR_NONE or the error found. */
+static int add_key(query_t *q, const resp_arg_t *k)
 {
-    static int pos[ROUTE_MAX_KEYS];
-    int n = command_get_keys(cmd, argc, argv, pos, ROUTE_MAX_KEYS);
-    for (int j = 0; j < n; j++) {
-        const resp_arg_t *k = &argv[pos[j]];
-        int slot = (int)keyslot(k->ptr, k->len);
-        if (!q->first) {
-            q->first = k;
-            q->slot = slot;
-            q->owner = cluster->slots[slot];
-            if (!q->owner) return REDIR_DOWN_UNBOUND;
-            if (q->owner == cluster->myself && cluster->migrating_to[slot])
-                q->migrating = 1;
-            else if (cluster->importing_from[slot])
-                q->importing = 1;
-        } else if (k->len != q->first->len || memcmp(k->ptr, q->first->ptr, k->len)) {
-            if (slot != q->slot) return REDIR_CROSS_SLOT;
-            q->multiple_keys = 1;
-        }
-        if (q->migrating || q->importing) {
-            if (key_here(k))
-                q->existing++;
-            else
-                q->missing++;
-        }
+    int slot = (int)keyslot(k->ptr, k->len);
+    if (!q->first) {
+        q->first = k;
+        q->slot = slot;
+        q->owner = cluster->slots[slot];
+        if (!q->owner) return REDIR_DOWN_UNBOUND;
+        if (q->owner == cluster->myself && cluster->migrating_to[slot])
+            q->migrating = 1;
+        else if (cluster->importing_from[slot])
+            q->importing = 1;
+    } else if (k->len != q->first->len || memcmp(k->ptr, q->first->ptr, k->len)) {
+        if (slot != q->slot) return REDIR_CROSS_SLOT;
+        q->multiple_keys = 1;
+    }
+    if (q->migrating || q->importing) {
+        if (key_here(k))
+            q->existing++;
+        else
+            q->missing++;
     }
     return REDIR_NONE;
+}
+
+/* Adds the keys of one call to q (every one: a call has at most argc keys); returns
+ * REDIR_NONE or the error found. */
+static int add_call(query_t *q, const command_t *cmd, int argc, const resp_arg_t *argv)
+{
+    int small[ROUTE_SMALL_KEYS];
+    int *pos = argc > ROUTE_SMALL_KEYS ? xmalloc(sizeof(*pos) * (size_t)argc) : small;
+    int n =
+        command_get_keys(cmd, argc, argv, pos, argc > ROUTE_SMALL_KEYS ? argc : ROUTE_SMALL_KEYS);
+    int err = REDIR_NONE;
+    for (int j = 0; j < n && err == REDIR_NONE; j++) err = add_key(q, &argv[pos[j]]);
+    if (pos != small) xfree(pos);
+    return err;
 }
 
 static int is_exec(const command_t *cmd)
@@ -86,6 +96,12 @@ static int is_exec(const command_t *cmd)
 static int is_migrate(const command_t *cmd)
 {
     return !strcmp(cmd->name, "migrate") && !cmd->parent;
+}
+
+/* Redis's "asking" command flag: RESTORE-ASKING (what MIGRATE sends) acts as if ASKING came */
+static int is_asking_cmd(const command_t *cmd)
+{
+    return (cmd->flags & CMD_ASKING) != 0;
 }
 
 /* Redis's getNodeByQuery once q holds the call's keys: the node to serve it, *err the
@@ -110,7 +126,7 @@ static cluster_node_t *decide(const query_t *q, const command_t *cmd, uint32_t c
         *err = REDIR_ASK;
         return cluster->migrating_to[q->slot];
     }
-    if (q->importing && ((cflags & CLIENT_ASKING) || (cmd->flags & CMD_ASKING))) {
+    if (q->importing && ((cflags & CLIENT_ASKING) || is_asking_cmd(cmd))) {
         if (q->multiple_keys && q->missing) {
             *err = REDIR_UNSTABLE;
             return NULL;
@@ -160,7 +176,8 @@ static void redirect(client_t *c, const cluster_node_t *n, int slot, int err)
         reply_error(c, "CLUSTERDOWN Hash slot not served");
         break;
     default:
-        reply_errorf(c, "%s %d %s:%d", err == REDIR_ASK ? "ASK" : "MOVED", slot, n->ip, n->port);
+        reply_errorf(c, "%s %d %s:%d", err == REDIR_ASK ? "ASK" : "MOVED", slot,
+                     cluster_node_endpoint(n), n->port);
     }
 }
 
@@ -220,7 +237,7 @@ static int redirect_blocked(client_t *c)
     if (n == cluster->myself || cluster->importing_from[slot]) return 0;
     if (!n) return block_unblock_error(c, "CLUSTERDOWN Hash slot not served");
     char msg[128];
-    snprintf(msg, sizeof(msg), "MOVED %d %s:%d", slot, n->ip, n->port);
+    snprintf(msg, sizeof(msg), "MOVED %d %s:%d", slot, cluster_node_endpoint(n), n->port);
     return block_unblock_error(c, msg);
 }
 
@@ -233,7 +250,7 @@ void cluster_redirect_blocked(void)
 
 void cluster_after_command(client_t *c, const command_t *cmd)
 {
-    if ((c->flags & CLIENT_ASKING) && !(c->flags & CLIENT_MULTI) && cmd &&
-        strcmp(cmd->name, "asking"))
+    if ((c->flags & CLIENT_ASKING) && !(c->flags & CLIENT_MULTI) &&
+        (!cmd || strcmp(cmd->name, "asking")))
         c->flags &= ~(uint32_t)CLIENT_ASKING;
 }

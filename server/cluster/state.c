@@ -49,9 +49,13 @@ long long cluster_node_timeout(void)
     return srv.cfg.cluster_node_timeout;
 }
 
+static int listen_port; /* fixed at start: CONFIG SET port does not move the bus */
+
 int cluster_bus_listen_port(void)
 {
-    return srv.cfg.cluster_port ? srv.cfg.cluster_port : srv.cfg.port + 10000;
+    if (!listen_port)
+        listen_port = srv.cfg.cluster_port ? srv.cfg.cluster_port : srv.cfg.port + 10000;
+    return listen_port;
 }
 
 void cluster_todo(uint32_t flags)
@@ -100,6 +104,18 @@ char *cluster_node_flags_str(uint32_t flags, char *out)
                 (size_t)snprintf(out + len, 128 - len, "%s%s", len ? "," : "", flag_names[i].name);
     if (!len) snprintf(out, 128, "noflags");
     return out;
+}
+
+const char *cluster_node_endpoint(const cluster_node_t *n)
+{
+    switch (srv.cfg.cluster_preferred_endpoint_type) {
+    case CONFIG_ENDPOINT_HOSTNAME:
+        return n->hostname[0] ? n->hostname : "?";
+    case CONFIG_ENDPOINT_UNKNOWN:
+        return "";
+    default:
+        return n->ip;
+    }
 }
 
 /* The flag named by len bytes at p, or 0 (unknown words, "noflags"). */
@@ -312,6 +328,20 @@ int cluster_masters_with_slots(void)
 
 /* ---- slots ---- */
 
+static int not_claiming(int slot)
+{
+    return (cluster->owner_not_claiming[slot >> 3] >> (slot & 7)) & 1;
+}
+
+static void not_claiming_set(int slot, int on)
+{
+    unsigned char bit = (unsigned char)(1u << (slot & 7));
+    if (on)
+        cluster->owner_not_claiming[slot >> 3] |= bit;
+    else
+        cluster->owner_not_claiming[slot >> 3] &= (unsigned char)~bit;
+}
+
 int cluster_slot_add(cluster_node_t *n, int slot)
 {
     cluster_node_t *old = cluster->slots[slot];
@@ -319,6 +349,7 @@ int cluster_slot_add(cluster_node_t *n, int slot)
     if (old) cluster_slot_del(slot);
     n->slots[slot >> 3] |= (unsigned char)(1u << (slot & 7));
     n->num_slots++;
+    not_claiming_set(slot, 0);
     cluster->slots[slot] = n;
     cluster_todo(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
     return 0;
@@ -328,6 +359,7 @@ int cluster_slot_del(int slot)
 {
     cluster_node_t *n = cluster->slots[slot];
     cluster->migrating_to[slot] = cluster->importing_from[slot] = NULL;
+    not_claiming_set(slot, 0);
     if (!n) return -1;
     n->slots[slot >> 3] &= (unsigned char)~(1u << (slot & 7));
     n->num_slots--;
@@ -377,12 +409,19 @@ void cluster_apply_slots(cluster_node_t *sender, uint64_t sender_epoch,
     uint16_t *dirty = NULL;
     int ndirty = 0;
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
-        if (!((claimed[s >> 3] >> (s & 7)) & 1)) continue;
         cluster_node_t *owner = cluster->slots[s];
-        if (owner == sender) continue;
+        if (!((claimed[s >> 3] >> (s & 7)) & 1)) {
+            /* its owner gave it up: keep routing to it, but let any claim take it */
+            if (owner == sender) not_claiming_set(s, 1);
+            continue;
+        }
+        if (owner == sender) {
+            not_claiming_set(s, 0);
+            continue;
+        }
         /* a slot we import is ours to settle (SETSLOT NODE at the end of the migration) */
         if (cluster->importing_from[s]) continue;
-        if (owner && owner->config_epoch >= sender_epoch) continue;
+        if (owner && !not_claiming(s) && owner->config_epoch >= sender_epoch) continue;
         if (owner == myself) {
             lost++;
             if (srv.db[0].slots && slot_index_count(srv.db[0].slots, s)) {
@@ -536,6 +575,8 @@ int cluster_init(char *err, size_t errlen)
 {
     if (!srv.cfg.cluster_enabled) return 0;
     if (lock_config(err, errlen) < 0) return -1;
+    listen_port = 0;
+    cluster_bus_listen_port();
     cluster = xcalloc(1, sizeof(*cluster));
     cluster->state = CLUSTER_FAIL;
     int rc = cluster__load_config(err, errlen);
@@ -594,13 +635,27 @@ void cluster_deinit(void)
     cluster__free();
 }
 
+int cluster_config_changed(const char *name, char *err, size_t errlen)
+{
+    if (!cluster) return 0;
+    if (!strncmp(name, "cluster-announce-", 17) || !strcmp(name, "port")) {
+        cluster__apply_announced();
+        cluster_todo(CLUSTER_TODO_SAVE_CONFIG);
+    } else if (!strcmp(name, "cluster-require-full-coverage")) {
+        cluster_todo(CLUSTER_TODO_UPDATE_STATE);
+    }
+    return 0;
+}
+
 void cluster_before_sleep(void)
 {
     if (!cluster || !cluster->todo) return;
     uint32_t todo = cluster->todo;
     cluster->todo = 0;
     if (todo & CLUSTER_TODO_UPDATE_STATE) cluster_update_state();
-    if (todo & CLUSTER_TODO_SAVE_CONFIG) cluster_save_config();
+    /* Redis exits when it cannot save; we keep serving and try again at the next tick */
+    if ((todo & CLUSTER_TODO_SAVE_CONFIG) && cluster_save_config() < 0)
+        cluster->todo |= CLUSTER_TODO_SAVE_CONFIG;
 }
 
 void cluster_cron(long long now_ms)

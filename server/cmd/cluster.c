@@ -206,15 +206,26 @@ static void nodes_cmd(client_t *c)
     buf_deinit(&b);
 }
 
-/* [ip, port, id, {hostname}] as CLUSTER SLOTS shows a node (preferred endpoint: the ip). */
+/* [endpoint, port, id, {ip, hostname}] as CLUSTER SLOTS shows a node: the preferred endpoint
+ * first (NULL for unknown-endpoint), then what else is known of its address. */
 static void reply_slot_node(client_t *c, const cluster_node_t *n)
 {
+    int type = srv.cfg.cluster_preferred_endpoint_type;
     reply_array(c, 4);
-    reply_bulk_cstr(c, n->ip);
+    if (type == CONFIG_ENDPOINT_UNKNOWN)
+        reply_null(c);
+    else
+        reply_bulk_cstr(c, cluster_node_endpoint(n));
     reply_int(c, n->port);
     reply_bulk(c, n->id, CLUSTER_NAMELEN);
-    reply_map(c, n->hostname[0] ? 1 : 0);
-    if (n->hostname[0]) {
+    int with_ip = type != CONFIG_ENDPOINT_IP;
+    int with_host = type != CONFIG_ENDPOINT_HOSTNAME && n->hostname[0];
+    reply_map(c, with_ip + with_host);
+    if (with_ip) {
+        reply_bulk_cstr(c, "ip");
+        reply_bulk_cstr(c, n->ip);
+    }
+    if (with_host) {
         reply_bulk_cstr(c, "hostname");
         reply_bulk_cstr(c, n->hostname);
     }
@@ -252,7 +263,7 @@ static void reply_shard_node(client_t *c, const cluster_node_t *n)
     reply_bulk_cstr(c, "ip");
     reply_bulk_cstr(c, n->ip);
     reply_bulk_cstr(c, "endpoint");
-    reply_bulk_cstr(c, n->ip);
+    reply_bulk_cstr(c, cluster_node_endpoint(n));
     if (n->hostname[0]) {
         reply_bulk_cstr(c, "hostname");
         reply_bulk_cstr(c, n->hostname);

@@ -14,6 +14,7 @@
  * Loop thread. */
 #include "server/script/engine.h"
 
+#include "server/cluster/bus.h"
 #include "server/net/net.h"
 #include "server/net/shm.h"
 #include "server/server.h"
@@ -54,6 +55,7 @@ void engine_serve_while_busy(client_t *caller)
      * (the loop sends them when the turn is over), and their clients wait for them */
     net_flush_pending();
     shm_serve_now(caller);
+    cluster_bus_serve_now(); /* the other cluster nodes' pings: or they flag us failing */
     struct pollfd pfd[BUSY_LISTEN_MAX + BUSY_POLL_MAX];
     client_t *who[BUSY_POLL_MAX];
     int fds[BUSY_LISTEN_MAX];

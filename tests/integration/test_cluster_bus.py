@@ -320,6 +320,12 @@ def test_kill9_fails_the_cluster_within_twice_the_node_timeout_and_recovers(crea
     for n in others:
         flags = n.flags_by_id()[vid]
         assert "fail" in flags, flags
+    # each survivor holds the other's report (gossip about the failed node)
+    wait_for(lambda: all(n.cmd("CLUSTER", "COUNT-FAILURE-REPORTS", vid) >= 1 for n in others),
+             NODE_TIMEOUT / 1000.0 + 2, what="failure reports on both survivors")
+    # between reconnection attempts (a backoff up to 1 s) CLUSTER NODES says disconnected
+    wait_for(lambda: all(next(x for x in n.nodes() if x["id"] == vid)["link"] == "disconnected"
+                         for n in others), 5, interval=0.02, what="the link state disconnected")
     # restarted from its nodes.conf and AOF: the cluster is whole again, the keys are there
     t1 = time.time()
     victim.start(same_dir=True)
@@ -359,5 +365,52 @@ def test_a_node_with_a_stale_slot_map_gets_an_update(created):
     assert sent >= 1
     wait_for(lambda: all_ok(created) and converged(created, 3),
              6 * NODE_TIMEOUT / 1000.0 + 10, what="cluster_state:ok after the UPDATE")
+    ok, out = cluster_check(a)
+    assert ok, out
+
+
+def test_a_node_busy_in_a_long_script_still_answers_the_bus(created):
+    """A script running past busy-reply-threshold: the node keeps answering its peers' pings
+    (as Redis's processEventsWhileBlocked), so they never flag it failing."""
+    import threading
+    a, others = created[0], created[1:]
+    aid = a.myid()
+    assert a.cmd("CONFIG", "SET", "busy-reply-threshold", "100") == b"OK"
+    secs = 2.5 * NODE_TIMEOUT / 1000.0
+    script = ("local t0 = redis.call('TIME') "
+              "while true do local t = redis.call('TIME') "
+              "if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > %d then return 1 end end"
+              % int(secs * 1e6))
+    result = {}
+    th = threading.Thread(target=lambda: result.update(r=a.cmd("EVAL", script, 0)))
+    th.start()
+    flagged = set()
+    try:
+        while th.is_alive():
+            for n in others:
+                flagged |= set(n.flags_by_id()[aid]) & {"fail", "fail?"}
+            time.sleep(0.05)
+    finally:
+        th.join()
+        a.cmd("CONFIG", "SET", "busy-reply-threshold", "5000")
+    assert result.get("r") == 1, result
+    assert not flagged, flagged
+    assert all_ok(created)
+
+
+def test_a_node_back_on_other_ports_is_found_there(created):
+    """Restarted from its nodes.conf on a new client and bus port, a node pings the others,
+    which take its new address from the connection and its header and reconnect."""
+    a, b, c = created
+    cid = c.myid()
+    c.signal(signal.SIGTERM)
+    assert c.wait_exit() == 0
+    c.port, c.bus_port = cluster_util.free_port(), cluster_util.free_port()
+    c.start(same_dir=True)
+    want = "127.0.0.1:%d@%d" % (c.port, c.bus_port)
+    wait_for(lambda: all(next(n for n in x.nodes() if n["id"] == cid)["addr"].startswith(want)
+                         for x in (a, b)), 10, what="the new address everywhere")
+    wait_for(lambda: all_ok(created) and converged(created, 3), 6 * NODE_TIMEOUT / 1000.0 + 10,
+             what="the cluster whole again")
     ok, out = cluster_check(a)
     assert ok, out

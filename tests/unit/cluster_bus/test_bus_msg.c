@@ -225,31 +225,33 @@ static void expect_field_refused(size_t off, uint8_t v)
     sample_ping(&b);
     b.data[off] = (char)v;
     bus_msg_t d;
-    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), BUS_EFIELD, "offset %zu = %u",
-                 off, v);
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), BUS_EFIELD, "offset %zu = %u", off,
+                 v);
     buf_deinit(&b);
 }
 
 Test(bus_msg, each_malformed_field_is_refused)
 {
-    expect_field_refused(16, 'G');          /* sender id: not hex */
-    expect_field_refused(16 + 39, 'A');     /* sender id: uppercase */
-    expect_field_refused(56, 'a');          /* primary id on a primary */
-    expect_field_refused(15, 0);            /* flags: neither primary nor replica */
-    expect_field_refused(15, 3);            /* flags: both */
-    expect_field_refused(15, 1 | 4);        /* flags: a sender never says it is PFAIL */
-    expect_field_refused(14, 0x80);         /* flags: unknown bit */
-    expect_field_refused(119, 1);           /* reserved */
-    expect_field_refused(120 + 3, ' ');     /* ip with a space */
-    expect_field_refused(120 + 10, 'x');    /* ip: bytes after its NUL */
-    expect_field_refused(167, 9);           /* reserved */
-    expect_field_refused(2216 + 4, '\t');   /* hostname: a control character */
-    expect_field_refused(2216 + 200, 'x');  /* hostname: bytes after its NUL */
-    size_t g = BUS_HDR_LEN;                 /* the first gossip entry */
-    expect_field_refused(g + 5, 'z');       /* id */
-    expect_field_refused(g + 99, 0x40);     /* flags: unknown bit */
+    expect_field_refused(16, 'G');         /* sender id: not hex */
+    expect_field_refused(16 + 39, 'A');    /* sender id: uppercase */
+    expect_field_refused(56, 'a');         /* primary id on a primary */
+    expect_field_refused(15, 0);           /* flags: neither primary nor replica */
+    expect_field_refused(15, 3);           /* flags: both */
+    expect_field_refused(15, 1 | 4);       /* flags: a sender never says it is PFAIL */
+    expect_field_refused(14, 0x80);        /* flags: unknown bit */
+    expect_field_refused(119, 1);          /* reserved */
+    expect_field_refused(120 + 3, ' ');    /* ip with a space */
+    expect_field_refused(120 + 10, 'x');   /* ip: bytes after its NUL */
+    expect_field_refused(167, 9);          /* reserved */
+    expect_field_refused(2216 + 4, '\t');  /* hostname: a control character */
+    expect_field_refused(2216 + 4, ',');   /* hostname: not a letter, digit, '.' or '-' */
+    expect_field_refused(120 + 3, 'x');    /* ip: not a hex digit, '.' or ':' */
+    expect_field_refused(2216 + 200, 'x'); /* hostname: bytes after its NUL */
+    size_t g = BUS_HDR_LEN;                /* the first gossip entry */
+    expect_field_refused(g + 5, 'z');      /* id */
+    expect_field_refused(g + 99, 0x40);    /* flags: unknown bit */
     expect_field_refused(g + 2 * BUS_GOSSIP_LEN + 99, BUS_F_PRIMARY); /* no address, no NOADDR */
-    expect_field_refused(g + 101, 1);       /* reserved */
+    expect_field_refused(g + 101, 1);                                 /* reserved */
     /* an ip that fills all 46 bytes has no NUL */
     buf_t b;
     sample_ping(&b);

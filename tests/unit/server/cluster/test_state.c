@@ -212,3 +212,23 @@ Test(cluster_state, handshake_validates_the_address)
     cluster_ban_add(id);
     cr_assert(cluster_ban_contains(id));
 }
+
+Test(cluster_state, a_slot_its_owner_gave_up_goes_to_any_claim)
+{
+    cluster_node_t *b = cluster_node_add(NULL, CLUSTER_NODE_MASTER);
+    cluster_node_t *c2 = cluster_node_add(NULL, CLUSTER_NODE_MASTER);
+    b->config_epoch = 9;
+    c2->config_epoch = 1;
+    for (int s = 200; s <= 210; s++) cluster_slot_add(b, s);
+    cluster_apply_slots(c2, 1, bitmap_of(200, 200));
+    cr_assert_eq(cluster->slots[200], b); /* b still claims it with a higher epoch */
+    cluster_apply_slots(b, 9, bitmap_of(201, 210)); /* b no longer claims 200 */
+    cr_assert_eq(cluster->slots[200], b);           /* still routed to b meanwhile */
+    cluster_apply_slots(c2, 1, bitmap_of(200, 201));
+    cr_assert_eq(cluster->slots[200], c2); /* given up: taken whatever the epoch */
+    cr_assert_eq(cluster->slots[201], b);  /* still claimed by b */
+    cluster_apply_slots(b, 9, bitmap_of(202, 210)); /* b gives 201 up, then claims it again */
+    cluster_apply_slots(b, 9, bitmap_of(201, 210));
+    cluster_apply_slots(c2, 1, bitmap_of(201, 201));
+    cr_assert_eq(cluster->slots[201], b);
+}
