@@ -218,6 +218,8 @@ typedef struct mkey {
     size_t len;
     tag_obj_t *tag; /* streamed (compared with what the key holds, never followed unchecked) */
     buf_t payload;  /* RESTORE's payload otherwise */
+    char *tmp;      /* a streamed tag's temporary key once committed (dropped if refused) */
+    size_t tmplen;
     int state;
     int steps; /* replies of its steps still to come */
 } mkey_t;
@@ -619,6 +621,9 @@ static void pump(mjob_t *j)
                 } else {
                     send_commit(j, k, ttl);
                     if (key->state != K_FAILED) key->state = K_SENT; /* AUTH/SELECT failed */
+                    key->tmp = j->tmp;
+                    key->tmplen = j->tmplen;
+                    j->tmp = NULL;
                 }
                 stream_reset(j);
             }
@@ -658,6 +663,16 @@ static void on_line(mjob_t *j, const char *line, size_t len)
             snprintf(msg, len + 48, "ERR Target instance replied with error: %.*s", (int)(len - 1),
                      line + 1);
             j->error = msg;
+        }
+        if (e.kind == E_KEY && j->keys[e.key].tmp) {
+            /* a commit refused before it ran (cluster routing): its temporary key goes */
+            mkey_t *k = &j->keys[e.key];
+            if (cluster_mode()) {
+                send_strs(j, 1, (const char *[]){"ASKING"});
+                expect_push(j, -1, E_IGNORE, 0);
+            }
+            send_cmd(j, 2, (const char *[]){"DEL", k->tmp}, (size_t[]){3, k->tmplen});
+            expect_push(j, -1, E_IGNORE, 0);
         }
         if (e.key >= 0)
             j->keys[e.key].state = K_FAILED;
@@ -772,6 +787,8 @@ static void restart(mjob_t *j)
         mkey_t *k = &j->keys[i];
         k->steps = 0;
         k->state = K_PENDING;
+        xfree(k->tmp);
+        k->tmp = NULL;
     }
     attach(j);
 }
@@ -790,6 +807,7 @@ static void job_free(mjob_t *j)
     for (int i = 0; i < j->nkeys; i++) {
         flight_del(j->dbid, j->keys[i].name, j->keys[i].len);
         xfree(j->keys[i].name);
+        xfree(j->keys[i].tmp);
         buf_deinit(&j->keys[i].payload);
     }
     xfree(j->keys);
@@ -1152,9 +1170,11 @@ command_t cmds_migrate[] = {
      "transfer between the two instances is performed.",
      .acl = "@dangerous", .getkeys = migrate_getkeys,
      .key_flags = "RW access delete|RW access delete incomplete", .key_specs = migrate_specs},
-    {"migrate-commit", commit_cmd, -6, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "7.0.0",
+    /* its one declared key is the key: the temporary key shares its slot by construction, and
+     * cluster routing serves a single-key command on a slot being imported after ASKING */
+    {"migrate-commit", commit_cmd, -6, CMD_WRITE | CMD_DENYOOM, 2, 2, 1, "generic", "7.0.0",
      "Puts a tag streamed by MIGRATE under its key (cte-server's last step of a streamed tag).",
      "O(N) where N is the number of blobs of the tag.", .acl = "@dangerous",
-     .key_flags = "RW access delete|OW update"},
+     .key_flags = "OW update"},
     {NULL},
 };

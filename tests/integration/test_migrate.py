@@ -514,3 +514,52 @@ def test_both_sides_replay_their_append_only_files(server_factory):
     assert t.execute_command("TGET", "tg", "b") == data
     assert t.execute_command("TGET", "tg", "c") == b"small"
     assert 990 < t.ttl("s") <= 1000
+
+
+def test_cluster_slot_migration_of_a_streamed_tag():
+    """Cluster mode, as redis-cli --cluster reshard moves a slot: the target imports it, the
+    source migrates it, MIGRATE ... KEYS goes as RESTORE-ASKING and ASKING + the tag's stream;
+    a write to a key in flight answers TRYAGAIN (cluster clients retry it)."""
+    from cluster_util import stop_nodes
+    from test_cluster import key_in_slot, make_pair
+    a, b, ida, idb = make_pair(tier_args(ram="64mb"))
+    try:
+        ra, rb = client(a), client(b)
+        slot = 4321
+        base = key_in_slot(slot, "m")
+        tag, s = "{%s}tag" % base, "{%s}s" % base
+        assert keyslot(tag.encode()) == keyslot(s.encode()) == slot
+        ra.set(s, "v")
+        size = 192 * MB
+        marks = put_sparse(ra, tag, "big", size)
+        assert rb.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ida) == b"OK"
+        assert ra.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", idb) == b"OK"
+        assert ra.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 10) in ([tag.encode(),
+                                                                              s.encode()],
+                                                                             [s.encode(),
+                                                                              tag.encode()])
+        result = {}
+
+        def run():
+            result["reply"] = client(a).execute_command("MIGRATE", b.host, b.port, "", 0, 10000,
+                                                        "KEYS", s, tag)
+
+        th = threading.Thread(target=run)
+        th.start()
+        deadline = time.time() + 20
+        while not rb.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot):  # the stream began
+            assert time.time() < deadline
+            time.sleep(0.002)
+        with pytest.raises(Exception) as e:
+            ra.execute_command("TPUT", tag, "late", 0, b"x")
+        assert str(e.value).startswith("TRYAGAIN"), str(e.value)
+        th.join()
+        assert result["reply"] == b"OK"
+        for n in (ra, rb):
+            assert n.execute_command("CLUSTER", "SETSLOT", slot, "NODE", idb) == b"OK"
+        assert ra.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+        assert rb.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 2  # no temporary key
+        assert rb.get(s) == b"v"
+        check_marks(rb, tag, "big", size, marks)
+    finally:
+        stop_nodes([a, b])
