@@ -235,7 +235,8 @@ typedef struct mjob {
     int dbid;
     long long dbid_target, timeout;
     int copy, replace;
-    char *user, *pass;
+    char *user, *pass; /* AUTH's (binary-safe: userlen, passlen bytes) */
+    size_t userlen, passlen;
     char *host;
     int port;
     mconn_t *m;
@@ -578,9 +579,10 @@ static void greet(mjob_t *j)
 {
     if (j->pass) {
         if (j->user)
-            send_strs(j, 3, (const char *[]){"AUTH", j->user, j->pass});
+            send_cmd(j, 3, (const char *[]){"AUTH", j->user, j->pass},
+                     (size_t[]){4, j->userlen, j->passlen});
         else
-            send_strs(j, 2, (const char *[]){"AUTH", j->pass});
+            send_cmd(j, 2, (const char *[]){"AUTH", j->pass}, (size_t[]){4, j->passlen});
         expect_push(j, -1, E_AUTH, 0);
     }
     if (j->m->last_dbid != j->dbid_target) {
@@ -758,7 +760,13 @@ static void attach(mjob_t *j)
         return;
     }
     int cached = !m;
-    if (cached && ncached == MIGRATE_CACHE_MAX) conn_free(cache); /* too many: drop one */
+    if (cached && ncached == MIGRATE_CACHE_MAX) {
+        /* too many: drop an idle one, or keep this one out of the cache */
+        mconn_t *idle = cache;
+        while (idle && idle->job) idle = idle->next;
+        if (idle) conn_free(idle);
+        else cached = 0;
+    }
     m = xcalloc(1, sizeof(*m));
     m->name = xstrdup(name);
     m->last_dbid = -1;
@@ -998,8 +1006,8 @@ static void migrate_cmd(client_t *c)
     j->copy = a.copy;
     j->replace = a.replace;
     j->may_retry = 1;
-    if (a.pass) j->pass = xmemdup(a.pass->ptr, a.pass->len);
-    if (a.user) j->user = xmemdup(a.user->ptr, a.user->len);
+    if (a.pass) j->pass = xmemdup(a.pass->ptr, j->passlen = a.pass->len);
+    if (a.user) j->user = xmemdup(a.user->ptr, j->userlen = a.user->len);
     j->host = xmemdup(c->argv[1].ptr, c->argv[1].len);
     j->port = port;
     j->keys = xcalloc((size_t)n, sizeof(mkey_t));
