@@ -313,6 +313,73 @@ def test_timeout_against_a_target_that_never_answers(two):
     assert r.get("k") == b"v" and r.execute_command("TSIZE", "tg", "b") == 2 * MB
 
 
+def resp_commands(buf):
+    """The complete RESP commands at the start of buf (arrays of bulk strings) and the bytes
+    they took."""
+    cmds, pos = [], 0
+    while True:
+        try:
+            end = buf.index(b"\r\n", pos)
+            n, at, args = int(buf[pos + 1:end]), end + 2, []
+            for _ in range(n):
+                end = buf.index(b"\r\n", at)
+                ln = int(buf[at + 1:end])
+                if len(buf) < end + 2 + ln + 2:
+                    return cmds, pos
+                args.append(buf[end + 2:end + 2 + ln])
+                at = end + 2 + ln + 2
+        except ValueError:
+            return cmds, pos
+        cmds.append(args)
+        pos = at
+
+
+def test_a_connection_closed_before_any_reply_is_tried_once_more(two):
+    """As Redis: a socket error (not a timeout) before the first reply closes the connection
+    and sends everything again on a new one."""
+    src, dst, r, t = two
+    r.set("k", "v")
+    payload = r.dump("k")
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+    ls.settimeout(5)
+    seen = []
+
+    def serve():
+        first, _ = ls.accept()
+        first.recv(65536)
+        first.close()  # drops the first try without a word
+        c, _ = ls.accept()
+        buf = b""
+        while True:
+            cmds, used = resp_commands(buf)
+            if cmds:
+                seen.extend(cmds)
+                buf = buf[used:]
+                c.sendall(b"+OK\r\n" * len(cmds))
+                if any(cmd[0].upper() == b"RESTORE" for cmd in cmds):
+                    break
+            data = c.recv(65536)
+            if not data:
+                break
+            buf += data
+        time.sleep(0.1)
+        c.close()
+
+    th = threading.Thread(target=serve)
+    th.start()
+    try:
+        assert r.execute_command("MIGRATE", "127.0.0.1", ls.getsockname()[1], "k", 0,
+                                 5000) == b"OK"
+    finally:
+        th.join()
+        ls.close()
+    assert [c[0].upper() for c in seen] == [b"SELECT", b"RESTORE"]
+    assert seen[1][1:] == [b"k", b"0", payload]
+    assert r.exists("k") == 0
+
+
 def test_standard_types_to_redis_server(two, server_factory):
     src, dst, r, t = two
     red = server_factory([], kind="redis")
