@@ -879,10 +879,10 @@ static void job_end(mjob_t *j)
             else
                 reply_ok(j->c);
             block_io_done(j->c);
-            executor_serve_ready_soon();
         }
     }
-    if (!j->reading) job_free(j);
+    if (!j->reading) job_free(j); /* the writes that waited on its keys may run */
+    executor_serve_ready_soon();  /* from a callback of the loop, where they cannot run now */
 }
 
 /* ---- MIGRATE ---- */

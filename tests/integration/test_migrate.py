@@ -302,6 +302,10 @@ def test_timeout_against_a_target_that_never_answers(two):
             th.start()
             time.sleep(0.05)
             assert pinger.ping()  # the loop is free while MIGRATE waits
+            if key == "k":
+                assert pinger.get("k") == b"v"  # reads are served
+                assert pinger.set("k", "w")  # a write waits for the MIGRATE to end (300 ms)
+                assert time.time() - t0 >= 0.25, "the write ran while the key was in flight"
             th.join()
             assert time.time() - t0 < 2.0
             assert result["err"] == "IOERR error or timeout reading to target instance", result
@@ -310,7 +314,7 @@ def test_timeout_against_a_target_that_never_answers(two):
         assert str(e.value) == "IOERR error or timeout connecting to the client"
     finally:
         close()
-    assert r.get("k") == b"v" and r.execute_command("TSIZE", "tg", "b") == 2 * MB
+    assert r.get("k") == b"w" and r.execute_command("TSIZE", "tg", "b") == 2 * MB
 
 
 def resp_commands(buf):
