@@ -218,6 +218,8 @@ typedef struct mkey {
     size_t len;
     tag_obj_t *tag; /* streamed (compared with what the key holds, never followed unchecked) */
     buf_t payload;  /* RESTORE's payload otherwise */
+    char *tmp;      /* a streamed tag's temporary key once committed (dropped if refused) */
+    size_t tmplen;
     int state;
     int steps; /* replies of its steps still to come */
 } mkey_t;
@@ -233,7 +235,8 @@ typedef struct mjob {
     int dbid;
     long long dbid_target, timeout;
     int copy, replace;
-    char *user, *pass;
+    char *user, *pass; /* AUTH's (binary-safe: userlen, passlen bytes) */
+    size_t userlen, passlen;
     char *host;
     int port;
     mconn_t *m;
@@ -576,9 +579,10 @@ static void greet(mjob_t *j)
 {
     if (j->pass) {
         if (j->user)
-            send_strs(j, 3, (const char *[]){"AUTH", j->user, j->pass});
+            send_cmd(j, 3, (const char *[]){"AUTH", j->user, j->pass},
+                     (size_t[]){4, j->userlen, j->passlen});
         else
-            send_strs(j, 2, (const char *[]){"AUTH", j->pass});
+            send_cmd(j, 2, (const char *[]){"AUTH", j->pass}, (size_t[]){4, j->passlen});
         expect_push(j, -1, E_AUTH, 0);
     }
     if (j->m->last_dbid != j->dbid_target) {
@@ -619,6 +623,9 @@ static void pump(mjob_t *j)
                 } else {
                     send_commit(j, k, ttl);
                     if (key->state != K_FAILED) key->state = K_SENT; /* AUTH/SELECT failed */
+                    key->tmp = j->tmp;
+                    key->tmplen = j->tmplen;
+                    j->tmp = NULL;
                 }
                 stream_reset(j);
             }
@@ -658,6 +665,16 @@ static void on_line(mjob_t *j, const char *line, size_t len)
             snprintf(msg, len + 48, "ERR Target instance replied with error: %.*s", (int)(len - 1),
                      line + 1);
             j->error = msg;
+        }
+        if (e.kind == E_KEY && j->keys[e.key].tmp) {
+            /* a commit refused before it ran (cluster routing): its temporary key goes */
+            mkey_t *k = &j->keys[e.key];
+            if (cluster_mode()) {
+                send_strs(j, 1, (const char *[]){"ASKING"});
+                expect_push(j, -1, E_IGNORE, 0);
+            }
+            send_cmd(j, 2, (const char *[]){"DEL", k->tmp}, (size_t[]){3, k->tmplen});
+            expect_push(j, -1, E_IGNORE, 0);
         }
         if (e.key >= 0)
             j->keys[e.key].state = K_FAILED;
@@ -743,7 +760,13 @@ static void attach(mjob_t *j)
         return;
     }
     int cached = !m;
-    if (cached && ncached == MIGRATE_CACHE_MAX) conn_free(cache); /* too many: drop one */
+    if (cached && ncached == MIGRATE_CACHE_MAX) {
+        /* too many: drop an idle one, or keep this one out of the cache */
+        mconn_t *idle = cache;
+        while (idle && idle->job) idle = idle->next;
+        if (idle) conn_free(idle);
+        else cached = 0;
+    }
     m = xcalloc(1, sizeof(*m));
     m->name = xstrdup(name);
     m->last_dbid = -1;
@@ -772,6 +795,8 @@ static void restart(mjob_t *j)
         mkey_t *k = &j->keys[i];
         k->steps = 0;
         k->state = K_PENDING;
+        xfree(k->tmp);
+        k->tmp = NULL;
     }
     attach(j);
 }
@@ -790,6 +815,7 @@ static void job_free(mjob_t *j)
     for (int i = 0; i < j->nkeys; i++) {
         flight_del(j->dbid, j->keys[i].name, j->keys[i].len);
         xfree(j->keys[i].name);
+        xfree(j->keys[i].tmp);
         buf_deinit(&j->keys[i].payload);
     }
     xfree(j->keys);
@@ -853,10 +879,10 @@ static void job_end(mjob_t *j)
             else
                 reply_ok(j->c);
             block_io_done(j->c);
-            executor_serve_ready_soon();
         }
     }
-    if (!j->reading) job_free(j);
+    if (!j->reading) job_free(j); /* the writes that waited on its keys may run */
+    executor_serve_ready_soon();  /* from a callback of the loop, where they cannot run now */
 }
 
 /* ---- MIGRATE ---- */
@@ -980,8 +1006,8 @@ static void migrate_cmd(client_t *c)
     j->copy = a.copy;
     j->replace = a.replace;
     j->may_retry = 1;
-    if (a.pass) j->pass = xmemdup(a.pass->ptr, a.pass->len);
-    if (a.user) j->user = xmemdup(a.user->ptr, a.user->len);
+    if (a.pass) j->pass = xmemdup(a.pass->ptr, j->passlen = a.pass->len);
+    if (a.user) j->user = xmemdup(a.user->ptr, j->userlen = a.user->len);
     j->host = xmemdup(c->argv[1].ptr, c->argv[1].len);
     j->port = port;
     j->keys = xcalloc((size_t)n, sizeof(mkey_t));
@@ -1152,9 +1178,11 @@ command_t cmds_migrate[] = {
      "transfer between the two instances is performed.",
      .acl = "@dangerous", .getkeys = migrate_getkeys,
      .key_flags = "RW access delete|RW access delete incomplete", .key_specs = migrate_specs},
-    {"migrate-commit", commit_cmd, -6, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "7.0.0",
+    /* its one declared key is the key: the temporary key shares its slot by construction, and
+     * cluster routing serves a single-key command on a slot being imported after ASKING */
+    {"migrate-commit", commit_cmd, -6, CMD_WRITE | CMD_DENYOOM, 2, 2, 1, "generic", "7.0.0",
      "Puts a tag streamed by MIGRATE under its key (cte-server's last step of a streamed tag).",
      "O(N) where N is the number of blobs of the tag.", .acl = "@dangerous",
-     .key_flags = "RW access delete|OW update"},
+     .key_flags = "OW update"},
     {NULL},
 };

@@ -302,6 +302,10 @@ def test_timeout_against_a_target_that_never_answers(two):
             th.start()
             time.sleep(0.05)
             assert pinger.ping()  # the loop is free while MIGRATE waits
+            if key == "k":
+                assert pinger.get("k") == b"v"  # reads are served
+                assert pinger.set("k", "w")  # a write waits for the MIGRATE to end (300 ms)
+                assert time.time() - t0 >= 0.25, "the write ran while the key was in flight"
             th.join()
             assert time.time() - t0 < 2.0
             assert result["err"] == "IOERR error or timeout reading to target instance", result
@@ -310,7 +314,74 @@ def test_timeout_against_a_target_that_never_answers(two):
         assert str(e.value) == "IOERR error or timeout connecting to the client"
     finally:
         close()
-    assert r.get("k") == b"v" and r.execute_command("TSIZE", "tg", "b") == 2 * MB
+    assert r.get("k") == b"w" and r.execute_command("TSIZE", "tg", "b") == 2 * MB
+
+
+def resp_commands(buf):
+    """The complete RESP commands at the start of buf (arrays of bulk strings) and the bytes
+    they took."""
+    cmds, pos = [], 0
+    while True:
+        try:
+            end = buf.index(b"\r\n", pos)
+            n, at, args = int(buf[pos + 1:end]), end + 2, []
+            for _ in range(n):
+                end = buf.index(b"\r\n", at)
+                ln = int(buf[at + 1:end])
+                if len(buf) < end + 2 + ln + 2:
+                    return cmds, pos
+                args.append(buf[end + 2:end + 2 + ln])
+                at = end + 2 + ln + 2
+        except ValueError:
+            return cmds, pos
+        cmds.append(args)
+        pos = at
+
+
+def test_a_connection_closed_before_any_reply_is_tried_once_more(two):
+    """As Redis: a socket error (not a timeout) before the first reply closes the connection
+    and sends everything again on a new one."""
+    src, dst, r, t = two
+    r.set("k", "v")
+    payload = r.dump("k")
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+    ls.settimeout(5)
+    seen = []
+
+    def serve():
+        first, _ = ls.accept()
+        first.recv(65536)
+        first.close()  # drops the first try without a word
+        c, _ = ls.accept()
+        buf = b""
+        while True:
+            cmds, used = resp_commands(buf)
+            if cmds:
+                seen.extend(cmds)
+                buf = buf[used:]
+                c.sendall(b"+OK\r\n" * len(cmds))
+                if any(cmd[0].upper() == b"RESTORE" for cmd in cmds):
+                    break
+            data = c.recv(65536)
+            if not data:
+                break
+            buf += data
+        time.sleep(0.1)
+        c.close()
+
+    th = threading.Thread(target=serve)
+    th.start()
+    try:
+        assert r.execute_command("MIGRATE", "127.0.0.1", ls.getsockname()[1], "k", 0,
+                                 5000) == b"OK"
+    finally:
+        th.join()
+        ls.close()
+    assert [c[0].upper() for c in seen] == [b"SELECT", b"RESTORE"]
+    assert seen[1][1:] == [b"k", b"0", payload]
+    assert r.exists("k") == 0
 
 
 def test_standard_types_to_redis_server(two, server_factory):
@@ -514,3 +585,52 @@ def test_both_sides_replay_their_append_only_files(server_factory):
     assert t.execute_command("TGET", "tg", "b") == data
     assert t.execute_command("TGET", "tg", "c") == b"small"
     assert 990 < t.ttl("s") <= 1000
+
+
+def test_cluster_slot_migration_of_a_streamed_tag():
+    """Cluster mode, as redis-cli --cluster reshard moves a slot: the target imports it, the
+    source migrates it, MIGRATE ... KEYS goes as RESTORE-ASKING and ASKING + the tag's stream;
+    a write to a key in flight answers TRYAGAIN (cluster clients retry it)."""
+    from cluster_util import stop_nodes
+    from test_cluster import key_in_slot, make_pair
+    a, b, ida, idb = make_pair(tier_args(ram="64mb"))
+    try:
+        ra, rb = client(a), client(b)
+        slot = 4321
+        base = key_in_slot(slot, "m")
+        tag, s = "{%s}tag" % base, "{%s}s" % base
+        assert keyslot(tag.encode()) == keyslot(s.encode()) == slot
+        ra.set(s, "v")
+        size = 192 * MB
+        marks = put_sparse(ra, tag, "big", size)
+        assert rb.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ida) == b"OK"
+        assert ra.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", idb) == b"OK"
+        assert ra.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 10) in ([tag.encode(),
+                                                                              s.encode()],
+                                                                             [s.encode(),
+                                                                              tag.encode()])
+        result = {}
+
+        def run():
+            result["reply"] = client(a).execute_command("MIGRATE", b.host, b.port, "", 0, 10000,
+                                                        "KEYS", s, tag)
+
+        th = threading.Thread(target=run)
+        th.start()
+        deadline = time.time() + 20
+        while not rb.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot):  # the stream began
+            assert time.time() < deadline
+            time.sleep(0.002)
+        with pytest.raises(Exception) as e:
+            ra.execute_command("TPUT", tag, "late", 0, b"x")
+        assert str(e.value).startswith("TRYAGAIN"), str(e.value)
+        th.join()
+        assert result["reply"] == b"OK"
+        for n in (ra, rb):
+            assert n.execute_command("CLUSTER", "SETSLOT", slot, "NODE", idb) == b"OK"
+        assert ra.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+        assert rb.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 2  # no temporary key
+        assert rb.get(s) == b"v"
+        check_marks(rb, tag, "big", size, marks)
+    finally:
+        stop_nodes([a, b])
