@@ -203,6 +203,18 @@ typedef struct config {
     int shm_enabled;         /* shm-enabled */
     long long shm_ring_size; /* shm-ring-size */
     long long shm_data_size; /* shm-data-size */
+    /* cluster (server/cluster/cluster.h): */
+    int cluster_enabled;                       /* cluster-enabled */
+    char *cluster_config_file;                 /* cluster-config-file: inside dir */
+    long long cluster_node_timeout;            /* cluster-node-timeout: ms */
+    int cluster_port;                          /* cluster-port: 0 = port + 10000 */
+    char *cluster_announce_ip;                 /* cluster-announce-ip: "" = learned */
+    int cluster_announce_port;                 /* cluster-announce-port: 0 = port */
+    int cluster_announce_bus_port;             /* cluster-announce-bus-port: 0 = bus port */
+    char *cluster_announce_hostname;           /* cluster-announce-hostname */
+    int cluster_require_full_coverage;         /* cluster-require-full-coverage */
+    int cluster_allow_reads_when_down;         /* cluster-allow-reads-when-down */
+    int cluster_allow_pubsubshard_when_down;   /* cluster-allow-pubsubshard-when-down */
     /* tiers: */
     long long max_blob_size;               /* max-blob-size */
     int organizer;                         /* organizer */
@@ -232,7 +244,7 @@ typedef struct config {
         int rdbcompression, rdbchecksum, dynamic_hz, jemalloc_bg_thread, crash_log_enabled;
         int crash_memcheck_enabled, aof_use_rdb_preamble, aof_timestamp_enabled;
         int aof_rewrite_incremental_fsync, rdb_save_incremental_fsync;
-        int no_appendfsync_on_rewrite, cluster_enabled, disable_thp;
+        int no_appendfsync_on_rewrite, disable_thp;
         int key_load_delay;
         char *masterauth, *masteruser, *replica_announce_ip, *dbfilename, *replicaof;
         int shutdown_on_sigint, shutdown_on_sigterm; /* bits: save nosave now force */

@@ -348,6 +348,26 @@ static const config__type_t type_tiers = {
 
 /* ---- checks of string keys -------------------------------------------------------------- */
 
+static const char *check_cluster_config_file(const char *v)
+{
+    if (!*v) return "cluster-config-file can't be empty";
+    if (strchr(v, '/')) return "cluster-config-file can't be a path, just a filename";
+    return NULL;
+}
+
+/* Redis's rule for cluster-announce-hostname: letters, digits, '-' and '.' only */
+static const char *check_cluster_hostname(const char *v)
+{
+    if (strlen(v) > 255)
+        return "Hostnames must be less than 256 characters and only contain alphanumeric "
+               "characters, '-' or '.'";
+    for (; *v; v++)
+        if (!isalnum((unsigned char)*v) && *v != '-' && *v != '.')
+            return "Hostnames must be less than 256 characters and only contain alphanumeric "
+                   "characters, '-' or '.'";
+    return NULL;
+}
+
 static const char *check_dir(const char *v)
 {
     return *v ? NULL : "dir can't be empty";
@@ -618,6 +638,34 @@ const config__row_t config__rows[] = {
      .doc = "Backlog of pending connections given to listen()."},
     {"io-threads", T(int), F(io_threads), .def = "1", .min = 1, .max = 128, IMM,
      .doc = "Threads that read, parse and write sockets (1: the loop thread does it all)."},
+    /* cluster */
+    {"cluster-enabled", T(bool), F(cluster_enabled), .def = "no", IMM,
+     .doc = "Run as a node of a Redis Cluster (16384 hash slots, MOVED/ASK redirects, the "
+            "cluster bus on cluster-port); only database 0."},
+    {"cluster-config-file", T(string), F(cluster_config_file), .def = "nodes.conf", IMM,
+     .check = check_cluster_config_file,
+     .doc = "The node's cluster state (Redis's nodes.conf format), inside dir; written by the "
+            "server, locked while it runs."},
+    {"cluster-node-timeout", T(int), F(cluster_node_timeout), .def = "15000", .min = 1, LL_MAX,
+     .doc = "Milliseconds a node may not answer before it is flagged PFAIL."},
+    {"cluster-port", T(int), F(cluster_port), .def = "0", .max = 65535, IMM,
+     .doc = "Port of the cluster bus (0: port + 10000)."},
+    {"cluster-announce-ip", T(string), F(cluster_announce_ip), .def = "",
+     .doc = "Address other nodes and clients are told (empty: the one the peers see)."},
+    {"cluster-announce-port", T(int), F(cluster_announce_port), .def = "0", .max = 65535,
+     .doc = "Client port other nodes and clients are told (0: port)."},
+    {"cluster-announce-bus-port", T(int), F(cluster_announce_bus_port), .def = "0",
+     .max = 65535, .doc = "Bus port other nodes are told (0: the bus port)."},
+    {"cluster-announce-hostname", T(string), F(cluster_announce_hostname), .def = "",
+     .check = check_cluster_hostname,
+     .doc = "Hostname shown in CLUSTER NODES, SLOTS and SHARDS (empty: none)."},
+    {"cluster-require-full-coverage", T(bool), F(cluster_require_full_coverage), .def = "yes",
+     .doc = "The cluster is down (CLUSTERDOWN) while a slot is unassigned or its node failed."},
+    {"cluster-allow-reads-when-down", T(bool), F(cluster_allow_reads_when_down), .def = "no",
+     .doc = "Serve read-only commands for this node's slots while the cluster is down."},
+    {"cluster-allow-pubsubshard-when-down", T(bool), F(cluster_allow_pubsubshard_when_down),
+     .def = "yes", .doc = "Serve SPUBLISH and SSUBSCRIBE for this node's slots while the "
+                          "cluster is down."},
     /* general */
     {"dir", T(string), F(dir), .def = ".", IMM, .check = check_dir,
      .doc = "Data directory: the append-only file and relative tier paths live here."},
@@ -873,8 +921,6 @@ const config__row_t config__rows[] = {
      .flags = CONFIG__MULTI, INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
     {"shutdown-on-sigterm", .type = &type_shutdown, F(inert.shutdown_on_sigterm), .def = "default",
      .flags = CONFIG__MULTI, INERT("SIGINT and SIGTERM always shut down as SHUTDOWN")},
-    {"cluster-enabled", T(bool), F(inert.cluster_enabled), .def = "no", IMM,
-     INERT("no cluster mode")},
     {"disable-thp", T(bool), F(inert.disable_thp), .def = "yes", IMM,
      INERT("transparent huge pages are left as the system sets them")},
     {"key-load-delay", T(int), F(inert.key_load_delay), .def = "0", .min = INT_MIN, I_MAX,

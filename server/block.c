@@ -298,10 +298,25 @@ static void resume(client_t *c)
 
 int block_unblock(client_t *c, int err)
 {
+    return block_unblock_error(c, err ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : NULL);
+}
+
+const command_t *block_keys_of(const client_t *c, int *argc, const resp_arg_t **argv, int *key)
+{
+    const struct block_state *b = c->blk;
+    if (!b || b->retrying || b->postponed || b->job || b->name || b->nkeys <= 0) return NULL;
+    *argc = b->argc;
+    *argv = b->argv;
+    *key = b->keys[0];
+    return b->cmd;
+}
+
+int block_unblock_error(client_t *c, const char *msg)
+{
     struct block_state *b = c->blk;
     if (!b || b->retrying || b->postponed || b->job || b->name) return 0;
     if (b->nkeys > 0 && b->cmd) ((command_t *)b->cmd)->calls++; /* counted once, now */
-    if (err) reply_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    if (msg) reply_error(c, msg);
     else if (b->timeout_reply == BLOCK_REPLY_NULL) reply_null(c);
     else if (b->timeout_reply == BLOCK_REPLY_ZERO) reply_int(c, 0);
     else reply_null_array(c);

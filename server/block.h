@@ -47,6 +47,13 @@ long long block_next_deadline(void);
 /* Ends c's wait with the timeout reply, or with an UNBLOCKED error when err is set
  * (CLIENT UNBLOCK). Returns 0 if c was not blocked. */
 int block_unblock(client_t *c, int err);
+/* Ends c's wait on keys with the error msg (without '-'; cluster mode: the slot moved).
+ * Returns 0 if c was not blocked on keys. */
+int block_unblock_error(client_t *c, const char *msg);
+/* When c waits on keys: its command, and through *argc, *argv its arguments and through *key
+ * the argv index of the first key waited on; else NULL. */
+struct command;
+const struct command *block_keys_of(const client_t *c, int *argc, const resp_arg_t **argv, int *key);
 /* Frees c's blocking state without replying (disconnect). */
 void block_client_reset(client_t *c);
 /* Blocks c until the raw name is signalled (block_signal_name), then runs its command again:

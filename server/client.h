@@ -59,6 +59,9 @@ enum client_flag {
     CLIENT_SCRIPT = 1 << 20,   /* the client scripts run their commands on (server/script) */
     CLIENT_NO_PROPAGATE = 1 << 21, /* its writes are not logged (redis.set_repl) */
     CLIENT_UNLISTED = 1 << 22, /* not in the list of clients (client_unlist) */
+    CLIENT_ASKING = 1 << 23,   /* cluster: ASKING was sent, the next command may use an
+                                  importing slot (one-shot) */
+    CLIENT_READONLY = 1 << 24, /* cluster: READONLY (reads from replicas, later) */
 };
 
 typedef struct client {

@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "server/acl.h"
 #include "server/block.h"
+#include "server/cluster/cluster.h"
 #include "server/evict.h"
 #include "server/hooks.h"
 #include "server/introspect.h"
@@ -205,6 +206,7 @@ static const command_t *resolve(client_t *c)
     }
     if (acl_reject_or_reply(c, (c->flags & CLIENT_MULTI) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL))
         return NULL;
+    if (cluster && cluster_route_or_reply(c)) return NULL; /* MOVED, ASK, CROSSSLOT... */
     if (srv.busy_error && !(cmd->flags & CMD_ALLOW_BUSY)) {
         if (!multi_exec_rejected(c, srv.busy_error)) reply_error(c, srv.busy_error);
         return NULL;
@@ -255,6 +257,7 @@ int command_dispatch(client_t *c)
     if (!cmd) {
         if (c->cmd) ((command_t *)c->cmd)->rejected_calls++;
         tracking_after_command(c, c->cmd);
+        if (c->flags & CLIENT_ASKING) cluster_after_command(c, c->cmd);
         c->cmd = NULL;
         multi_flag_error(c);
         return -1;
@@ -276,6 +279,7 @@ int command_dispatch(client_t *c)
         if (!srv.busy_error) block_handle_ready(); /* not in the middle of a busy script */
     }
     tracking_after_command(c, cmd);
+    if (c->flags & CLIENT_ASKING) cluster_after_command(c, cmd);
     c->cmd = NULL;
     if (c->flags & CLIENT_REPLY_SKIP) c->flags &= ~(uint32_t)CLIENT_REPLY_SKIP;
     if (c->flags & CLIENT_REPLY_SKIP_NEXT) {

@@ -190,6 +190,19 @@ uint32_t multi_queued_flags(const client_t *c)
     return c->tx ? c->tx->flags : 0;
 }
 
+int multi_queued_count(const client_t *c)
+{
+    return c->tx ? c->tx->nq : 0;
+}
+
+const command_t *multi_queued_get(const client_t *c, int i, int *argc, const resp_arg_t **argv)
+{
+    const queued_t *q = &c->tx->q[i];
+    *argc = q->argc;
+    *argv = q->argv;
+    return q->cmd;
+}
+
 void multi_flag_error(client_t *c)
 {
     if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;

@@ -22,6 +22,11 @@ void multi_queue(client_t *c);
 /* The call flags (CMD_*, command_call_flags) of every command c queued, or-ed when each was
  * queued; 0 outside MULTI. EXEC's call flags add them. */
 uint32_t multi_queued_flags(const client_t *c);
+/* The number of commands c queued (0 outside MULTI), and the i-th of them (0 <= i < count):
+ * its command, with its arguments through *argc and *argv (valid until EXEC or DISCARD). For
+ * cluster routing, which checks a transaction's keys together at EXEC. */
+int multi_queued_count(const client_t *c);
+const command_t *multi_queued_get(const client_t *c, int i, int *argc, const resp_arg_t **argv);
 /* The dispatcher rejected c->cmd with err (an error line without '-'): when that command is
  * EXEC, the transaction (and WATCH) is discarded and c gets Redis's "EXECABORT Transaction
  * discarded because of: <err>", returning 1; else 0 and the caller replies err itself. */

@@ -6,6 +6,7 @@
 #include "server/rooms.h"
 
 #include "server/acl.h"
+#include "server/cluster/cluster.h"
 #include "server/cmd/cmd.h"
 #include "server/cmd/search.h"
 #include "server/cmd/tag.h"
@@ -14,6 +15,7 @@
 #include "server/persist/aof.h"
 #include "server/tracking.h"
 #include "server/persist/rewrite.h"
+#include "server/server.h"
 #include "server/script/script.h"
 
 #include <string.h>
@@ -67,6 +69,14 @@ static const server_room_t acl_room = {
     .config_changed = acl_config_changed,
 };
 
+/* Cluster mode before the keyspace is loaded (the per-slot key index starts with it) */
+static int cluster_room_init(char *err, size_t errlen)
+{
+    if (cluster_init(err, errlen) < 0) return -1;
+    if (cluster) db_slot_index_enable(&srv.db[0]);
+    return 0;
+}
+
 static void aof_cron_step(long long now_ms)
 {
     aof_cron();
@@ -90,6 +100,7 @@ static const server_room_t rooms[] = {
     {"hyperloglog", cmds_hll},
     {"sort", cmds_sort},
     {"admin", cmds_admin},
+    {"cluster", cmds_cluster, cluster_room_init, cluster_deinit, cluster_cron},
     {"dump", cmds_dump},
     {"scripting", cmds_script, script_init, script_deinit},
     {"functions", function__cmds_function},

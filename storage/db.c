@@ -6,6 +6,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "storage/slot_index.h"
 
 #include <assert.h>
 #include <string.h>
@@ -74,8 +75,20 @@ void db_init(db_t *db, int id)
 
 void db_deinit(db_t *db)
 {
+    slot_index_free(db->slots);
+    db->slots = NULL;
     dict_clear(&db->expires, NULL);
     dict_clear(&db->keys, NULL);
+}
+
+void db_slot_index_enable(db_t *db)
+{
+    if (db->slots) return;
+    db->slots = slot_index_new();
+    dict_iter_t it;
+    dict_iter_init(&it, &db->keys, 0);
+    for (dict_node_t *n; (n = dict_iter_next(&it));) slot_index_add(db->slots, (kv_t *)n);
+    dict_iter_deinit(&it);
 }
 
 static inline long long now(void)
@@ -133,6 +146,7 @@ kv_t *db_add(db_t *db, const void *key, size_t len, obj_t *val)
     kv->node.hash = dict_hash(key, len);
     kv->val = val;
     dict_insert(&db->keys, &kv->node);
+    if (db->slots) slot_index_add(db->slots, kv);
     if (add_observer) add_observer(add_observer_ud, db, kv);
     return kv;
 }
@@ -156,6 +170,7 @@ obj_t *db_take_value(db_t *db, kv_t *kv)
 {
     obj_t *val = kv->val;
     db_remove_expire(db, kv);
+    if (db->slots) slot_index_del(db->slots, kv);
     dict_node_t *n = dict_unlink(&db->keys, kv->key, kv_keylen(kv), kv->node.hash);
     assert(n == &kv->node);
     xfree(kv);
@@ -211,6 +226,7 @@ int db_remove_expire(db_t *db, kv_t *kv)
 uint64_t db_flush(db_t *db)
 {
     uint64_t n = db_size(db);
+    if (db->slots) slot_index_clear(db->slots);
     dict_clear(&db->expires, NULL);
     dict_clear(&db->keys, NULL);
     db->avg_ttl = 0;
@@ -221,6 +237,7 @@ uint64_t db_flush(db_t *db)
 uint64_t db_detach(db_t *db, dict_t *keys, dict_t *expires)
 {
     uint64_t n = db_size(db);
+    if (db->slots) slot_index_clear(db->slots);
     *keys = db->keys;
     *expires = db->expires;
     dict_init(&db->keys, &kv_type);

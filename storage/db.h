@@ -45,6 +45,7 @@ typedef struct db {
     long long avg_ttl;
     uint64_t expire_cursor;
     uint64_t expired_stale_perc; /* for INFO, percent x100 */
+    struct slot_index *slots;    /* keys by hash slot (cluster mode), or NULL */
 } db_t;
 
 enum { DB_DEL_EXPIRED = 1, DB_DEL_EVICTED = 2 };
@@ -64,6 +65,9 @@ extern int db_expire_paused;
 extern long long db_now_ms;
 
 void db_init(db_t *db, int id);
+/* Keeps db's keys indexed by cluster hash slot from now on (storage/slot_index.h), starting
+ * with the keys it holds; db_deinit frees the index. Calling it again does nothing. */
+void db_slot_index_enable(db_t *db);
 /* Frees every key and value. */
 void db_deinit(db_t *db);
 

@@ -49,13 +49,13 @@ run_fuzz() {
   [ "$secs" -gt 0 ] || return
   echo "=== fuzz: build ($dir)"
   if ! CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTE_FUZZ=ON >/dev/null ||
-     ! cmake --build "$dir" -j"$jobs" --target fuzz_resp_parser fuzz_config fuzz_client_reply fuzz_acl fuzz_hll fuzz_restore >"$dir.build.log" 2>&1; then
+     ! cmake --build "$dir" -j"$jobs" --target fuzz_resp_parser fuzz_config fuzz_client_reply fuzz_acl fuzz_hll fuzz_restore fuzz_bus_msg >"$dir.build.log" 2>&1; then
     tail -50 "$dir.build.log"; echo "=== fuzz: BUILD FAILED"; failed=$((failed+1)); return
   fi
   mkdir -p "$dir/artifacts"
   # one target per core at a time, each single-threaded
   local pids=() names=()
-  for t in resp_parser config client_reply acl hll restore; do
+  for t in resp_parser config client_reply acl hll restore bus_msg; do
     rm -rf "$dir/corpus-$t"; cp -r "tests/fuzz/corpus/$t" "$dir/corpus-$t"
     echo "=== fuzz: $t for ${secs}s"
     "$dir/tests/fuzz/fuzz_$t" -max_total_time="$secs" -seed="${CTE_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 \

@@ -1,12 +1,12 @@
-/* server/cmd/admin.c - ROLE, REPLICAOF, MODULE, CLUSTER and LOLWUT.
+/* server/cmd/admin.c - ROLE, REPLICAOF, MODULE and LOLWUT.
  *
  * ROLE answers as a Redis master with no replicas: ["master", 0, []] (there is no replication,
  * so the offset stays 0). REPLICAOF NO ONE (and SLAVEOF) answers +OK, as it does on a Redis
  * master; REPLICAOF host port is refused, since there is no replication. MODULE LIST answers
  * the empty list and MODULE LOAD/LOADEX/UNLOAD are refused with the error Redis gives when
- * enable-module-command is no (its default): there are no modules. CLUSTER has Redis 7.0's
- * subcommands (so COMMAND lists them), each answering Redis's "cluster support disabled", as
- * do READONLY, READWRITE and ASKING. WAIT counts the replicas that acknowledged: always 0, at
+ * enable-module-command is no (its default): there are no modules. (CLUSTER, READONLY,
+ * READWRITE and ASKING are in server/cmd/cluster.c.) WAIT counts the replicas that
+ * acknowledged: always 0, at
  * once when 0 were asked for (or inside MULTI), else when its timeout ends, as on a Redis
  * master without replicas; FAILOVER answers that it needs replicas.
  *
@@ -97,58 +97,6 @@ static command_t module_subcommands[] = {
      "Returns helpful text about the different subcommands.", "O(1)"},
     {NULL},
 };
-
-static void cluster_disabled_cmd(client_t *c)
-{
-    reply_error(c, "ERR This instance has cluster support disabled");
-}
-
-/* Redis 7.0's flags: every subcommand is stale; A: admin, N: noscript, L: loading */
-#define CLUSTER_SUB(name, arity, fl, since, summary)                                               \
-    {                                                                                              \
-        name, cluster_disabled_cmd, arity, CMD_STALE | (fl), 0, 0, 0, "cluster", since, summary,   \
-            "O(1)"                                                                                 \
-    }
-#define A CMD_ADMIN
-#define N CMD_NOSCRIPT
-#define L CMD_LOADING
-
-static command_t cluster_subcommands[] = {
-    CLUSTER_SUB("addslots", -3, A, "3.0.0", "Assigns new hash slots to a node."),
-    CLUSTER_SUB("addslotsrange", -4, A, "7.0.0", "Assigns new hash slot ranges to a node."),
-    CLUSTER_SUB("bumpepoch", 2, A, "3.0.0", "Advances the cluster config epoch."),
-    CLUSTER_SUB("count-failure-reports", 3, A, "3.0.0",
-                "Returns the number of active failure reports active for a node."),
-    CLUSTER_SUB("countkeysinslot", 3, 0, "3.0.0", "Returns the number of keys in a hash slot."),
-    CLUSTER_SUB("delslots", -3, A, "3.0.0", "Sets hash slots as unbound for a node."),
-    CLUSTER_SUB("delslotsrange", -4, A, "7.0.0", "Sets hash slot ranges as unbound for a node."),
-    CLUSTER_SUB("failover", -2, A, "3.0.0",
-                "Forces a replica to perform a manual failover of its master."),
-    CLUSTER_SUB("flushslots", 2, A, "3.0.0", "Deletes all slots information from a node."),
-    CLUSTER_SUB("forget", 3, A, "3.0.0", "Removes a node from the nodes table."),
-    CLUSTER_SUB("getkeysinslot", 4, 0, "3.0.0", "Returns the key names in a hash slot."),
-    CLUSTER_SUB("help", 2, L, "5.0.0", "Returns helpful text about the different subcommands."),
-    CLUSTER_SUB("info", 2, 0, "3.0.0", "Returns information about the state of a node."),
-    CLUSTER_SUB("keyslot", 3, 0, "3.0.0", "Returns the hash slot for a key."),
-    CLUSTER_SUB("links", 2, 0, "7.0.0", "Returns a list of all TCP links to and from peer nodes."),
-    CLUSTER_SUB("meet", -4, A, "3.0.0", "Forces a node to handshake with another node."),
-    CLUSTER_SUB("myid", 2, 0, "3.0.0", "Returns the ID of a node."),
-    CLUSTER_SUB("nodes", 2, 0, "3.0.0", "Returns the cluster configuration for a node."),
-    CLUSTER_SUB("replicas", 3, A, "5.0.0", "Lists the replica nodes of a master node."),
-    CLUSTER_SUB("replicate", 3, A, "3.0.0", "Configure a node as replica of a master node."),
-    CLUSTER_SUB("reset", -2, A | N, "3.0.0", "Resets a node."),
-    CLUSTER_SUB("saveconfig", 2, A, "3.0.0",
-                "Forces a node to save the cluster configuration to disk."),
-    CLUSTER_SUB("set-config-epoch", 3, A, "3.0.0", "Sets the configuration epoch for a new node."),
-    CLUSTER_SUB("setslot", -4, A, "3.0.0", "Binds a hash slot to a node."),
-    CLUSTER_SUB("shards", 2, 0, "7.0.0", "Returns the mapping of cluster slots to shards."),
-    CLUSTER_SUB("slaves", 3, A, "3.0.0", "Lists the replica nodes of a master node."),
-    CLUSTER_SUB("slots", 2, 0, "3.0.0", "Returns the mapping of cluster slots to nodes."),
-    {NULL},
-};
-#undef A
-#undef N
-#undef L
 
 static void wait_cmd(client_t *c)
 {
@@ -336,17 +284,6 @@ command_t cmds_admin[] = {
      "5.0.0", "Configures a server as replica of another, or promotes it to a master.", "O(1)"},
     {"slaveof", replicaof_cmd, 3, CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE, 0, 0, 0, "server", "1.0.0",
      "Sets a Redis server as a replica of another, or promotes it to being a master.", "O(1)"},
-    {"cluster", container_cmd, -2, 0, 0, 0, 0, "cluster", "3.0.0",
-     "A container for Redis Cluster commands.", "Depends on subcommand.", NULL,
-     cluster_subcommands},
-    {"readonly", cluster_disabled_cmd, 1, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "cluster",
-     "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.",
-     "O(1)"},
-    {"readwrite", cluster_disabled_cmd, 1, CMD_FAST | CMD_LOADING | CMD_STALE, 0, 0, 0, "cluster",
-     "3.0.0", "Enables read-write queries for a connection to a Redis Cluster replica node.",
-     "O(1)"},
-    {"asking", cluster_disabled_cmd, 1, CMD_FAST, 0, 0, 0, "cluster", "3.0.0",
-     "Signals that a cluster client is following an -ASK redirect.", "O(1)"},
     {"wait", wait_cmd, 3, CMD_NOSCRIPT, 0, 0, 0, "generic", "3.0.0",
      "Blocks until the asynchronous replication of all preceding write commands sent by the "
      "connection is completed.",

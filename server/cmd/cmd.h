@@ -7,6 +7,7 @@
 
 extern command_t cmds_connection[], cmds_server[], cmds_keys[], cmds_string[], cmds_hash[],
     cmds_zset[], cmds_list[], cmds_set[], cmds_bits[], cmds_tag[], cmds_blist[], cmds_sort[],
-    cmds_acl[], cmds_admin[], cmds_geo[], cmds_stream[], cmds_hll[], cmds_dump[];
+    cmds_acl[], cmds_admin[], cmds_geo[], cmds_stream[], cmds_hll[], cmds_dump[],
+    cmds_cluster[];
 
 #endif

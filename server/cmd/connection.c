@@ -8,6 +8,7 @@
 #include "server/command.h"
 #include "server/acl.h"
 #include "server/block.h"
+#include "server/cluster/cluster.h"
 #include "server/cmd/search.h"
 #include "server/introspect.h"
 #include "server/multi.h"
@@ -161,6 +162,10 @@ static void select_cmd(client_t *c)
 {
     long long id;
     if (arg_ll_or_reply(c, &c->argv[1], &id, NULL) < 0) return;
+    if (cluster && id != 0) {
+        reply_error(c, "ERR SELECT is not allowed in cluster mode");
+        return;
+    }
     if (id < 0 || id >= srv.ndb || client_select(c, (int)id) < 0) {
         reply_error(c, ERR_DB_INDEX);
         return;
@@ -171,6 +176,10 @@ static void select_cmd(client_t *c)
 static void swapdb_cmd(client_t *c)
 {
     long long a, b;
+    if (cluster) {
+        reply_error(c, "ERR SWAPDB is not allowed in cluster mode");
+        return;
+    }
     if (arg_ll_or_reply(c, &c->argv[1], &a, "ERR invalid first DB index") < 0 ||
         arg_ll_or_reply(c, &c->argv[2], &b, "ERR invalid second DB index") < 0)
         return;

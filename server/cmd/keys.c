@@ -18,6 +18,7 @@
 #include "common/alloc.h"
 #include "common/glob.h"
 #include "common/util.h"
+#include "server/cluster/cluster.h"
 #include "server/command.h"
 #include "server/lazyfree.h"
 #include "server/reply.h"
@@ -299,6 +300,10 @@ static void renamenx_cmd(client_t *c)
 
 static void move_cmd(client_t *c)
 {
+    if (cluster) {
+        reply_error(c, "ERR MOVE is not allowed in cluster mode");
+        return;
+    }
     const resp_arg_t *key = &c->argv[1];
     db_t *src = c->db, *dst = db_arg_or_reply(c, &c->argv[2]);
     if (!dst) return;
@@ -334,6 +339,10 @@ static void copy_cmd(client_t *c)
             reply_syntax_error(c);
             return;
         }
+    }
+    if (cluster && (src != &srv.db[0] || dst != &srv.db[0])) {
+        reply_error(c, "ERR Copying to another database is not allowed in cluster mode");
+        return;
     }
     if (src == dst && same_bytes(key, newkey)) {
         reply_error(c, ERR_SAME_OBJECT);

@@ -9,6 +9,7 @@
 #include "common/glob.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "server/cluster/cluster.h"
 #include "server/command.h"
 #include "server/persist/aof.h"
 #include "server/acl.h"
@@ -960,14 +961,15 @@ static void info_server(buf_t *b)
     int systemd = srv.cfg.supervised != CONFIG_SUPERVISED_NO && notify && *notify;
     buf_printf(b,
                "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
-               "redis_build_id:%016llx\r\ncte_version:%s\r\nredis_mode:standalone\r\n"
+               "redis_build_id:%016llx\r\ncte_version:%s\r\nredis_mode:%s\r\n"
                "os:%s %s %s\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\n"
                "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\n"
                "process_id:%d\r\nprocess_supervised:%s\r\nrun_id:%s\r\ntcp_port:%d\r\n"
                "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
                "configured_hz:%d\r\nlru_clock:%u\r\nexecutable:%s\r\nconfig_file:%s\r\n"
                "io_threads_active:0\r\n\r\n",
-               COMPAT_REDIS_VERSION, (unsigned long long)id, CTE_VERSION, un.sysname, un.release,
+               COMPAT_REDIS_VERSION, (unsigned long long)id, CTE_VERSION,
+               cluster ? "cluster" : "standalone", un.sysname, un.release,
                un.machine, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
                systemd ? "systemd" : "no", srv.run_id, srv.tcp_port, time_us(), up, up / 86400,
                srv.cfg.hz, srv.cfg.hz, storage_lru_clock, srv.executable ? srv.executable : "",
@@ -1161,10 +1163,10 @@ static void info_keyspace(buf_t *b)
     buf_append_str(b, "\r\n");
 }
 
-/* No cluster mode: redis-py's suite and cluster-aware clients read cluster_enabled. */
+/* redis-py's suite and cluster-aware clients read cluster_enabled (cluster-enabled). */
 static void info_cluster(buf_t *b)
 {
-    buf_append_str(b, "# Cluster\r\ncluster_enabled:0\r\n\r\n");
+    buf_printf(b, "# Cluster\r\ncluster_enabled:%d\r\n\r\n", cluster ? 1 : 0);
 }
 
 typedef struct info_section {

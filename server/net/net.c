@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "server/acl.h"
 #include "server/block.h"
+#include "server/cluster/cluster.h"
 #include "server/hooks.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -255,6 +256,7 @@ static void conn_want_write(client_t *c)
 
 void net_flush_pending(void)
 {
+    if (cluster) cluster_before_sleep(); /* its config and state, as Redis's clusterBeforeSleep */
     tracking_before_sleep(); /* BCAST invalidations, as Redis's beforeSleep sends them */
     server_log_flush(); /* appendfsync always: replies leave only once their writes are on disk */
     while (srv.pending_write) {

@@ -18,6 +18,7 @@
 #include "common/sha1.h"
 #include "common/util.h"
 #include "server/acl.h"
+#include "server/cluster/cluster.h"
 #include "server/command.h"
 #include "server/evict.h"
 #include "server/hooks.h"
@@ -196,6 +197,7 @@ typedef struct run {
     int killed;    /* 1: SCRIPT KILL / FUNCTION KILL; 2: SHUTDOWN NOSAVE (writes not logged) */
     int repl;      /* redis.set_repl */
     int resp;      /* redis.setresp */
+    int slot;      /* cluster mode: the slot of the keys its commands used, -1 before any */
 } run_t;
 
 static run_t *cur;
@@ -295,6 +297,12 @@ static const char *call_refusal(run_t *r, const command_t *cmd, int argc, const 
     }
     if (r->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         return "-ERR Write commands are not allowed from read-only scripts.";
+    if (cluster) {
+        /* scripts without a shebang may use keys of several slots (all of this node) */
+        int cross = (r->call->flags & (SCRIPT_F_EVAL_COMPAT | SCRIPT_F_ALLOW_CROSS_SLOT)) != 0;
+        const char *e = cluster_script_refusal(r->caller, cmd, argc, argv, cross ? NULL : &r->slot);
+        if (e) return e;
+    }
     if (!(cmd->flags & CMD_WRITE) || r->wrote) return NULL;
     const char *log_err = server_write_refusal();
     if (log_err) { /* its own error code (MISCONF, NOREPLICAS), not ERR */
@@ -791,6 +799,10 @@ static int prepare_or_reply(const engine_call_t *call, run_t *r)
     int compat = (f & SCRIPT_F_EVAL_COMPAT) != 0;
     r->oom = srv.cfg.maxmemory > 0 && evict_perform(0) == EVICT_FAIL;
     if (!compat) {
+        if ((f & SCRIPT_F_NO_CLUSTER) && cluster) {
+            reply_error(c, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+            return -1;
+        }
         if (!(f & SCRIPT_F_NO_WRITES)) {
             const char *log_err = server_write_refusal();
             if (log_err) {
@@ -830,7 +842,7 @@ static void finish(run_t *r)
 void engine_run(lua_State *L, const engine_call_t *call)
 {
     client_t *c = call->caller;
-    run_t r = {call, c, L, 0, 0, 0, 0, 0, 0, 0, 0, REPL_ALL, 2};
+    run_t r = {call, c, L, 0, 0, 0, 0, 0, 0, 0, 0, REPL_ALL, 2, -1};
     if (prepare_or_reply(call, &r) < 0) {
         lua_pop(L, call->nargs + 1);
         return;
