@@ -1,8 +1,8 @@
 """benchlib - what the Python benchmark drivers in tools/ share (bench-shm-targets,
 bench-checkpoint): a server process on a free loopback port (start, wait for PING, stop with
 SIGTERM), one RESP command over a fresh connection, the load average, building missing
-binaries with CMake, and a horizontal bar chart as SVG. (resp_value reads a whole reply; tools/cluster
-and bench-cluster use it.)
+binaries with CMake, and a horizontal bar chart as SVG. resp_value reads a whole reply and
+cluster_info a node's CLUSTER INFO (tools/cluster, bench-cluster).
 
 Import it from a tool with
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -88,6 +88,18 @@ def resp_value(port, *args, host="127.0.0.1", timeout=5.0):
         s.sendall(req)
         with s.makefile("rb") as f:
             return _read_value(f)
+
+
+def cluster_info(port):
+    """CLUSTER INFO of the node on port as a dict, or None when it does not answer or
+    refuses the command."""
+    try:
+        r = resp_value(port, "CLUSTER", "INFO", timeout=2.0)
+    except OSError:
+        return None
+    if not isinstance(r, str):
+        return None
+    return dict(l.split(":", 1) for l in r.splitlines() if ":" in l)
 
 
 def loadavg():

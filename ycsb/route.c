@@ -239,7 +239,8 @@ int route_command(route_t *r, cte_reply_t **reply, int argc, const char *const *
             }
             asking = !moved;
             target = to;
-        } else if (!msg || has_prefix(msg, "TRYAGAIN") || has_prefix(msg, "CLUSTERDOWN")) {
+        } else if (!msg || has_prefix(msg, "TRYAGAIN") || has_prefix(msg, "CLUSTERDOWN") ||
+                   has_prefix(msg, "LOADING")) {
             if (retries >= ROUTE_RETRIES_MAX) return rc;
             r->st.retries++;
             backoff(retries++);

@@ -6,7 +6,8 @@
  * the slot of argv[1] (common/keyslot.h). An -ASK reply makes it send ASKING and the command to
  * the node named (once, the map unchanged); -MOVED re-reads the map, as JedisCluster does, and
  * sends the command to the node named; at most ROUTE_REDIRECTS_MAX redirects per command.
- * -TRYAGAIN, -CLUSTERDOWN and a node that cannot be reached are retried after a pause that
+ * -TRYAGAIN, -CLUSTERDOWN, -LOADING (a restarted node reading its AOF) and a node that
+ * cannot be reached are retried after a pause that
  * doubles from 10 ms up to 500 ms, at most ROUTE_RETRIES_MAX times, the map re-read before each
  * retry. One route per thread, used from that thread only. */
 #ifndef YCSB_ROUTE_H
