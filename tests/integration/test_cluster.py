@@ -1033,3 +1033,15 @@ def test_config_save_failure_is_retried(cluster_factory):
     wait_for(lambda: " connected 42\n" in open(n.config_path()).read(), timeout=5,
              what="the retried save")
     assert "is saved again" in n.log_text()
+
+
+def test_config_file_elsewhere(tmp_path, cluster_factory):
+    path = tmp_path / "conf" / "node-a.conf"
+    path.parent.mkdir()
+    (n,) = cluster_factory(1, ["--cluster-config-file", str(path)])
+    assert n.call("CLUSTER", "ADDSLOTS", 3) == OK
+    assert path.read_text().startswith(n.node_id() + " ")
+    assert (tmp_path / "conf" / "node-a.conf.lock").exists()
+    assert not os.path.exists(n.config_path())
+    n.restart_same_dir()
+    assert n.nodes()[0]["slots"] == ["3"]
