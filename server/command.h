@@ -33,6 +33,7 @@ enum cmd_flag {
     CMD_SENTINEL = 1 << 16,
     CMD_NO_MANDATORY_KEYS = 1 << 17, /* may have no keys (EVAL with numkeys 0): COMMAND GETKEYS
                                         then answers an empty array */
+    CMD_ASKING = 1 << 18, /* served for a slot being imported without ASKING (RESTORE-ASKING) */
 };
 
 typedef void cmd_proc_t(client_t *c);

@@ -302,6 +302,7 @@ static const struct {
     {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"}, /* may_replicate: hidden, as in Redis 7.0 */
     {CMD_NO_MULTI, "no_multi"},
     {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
+    {CMD_ASKING, "asking"},
 };
 
 typedef struct cat_reply {
