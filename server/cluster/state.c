@@ -34,6 +34,7 @@
 cluster_state_t *cluster;
 
 static int lock_fd = -1;
+static int data_verified; /* verify_config_with_data ran after the load */
 
 typedef struct ban {
     char id[CLUSTER_NAMELEN];
@@ -577,6 +578,7 @@ int cluster_init(char *err, size_t errlen)
     if (lock_config(err, errlen) < 0) return -1;
     listen_port = 0;
     cluster_bus_listen_port();
+    data_verified = 0;
     cluster = xcalloc(1, sizeof(*cluster));
     cluster->state = CLUSTER_FAIL;
     int rc = cluster__load_config(err, errlen);
@@ -658,9 +660,43 @@ void cluster_before_sleep(void)
         cluster->todo |= CLUSTER_TODO_SAVE_CONFIG;
 }
 
+/* Redis's verifyClusterConfigWithData, once the keyspace is loaded: a slot that holds keys but
+ * is not ours is taken when nobody serves it, else marked as importing from its owner (a
+ * migration cut short by a crash), so the keys stay reachable with ASKING and can be moved. */
+static void verify_config_with_data(void)
+{
+    const slot_index_t *si = srv.db[0].slots;
+    int changed = 0;
+    for (int s = 0; si && s < CLUSTER_SLOTS; s++) {
+        if (!slot_index_count(si, s)) continue;
+        cluster_node_t *owner = cluster->slots[s];
+        if (owner == cluster->myself || cluster->importing_from[s]) continue;
+        changed = 1;
+        if (!owner) {
+            log_notice("Cluster: I have keys for unassigned slot %d. Taking responsibility for "
+                       "it.",
+                       s);
+            cluster_slot_add(cluster->myself, s);
+        } else {
+            log_notice("Cluster: I have keys for slot %d, but the slot is assigned to another "
+                       "node (%.40s). Setting it to importing state.",
+                       s, owner->id);
+            cluster->importing_from[s] = owner;
+        }
+    }
+    for (int i = 1; i < srv.ndb; i++)
+        if (db_size(&srv.db[i]))
+            log_warning("Cluster: database %d holds keys; cluster mode serves database 0 only", i);
+    if (changed) cluster_todo(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
+}
+
 void cluster_cron(long long now_ms)
 {
     if (!cluster) return;
+    if (!data_verified && !srv.loading) {
+        data_verified = 1;
+        verify_config_with_data();
+    }
     bans_expire(now_ms);
     cluster_bus_cron(now_ms);
     cluster_todo(CLUSTER_TODO_UPDATE_STATE);
