@@ -1,8 +1,8 @@
 /* state.c - cluster mode's state: the node table, the slot map, epochs, failure reports, the
  * FORGET ban list and the config file (see cluster.h).
  *
- * The table is a small array of node pointers in creation order (a cluster has tens to a few
- * hundred nodes; lookups by id are linear, which the bus's per-message cost can afford). The
+ * The table is an array of node pointers in creation order (CLUSTER NODES's order) plus a
+ * dict by id for the bus's lookups (each node's by_id member). The
  * slot map is an array of 16384 owner pointers plus each node's bitmap, kept equal by
  * cluster_slot_add/del. Every change that must survive a restart asks for
  * CLUSTER_TODO_SAVE_CONFIG; cluster_before_sleep writes the file once however many changes
@@ -23,6 +23,7 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -130,12 +131,41 @@ uint32_t cluster__flag_by_name(const char *p, size_t len)
 
 /* ---- nodes ---- */
 
+/* The nodes by id (each node's by_id), so that the bus's lookups stay O(1) in large
+ * clusters; cluster->nodes keeps the order. */
+static dict_t by_id;
+
+static cluster_node_t *node_of(dict_node_t *d)
+{
+    return (cluster_node_t *)((char *)d - offsetof(cluster_node_t, by_id));
+}
+
+static const void *id_key(const dict_node_t *d, size_t *len)
+{
+    *len = CLUSTER_NAMELEN;
+    return node_of((dict_node_t *)d)->id;
+}
+
+static const dict_type_t by_id_type = {id_key, NULL};
+
+static void index_node(cluster_node_t *n)
+{
+    n->by_id.hash = dict_hash(n->id, CLUSTER_NAMELEN);
+    n->by_id.aux = 0;
+    dict_insert(&by_id, &n->by_id);
+}
+
+static void unindex_node(cluster_node_t *n)
+{
+    dict_node_t *d = dict_unlink(&by_id, n->id, CLUSTER_NAMELEN, n->by_id.hash);
+    assert(d == &n->by_id);
+}
+
 cluster_node_t *cluster_node_lookup(const char *id, size_t len)
 {
     if (len != CLUSTER_NAMELEN) return NULL;
-    for (int i = 0; i < cluster->num_nodes; i++)
-        if (!memcmp(cluster->nodes[i]->id, id, CLUSTER_NAMELEN)) return cluster->nodes[i];
-    return NULL;
+    dict_node_t *d = dict_find(&by_id, id, len, dict_hash(id, len));
+    return d ? node_of(d) : NULL;
 }
 
 cluster_node_t *cluster_node_add(const char *id, uint32_t flags)
@@ -148,6 +178,7 @@ cluster_node_t *cluster_node_add(const char *id, uint32_t flags)
     n->id[CLUSTER_NAMELEN] = '\0';
     n->flags = flags;
     n->ctime = time_ms();
+    index_node(n);
     if (cluster->num_nodes == cluster->cap_nodes) {
         cluster->cap_nodes = cluster->cap_nodes ? cluster->cap_nodes * 2 : 8;
         cluster->nodes = xrealloc(cluster->nodes, sizeof(*cluster->nodes) * cluster->cap_nodes);
@@ -185,13 +216,16 @@ void cluster_node_delete(cluster_node_t *n)
             cluster->num_nodes--;
             break;
         }
+    unindex_node(n);
     node_free(n);
     cluster_todo(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
 }
 
 void cluster_node_rename(cluster_node_t *n, const char *id)
 {
+    unindex_node(n);
     memcpy(n->id, id, CLUSTER_NAMELEN);
+    index_node(n);
     n->id[CLUSTER_NAMELEN] = '\0';
     n->flags &= ~(uint32_t)CLUSTER_NODE_HANDSHAKE;
     cluster_todo(CLUSTER_TODO_SAVE_CONFIG);
@@ -581,6 +615,7 @@ int cluster_init(char *err, size_t errlen)
     data_verified = 0;
     cluster = xcalloc(1, sizeof(*cluster));
     cluster->state = CLUSTER_FAIL;
+    dict_init(&by_id, &by_id_type);
     int rc = cluster__load_config(err, errlen);
     if (rc < 0) goto fail;
     int fresh = rc == 0;
@@ -617,6 +652,7 @@ void cluster__apply_announced(void)
 void cluster__free(void)
 {
     if (cluster) {
+        dict_clear(&by_id, NULL);
         for (int i = 0; i < cluster->num_nodes; i++) node_free(cluster->nodes[i]);
         xfree(cluster->nodes);
         xfree(cluster);
