@@ -350,9 +350,7 @@ static const config__type_t type_tiers = {
 
 static const char *check_cluster_config_file(const char *v)
 {
-    if (!*v) return "cluster-config-file can't be empty";
-    if (strchr(v, '/')) return "cluster-config-file can't be a path, just a filename";
-    return NULL;
+    return *v ? NULL : "cluster-config-file can't be empty";
 }
 
 /* Redis's rule for cluster-announce-hostname: letters, digits, '-' and '.' only */
@@ -650,8 +648,8 @@ const config__row_t config__rows[] = {
             "cluster bus on cluster-port); only database 0."},
     {"cluster-config-file", T(string), F(cluster_config_file), .def = "nodes.conf", IMM,
      .check = check_cluster_config_file,
-     .doc = "The node's cluster state (Redis's nodes.conf format), inside dir; written by the "
-            "server, locked while it runs."},
+     .doc = "The node's cluster state (Redis's nodes.conf format); a relative path is inside "
+            "dir. Written by the server, locked while it runs (<file>.lock)."},
     {"cluster-node-timeout", T(int), F(cluster_node_timeout), .def = "15000", .min = 1, LL_MAX,
      .doc = "Milliseconds a node may not answer before it is flagged PFAIL."},
     {"cluster-port", T(int), F(cluster_port), .def = "0", .max = 65535, IMM,

@@ -20,6 +20,7 @@
 #define CTE_SERVER_CLUSTER_H
 
 #include "common/buf.h"
+#include "common/dict.h"
 #include "common/keyslot.h"
 #include "server/client.h"
 
@@ -91,6 +92,7 @@ typedef struct cluster_node {
     /* failure reports about this node from other masters (cluster_node_add_failure_report) */
     cluster_fail_report_t *reports;
     int num_reports, cap_reports;
+    dict_node_t by_id; /* state.c's index of nodes by id: not for the bus */
 } cluster_node_t;
 
 typedef struct cluster_state {
@@ -173,7 +175,8 @@ cluster_node_t *cluster_node_add(const char *id, uint32_t flags);
  * stop, its failure reports on other nodes go; cluster_bus_node_freed(n) runs first. n must
  * not be myself. */
 void cluster_node_delete(cluster_node_t *n);
-/* Gives n (a handshake node) its real id (CLUSTER_NAMELEN bytes) and clears HANDSHAKE. */
+/* Gives n its new id (CLUSTER_NAMELEN bytes, not in use): a handshake node its real one
+ * (HANDSHAKE is cleared), myself a fresh one (CLUSTER RESET HARD). */
 void cluster_node_rename(cluster_node_t *n, const char *id);
 /* Sets n's address (ip NUL-terminated, shorter than CLUSTER_IPLEN) and clears NOADDR. Returns 1
  * when something changed (the config is then saved later), else 0. */

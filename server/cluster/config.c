@@ -7,8 +7,8 @@
  *        [<slot>-<-<id>]]...
  *   vars currentEpoch <n> lastVoteEpoch <n>
  * Writing goes to <file>.tmp, is fsynced, renamed over the file and the directory fsynced, so
- * a crash leaves the old or the new file, never half of one. The server runs in dir, so the
- * path is relative. Loop thread only. */
+ * a crash leaves the old or the new file, never half of one. The server runs in dir, so a
+ * relative path is inside it (Redis's rule). Loop thread only. */
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/log.h"
@@ -60,9 +60,18 @@ void cluster__node_line(buf_t *b, const cluster_node_t *n)
     }
 }
 
-static int fsync_dir(void)
+/* fsyncs the directory that holds path (a rename in it is durable then). */
+static int fsync_dir(const char *path)
 {
-    int fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == path)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -errno;
     int rc = fsync(fd) < 0 ? -errno : 0;
     close(fd);
@@ -102,7 +111,7 @@ int cluster_save_config(void)
     if (!rc && fsync(fd) < 0) rc = -errno;
     close(fd);
     if (!rc && rename(tmp, srv.cfg.cluster_config_file) < 0) rc = -errno;
-    if (!rc) fsync_dir();
+    if (!rc) fsync_dir(srv.cfg.cluster_config_file);
     if (rc) unlink(tmp);
 out:
     if (rc && !failing) /* once per failing streak: the cron retries every tick */

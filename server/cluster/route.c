@@ -98,12 +98,6 @@ static int is_migrate(const command_t *cmd)
     return !strcmp(cmd->name, "migrate") && !cmd->parent;
 }
 
-/* Redis's "asking" command flag: RESTORE-ASKING (what MIGRATE sends) acts as if ASKING came */
-static int is_asking_cmd(const command_t *cmd)
-{
-    return (cmd->flags & CMD_ASKING) != 0;
-}
-
 /* Redis's getNodeByQuery once q holds the call's keys: the node to serve it, *err the
  * redirection (REDIR_NONE when the node is myself). cflags: the client's flags (ASKING). */
 static cluster_node_t *decide(const query_t *q, const command_t *cmd, uint32_t cflags, int write,
@@ -126,7 +120,7 @@ static cluster_node_t *decide(const query_t *q, const command_t *cmd, uint32_t c
         *err = REDIR_ASK;
         return cluster->migrating_to[q->slot];
     }
-    if (q->importing && ((cflags & CLIENT_ASKING) || is_asking_cmd(cmd))) {
+    if (q->importing && ((cflags & CLIENT_ASKING) || (cmd->flags & CMD_ASKING))) {
         if (q->multiple_keys && q->missing) {
             *err = REDIR_UNSTABLE;
             return NULL;

@@ -1,8 +1,8 @@
 /* state.c - cluster mode's state: the node table, the slot map, epochs, failure reports, the
  * FORGET ban list and the config file (see cluster.h).
  *
- * The table is a small array of node pointers in creation order (a cluster has tens to a few
- * hundred nodes; lookups by id are linear, which the bus's per-message cost can afford). The
+ * The table is an array of node pointers in creation order (CLUSTER NODES's order) plus a
+ * dict by id for the bus's lookups (each node's by_id member). The
  * slot map is an array of 16384 owner pointers plus each node's bitmap, kept equal by
  * cluster_slot_add/del. Every change that must survive a restart asks for
  * CLUSTER_TODO_SAVE_CONFIG; cluster_before_sleep writes the file once however many changes
@@ -23,6 +23,7 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 cluster_state_t *cluster;
 
 static int lock_fd = -1;
+static int data_verified; /* verify_config_with_data ran after the load */
 
 typedef struct ban {
     char id[CLUSTER_NAMELEN];
@@ -129,12 +131,41 @@ uint32_t cluster__flag_by_name(const char *p, size_t len)
 
 /* ---- nodes ---- */
 
+/* The nodes by id (each node's by_id), so that the bus's lookups stay O(1) in large
+ * clusters; cluster->nodes keeps the order. */
+static dict_t by_id;
+
+static cluster_node_t *node_of(dict_node_t *d)
+{
+    return (cluster_node_t *)((char *)d - offsetof(cluster_node_t, by_id));
+}
+
+static const void *id_key(const dict_node_t *d, size_t *len)
+{
+    *len = CLUSTER_NAMELEN;
+    return node_of((dict_node_t *)d)->id;
+}
+
+static const dict_type_t by_id_type = {id_key, NULL};
+
+static void index_node(cluster_node_t *n)
+{
+    n->by_id.hash = dict_hash(n->id, CLUSTER_NAMELEN);
+    n->by_id.aux = 0;
+    dict_insert(&by_id, &n->by_id);
+}
+
+static void unindex_node(cluster_node_t *n)
+{
+    dict_node_t *d = dict_unlink(&by_id, n->id, CLUSTER_NAMELEN, n->by_id.hash);
+    assert(d == &n->by_id);
+}
+
 cluster_node_t *cluster_node_lookup(const char *id, size_t len)
 {
     if (len != CLUSTER_NAMELEN) return NULL;
-    for (int i = 0; i < cluster->num_nodes; i++)
-        if (!memcmp(cluster->nodes[i]->id, id, CLUSTER_NAMELEN)) return cluster->nodes[i];
-    return NULL;
+    dict_node_t *d = dict_find(&by_id, id, len, dict_hash(id, len));
+    return d ? node_of(d) : NULL;
 }
 
 cluster_node_t *cluster_node_add(const char *id, uint32_t flags)
@@ -147,6 +178,7 @@ cluster_node_t *cluster_node_add(const char *id, uint32_t flags)
     n->id[CLUSTER_NAMELEN] = '\0';
     n->flags = flags;
     n->ctime = time_ms();
+    index_node(n);
     if (cluster->num_nodes == cluster->cap_nodes) {
         cluster->cap_nodes = cluster->cap_nodes ? cluster->cap_nodes * 2 : 8;
         cluster->nodes = xrealloc(cluster->nodes, sizeof(*cluster->nodes) * cluster->cap_nodes);
@@ -184,13 +216,16 @@ void cluster_node_delete(cluster_node_t *n)
             cluster->num_nodes--;
             break;
         }
+    unindex_node(n);
     node_free(n);
     cluster_todo(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
 }
 
 void cluster_node_rename(cluster_node_t *n, const char *id)
 {
+    unindex_node(n);
     memcpy(n->id, id, CLUSTER_NAMELEN);
+    index_node(n);
     n->id[CLUSTER_NAMELEN] = '\0';
     n->flags &= ~(uint32_t)CLUSTER_NODE_HANDSHAKE;
     cluster_todo(CLUSTER_TODO_SAVE_CONFIG);
@@ -577,8 +612,10 @@ int cluster_init(char *err, size_t errlen)
     if (lock_config(err, errlen) < 0) return -1;
     listen_port = 0;
     cluster_bus_listen_port();
+    data_verified = 0;
     cluster = xcalloc(1, sizeof(*cluster));
     cluster->state = CLUSTER_FAIL;
+    dict_init(&by_id, &by_id_type);
     int rc = cluster__load_config(err, errlen);
     if (rc < 0) goto fail;
     int fresh = rc == 0;
@@ -615,6 +652,7 @@ void cluster__apply_announced(void)
 void cluster__free(void)
 {
     if (cluster) {
+        dict_clear(&by_id, NULL);
         for (int i = 0; i < cluster->num_nodes; i++) node_free(cluster->nodes[i]);
         xfree(cluster->nodes);
         xfree(cluster);
@@ -658,9 +696,43 @@ void cluster_before_sleep(void)
         cluster->todo |= CLUSTER_TODO_SAVE_CONFIG;
 }
 
+/* Redis's verifyClusterConfigWithData, once the keyspace is loaded: a slot that holds keys but
+ * is not ours is taken when nobody serves it, else marked as importing from its owner (a
+ * migration cut short by a crash), so the keys stay reachable with ASKING and can be moved. */
+static void verify_config_with_data(void)
+{
+    const slot_index_t *si = srv.db[0].slots;
+    int changed = 0;
+    for (int s = 0; si && s < CLUSTER_SLOTS; s++) {
+        if (!slot_index_count(si, s)) continue;
+        cluster_node_t *owner = cluster->slots[s];
+        if (owner == cluster->myself || cluster->importing_from[s]) continue;
+        changed = 1;
+        if (!owner) {
+            log_notice("Cluster: I have keys for unassigned slot %d. Taking responsibility for "
+                       "it.",
+                       s);
+            cluster_slot_add(cluster->myself, s);
+        } else {
+            log_notice("Cluster: I have keys for slot %d, but the slot is assigned to another "
+                       "node (%.40s). Setting it to importing state.",
+                       s, owner->id);
+            cluster->importing_from[s] = owner;
+        }
+    }
+    for (int i = 1; i < srv.ndb; i++)
+        if (db_size(&srv.db[i]))
+            log_warning("Cluster: database %d holds keys; cluster mode serves database 0 only", i);
+    if (changed) cluster_todo(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
+}
+
 void cluster_cron(long long now_ms)
 {
     if (!cluster) return;
+    if (!data_verified && !srv.loading) {
+        data_verified = 1;
+        verify_config_with_data();
+    }
     bans_expire(now_ms);
     cluster_bus_cron(now_ms);
     cluster_todo(CLUSTER_TODO_UPDATE_STATE);

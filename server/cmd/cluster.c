@@ -661,7 +661,9 @@ static void reset_node(int hard)
     if (hard) {
         cluster->current_epoch = cluster->last_vote_epoch = 0;
         cluster->myself->config_epoch = 0;
-        cluster_random_id(cluster->myself->id);
+        char id[CLUSTER_NAMELEN];
+        cluster_random_id(id);
+        cluster_node_rename(cluster->myself, id);
         log_notice("Node hard reset, now I'm %.40s", cluster->myself->id);
     }
     changed(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE | CLUSTER_TODO_FSYNC_CONFIG);

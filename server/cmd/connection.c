@@ -205,7 +205,8 @@ static void reset_cmd(client_t *c)
     pubsub_client_reset(c);
     tracking_client_reset(c);
     c->flags &= ~(uint32_t)(CLIENT_MULTI | CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC | CLIENT_REPLY_OFF |
-                            CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);
+                            CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
+                            CLIENT_ASKING | CLIENT_READONLY);
     c->resp = 2;
     client_select(c, 0);
     xfree(c->name);

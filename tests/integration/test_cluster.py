@@ -874,7 +874,8 @@ def migration_script():
         ("a", "DEL", k1), ("a", "GET", k1), ("a", "CLUSTER", "COUNTKEYSINSLOT", slot),
         ("b", "ASKING"), ("b", "MULTI"), ("b", "GET", k1), ("b", "SET", k2, "two"),
         ("b", "EXEC"), ("b", "GET", k1), ("b", "MULTI"), ("b", "GET", k1), ("b", "EXEC"),
-        ("b", "ASKING"), ("b", "PING"), ("b", "GET", k1), ("b", "ASKING"), ("b", "NOSUCHCMD"),
+        ("b", "ASKING"), ("b", "PING"), ("b", "GET", k1), ("b", "ASKING"), ("b", "RESET"),
+        ("b", "GET", k1), ("b", "ASKING"), ("b", "NOSUCHCMD"),
         ("b", "GET", k1), ("b", "ASKING"), ("b", "GET", k1, "extra"), ("b", "GET", k1),
         ("b", "CLUSTER", "COUNTKEYSINSLOT", slot), ("b", "CLUSTER", "GETKEYSINSLOT", slot, 1),
         ("b", "CLUSTER", "SETSLOT", slot, "NODE", "{idb}"),
@@ -1032,3 +1033,49 @@ def test_config_save_failure_is_retried(cluster_factory):
     wait_for(lambda: " connected 42\n" in open(n.config_path()).read(), timeout=5,
              what="the retried save")
     assert "is saved again" in n.log_text()
+
+
+def test_config_file_elsewhere(tmp_path, cluster_factory):
+    path = tmp_path / "conf" / "node-a.conf"
+    path.parent.mkdir()
+    (n,) = cluster_factory(1, ["--cluster-config-file", str(path)])
+    assert n.call("CLUSTER", "ADDSLOTS", 3) == OK
+    assert path.read_text().startswith(n.node_id() + " ")
+    assert (tmp_path / "conf" / "node-a.conf.lock").exists()
+    assert not os.path.exists(n.config_path())
+    n.restart_same_dir()
+    assert n.nodes()[0]["slots"] == ["3"]
+
+
+def test_keys_of_slots_not_ours_after_restart(cluster_factory):
+    """Redis's verifyClusterConfigWithData: a restarted node takes the unassigned slots it has
+    keys for, and marks as importing those another node serves."""
+    (n,) = cluster_factory(1, ["--appendonly", "yes"])
+    assert n.call("CLUSTER", "ADDSLOTSRANGE", 0, SLOTS - 1) == OK
+    k = key_in_slot(4321)
+    assert n.call("SET", k, "v") == OK
+    assert n.call("CLUSTER", "DELSLOTS", 4321) == OK  # keys stay, the slot goes
+    n.restart_same_dir()
+    wait_for(lambda: n.info()["cluster_slots_assigned"] == str(SLOTS), what="slot 4321 taken")
+    assert n.call("GET", k) == R("$", b"v")
+    assert "Taking responsibility" in n.log_text()
+
+
+def test_keys_of_another_nodes_slot_become_importing():
+    a, b, ida, idb = make_pair(["--appendonly", "yes"])
+    try:
+        slot = 100  # A's
+        k = key_in_slot(slot)
+        assert b.call("CLUSTER", "SETSLOT", slot, "IMPORTING", ida) == OK
+        with b.conn() as c:
+            assert c.call("ASKING") == OK
+            assert c.call("SET", k, "v") == OK
+        assert b.call("CLUSTER", "SETSLOT", slot, "STABLE") == OK
+        b.restart_same_dir()
+        me = lambda: [x for x in b.nodes() if x["id"] == idb][0]["slots"]  # noqa: E731
+        wait_for(lambda: "[%d-<-%s]" % (slot, ida) in me(), what="slot 100 importing")
+        with b.conn() as c:
+            assert c.call("ASKING") == OK
+            assert c.call("GET", k) == R("$", b"v")
+    finally:
+        stop_nodes([a, b])
