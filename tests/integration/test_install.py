@@ -19,7 +19,8 @@ pytestmark = pytest.mark.skipif(
 
 LAYOUT = ["bin/cte-server", "bin/cte-bench", "etc/cte-server/cte-server.yaml",
           "lib/systemd/system/cte-server.service", "share/doc/cte-server/README.md",
-          "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/commands.md",
+          "share/doc/cte-server/docs/architecture.md", "share/doc/cte-server/docs/cluster-bus.md",
+          "share/doc/cte-server/docs/commands.md", "share/doc/cte-server/docs/migrate.md",
           "share/doc/cte-server/docs/libcte.md", "share/doc/cte-server/docs/python.md",
           "share/doc/cte-server/docs/shm.md", "share/doc/cte-server/docs/ycsb-compare.svg",
           "share/doc/cte-server/docs/checkpoints.svg",
