@@ -293,6 +293,6 @@ command_t cmds_admin[] = {
     {"module", container_cmd, -2, 0, 0, 0, 0, "server", "4.0.0", "A container for module commands.",
      "Depends on subcommand.", NULL, module_subcommands},
     {"lolwut", lolwut_cmd, -1, CMD_READONLY | CMD_FAST, 0, 0, 0, "server", "5.0.0",
-     "Displays computer art and the Redis version", "O(1)"},
+     "Displays computer art and the Redis version", "" /* none, as Redis's COMMAND DOCS */},
     {NULL},
 };
