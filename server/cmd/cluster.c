@@ -825,7 +825,7 @@ static command_t cluster_subcommands[] = {
         "O(1)"),
     SUB("forget", forget_cmd, 3, A, "3.0.0", "Removes a node from the nodes table.", "O(1)"),
     SUB("getkeysinslot", getkeysinslot_cmd, 4, 0, "3.0.0", "Returns the key names in a hash slot.",
-        "O(N) where N is the number of requested keys"),
+        "O(log(N)) where N is the number of requested keys"),
     SUB("help", help_cmd, 2, L, "5.0.0", "Returns helpful text about the different subcommands.",
         "O(1)"),
     SUB("info", info_cmd, 2, 0, "3.0.0", "Returns information about the state of a node.", "O(1)"),

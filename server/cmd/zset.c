@@ -1522,7 +1522,7 @@ command_t cmds_zset[] = {
             .getkeys = numkeys_at_1),
     CMD_ROW("zrandmember", zrandmember_cmd, -2, RO, 1, 1, 1, GROUP, "6.2.0",
             "Returns one or more random members from a sorted set.",
-            "O(N) where N is the number of members returned"),
+            "O(N) where N is the number of elements returned"),
     CMD_ROW("zunion", zunion_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
             "Returns the union of multiple sorted sets.", UNION_CPLX, .getkeys = numkeys_at_1),
     CMD_ROW("zinter", zinter_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
@@ -1536,7 +1536,9 @@ command_t cmds_zset[] = {
             "Returns the difference between multiple sorted sets.", DIFF_CPLX,
             .getkeys = numkeys_at_1),
     CMD_ROW("zunionstore", zunionstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "2.0.0",
-            "Stores the union of multiple sorted sets in a key.", UNION_CPLX,
+            "Stores the union of multiple sorted sets in a key.",
+            "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M "
+            "being the number of elements in the resulting sorted set.",
             .getkeys = dst_and_numkeys_at_2),
     CMD_ROW("zinterstore", zinterstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "2.0.0",
             "Stores the intersect of multiple sorted sets in a key.", INTER_CPLX,
@@ -1563,6 +1565,7 @@ command_t cmds_zset[] = {
         "zscan", zscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0",
         "Iterates over members and scores of a sorted set.",
         "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
-        "the cursor to return back to 0. N is the number of elements inside the collection."),
+        "the cursor to return back to 0. N is the number of elements inside the collection.." /* sic,
+        as Redis 7.0 */),
     {NULL},
 };

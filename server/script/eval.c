@@ -365,7 +365,8 @@ static command_t script_subcommands[] = {
             "O(N) with N being the length in bytes of the script body."),
     CMD_ROW("exists", script_exists_cmd, -3, CMD_NOSCRIPT, 0, 0, 0, "scripting", "2.6.0",
             "Determines whether server-side Lua scripts exist in the script cache.",
-            "O(N) with N being the number of scripts to check."),
+            "O(N) with N being the number of scripts to check (so checking a single script is an "
+            "O(1) operation)."),
     CMD_ROW("flush", script_flush_cmd, -2, CMD_NOSCRIPT, 0, 0, 0, "scripting", "2.6.0",
             "Removes all server-side Lua scripts from the script cache.",
             "O(N) with N being the number of scripts in cache"),
