@@ -386,7 +386,7 @@ command_t cmds_multi[] = {
     {"watch", watch_cmd, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
      1, -1, 1, "transactions", "2.2.0",
      "Monitors changes to keys to determine the execution of a transaction.",
-     "O(1) for every key."},
+     "O(1) for every key.", .key_flags = "RO"},
     {"unwatch", unwatch_cmd, 1,
      CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY, 0, 0, 0,
      "transactions", "2.2.0", "Forgets about watched keys of a transaction.", "O(1)"},

@@ -937,7 +937,8 @@ static void lcs_cmd(client_t *c)
 
 command_t cmds_bits[] = {
     {"setbit", setbit_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "bitmap", "2.2.0",
-     "Sets or clears the bit at offset in the string value stored at key", "O(1)"},
+     "Sets or clears the bit at offset in the string value stored at key", "O(1)",
+     .key_flags = "RW access update"},
     {"getbit", getbit_cmd, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "bitmap", "2.2.0",
      "Returns the bit value at offset in the string value stored at key", "O(1)"},
     {"bitcount", bitcount_cmd, -2, CMD_READONLY, 1, 1, 1, "bitmap", "2.6.0",

@@ -1026,7 +1026,8 @@ static void memory_help_cmd(client_t *c)
 
 static command_t memory_subcommands[] = {
     {"usage", memory_usage_cmd, -3, CMD_READONLY, 2, 2, 1, "server", "4.0.0",
-     "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
+     "Estimates the memory usage of a key.", "O(N) where N is the number of samples.",
+     .key_flags = "RO"},
     {"purge", memory_purge_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
      "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"},
     {"stats", memory_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",

@@ -1445,19 +1445,20 @@ command_t cmds_zset[] = {
         "doesn't exist.",
         "O(log(N)) for each item added, where N is the number of elements in the sorted set."),
     CMD_ROW("zincrby", zincrby_cmd, 4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
-            "Increments the score of a member in a sorted set.", LOGN),
+            "Increments the score of a member in a sorted set.", LOGN,
+            .key_flags = "RW access update"),
     CMD_ROW("zrem", zrem_cmd, -3, RW | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
             "Removes one or more members from a sorted set. Deletes the sorted set if all members "
             "were removed.",
             "O(M*log(N)) with N being the number of elements in the sorted set and M the number of "
-            "elements to be removed."),
+            "elements to be removed.", .key_flags = "RW delete"),
     CMD_ROW("zscore", zscore_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
             "Returns the score of a member in a sorted set.", "O(1)"),
     CMD_ROW("zmscore", zmscore_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",
             "Returns the score of one or more members in a sorted set.",
             "O(N) where N is the number of members being requested."),
     CMD_ROW("zcard", zcard_cmd, 2, RO | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
-            "Returns the number of members in a sorted set.", "O(1)"),
+            "Returns the number of members in a sorted set.", "O(1)", .key_flags = "RO"),
     CMD_ROW("zcount", zcount_cmd, 4, RO | CMD_FAST, 1, 1, 1, GROUP, "2.0.0",
             "Returns the count of members in a sorted set that have scores within a range.",
             "O(log(N)) with N being the number of elements in the sorted set."),
@@ -1491,23 +1492,25 @@ command_t cmds_zset[] = {
     CMD_ROW("zpopmin", zpopmin_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "5.0.0",
             "Returns the lowest-scoring members from a sorted set after removing them. Deletes the "
             "sorted set if the last member was popped.",
-            POP_CPLX),
+            POP_CPLX, .key_flags = "RW access delete"),
     CMD_ROW(
         "zpopmax", zpopmax_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "5.0.0",
         "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
         "sorted set if the last member was popped.",
-        POP_CPLX),
+        POP_CPLX, .key_flags = "RW access delete"),
     CMD_ROW("bzpopmin", bzpopmin_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
             "Removes and returns the member with the lowest score from one or more sorted sets. "
             "Blocks until a member is available otherwise. Deletes the sorted set if the last "
             "element was popped.",
-            "O(log(N)) with N being the number of elements in the sorted set."),
+            "O(log(N)) with N being the number of elements in the sorted set.",
+            .key_flags = "RW access delete"),
     CMD_ROW(
         "bzpopmax", bzpopmax_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
         "Removes and returns the member with the highest score from one or more sorted sets. "
         "Blocks until a member available otherwise.  Deletes the sorted set if the last element "
         "was popped.",
-        "O(log(N)) with N being the number of elements in the sorted set."),
+        "O(log(N)) with N being the number of elements in the sorted set.",
+        .key_flags = "RW access delete"),
     CMD_ROW("bzmpop", bzmpop_cmd, -5, RW | MOVABLE | CMD_BLOCKING, 0, 0, 0, GROUP, "7.0.0",
             "Removes and returns a member by score from one or more sorted sets. Blocks until a "
             "member is available otherwise. Deletes the sorted set if the last element was popped.",
@@ -1550,17 +1553,17 @@ command_t cmds_zset[] = {
         "zremrangebyscore", zremrangebyscore_cmd, 4, RW, 1, 1, 1, GROUP, "1.2.0",
         "Removes members in a sorted set within a range of scores. Deletes the sorted set if all "
         "members were removed.",
-        REMRANGE),
+        REMRANGE, .key_flags = "RW delete"),
     CMD_ROW(
         "zremrangebyrank", zremrangebyrank_cmd, 4, RW, 1, 1, 1, GROUP, "2.0.0",
         "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all "
         "members were removed.",
-        REMRANGE),
+        REMRANGE, .key_flags = "RW delete"),
     CMD_ROW(
         "zremrangebylex", zremrangebylex_cmd, 4, RW, 1, 1, 1, GROUP, "2.8.9",
         "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if "
         "all members were removed.",
-        REMRANGE),
+        REMRANGE, .key_flags = "RW delete"),
     CMD_ROW(
         "zscan", zscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0",
         "Iterates over members and scores of a sorted set.",
