@@ -3,9 +3,10 @@
  * INFO's tips.
  *
  * One row per full name ("set", "client|kill"), with designated initializers for what few rows
- * have: .history ("<version> <text>" lines), .tips (space separated), .deprecated_since,
- * .replaced_by, .doc_flags. The second field is the argument list in this notation, parsed once
- * at start (cmd_docs_init) into cmd_doc_arg_t trees:
+ * have: .history ("<version> <text>" lines), .tips (space separated), .key_notes (COMMAND
+ * INFO's key spec notes, '|' separated), .deprecated_since, .replaced_by, .doc_flags. The
+ * second field is the argument list in this notation, parsed once at start (cmd_docs_init)
+ * into cmd_doc_arg_t trees:
  *
  *     list  := arg { ' ' arg }
  *     arg   := word ':' type [index] { flag | '@' since | '!' deprecated | '=' token }
@@ -58,7 +59,7 @@ static cmd_doc_t docs[] = {
     {"bgrewriteaof", ""},
     {"bgsave", "schedule:t?@3.2.2", .history = "3.2.2 Added the `SCHEDULE` option."},
     {"bitcount", "key:k0 index:b?(start:i end:i index_unit:o?@7.0.0(byte:t bit:t))", .history = "7.0.0 Added the `BYTE|BIT` option."},
-    {"bitfield", "key:k0 operation:o?*(encoding_offset:b=GET(encoding:s offset:i) write:b(wrap_sat_fail:o?=OVERFLOW(wrap:t sat:t fail:t) write_operation:o(encoding_offset_value:b=SET(encoding:s offset:i value:i) encoding_offset_increment:b=INCRBY(encoding:s offset:i increment:i))))"},
+    {"bitfield", "key:k0 operation:o?*(encoding_offset:b=GET(encoding:s offset:i) write:b(wrap_sat_fail:o?=OVERFLOW(wrap:t sat:t fail:t) write_operation:o(encoding_offset_value:b=SET(encoding:s offset:i value:i) encoding_offset_increment:b=INCRBY(encoding:s offset:i increment:i))))", .key_notes = "This command allows both access and modification of the key"},
     {"bitfield_ro", "key:k0 encoding_offset:b?*+=GET(encoding:s offset:i)"},
     {"bitop", "operation:s destkey:k0 key:k1*"},
     {"bitpos", "key:k0 bit:i index:b?(start:i end_index:b?(end:i index_unit:o?@7.0.0(byte:t bit:t)))", .history = "7.0.0 Added the `BYTE|BIT` option."},
@@ -138,8 +139,8 @@ static cmd_doc_t docs[] = {
     {"discard", ""},
     {"dump", "key:k0", .tips = "nondeterministic_output"},
     {"echo", "message:s"},
-    {"eval", "script:s numkeys:i key:k0?* arg:s?*"},
-    {"eval_ro", "script:s numkeys:i key:k0?* arg:s?*"},
+    {"eval", "script:s numkeys:i key:k0?* arg:s?*", .key_notes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"},
+    {"eval_ro", "script:s numkeys:i key:k0?* arg:s?*", .key_notes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"},
     {"evalsha", "sha1:s numkeys:i key:k0?* arg:s?*"},
     {"evalsha_ro", "sha1:s numkeys:i key:k0?* arg:s?*"},
     {"exec", ""},
@@ -148,8 +149,8 @@ static cmd_doc_t docs[] = {
     {"expireat", "key:k0 unix-time-seconds:u condition:o?@7.0.0(nx:t xx:t gt:t lt:t)", .history = "7.0.0 Added options: `NX`, `XX`, `GT` and `LT`."},
     {"expiretime", "key:k0"},
     {"failover", "target:b?=TO(host:s port:i force:t?) abort:t? milliseconds:i?=TIMEOUT"},
-    {"fcall", "function:s numkeys:i key:k0?* arg:s?*"},
-    {"fcall_ro", "function:s numkeys:i key:k0?* arg:s?*"},
+    {"fcall", "function:s numkeys:i key:k0?* arg:s?*", .key_notes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"},
+    {"fcall_ro", "function:s numkeys:i key:k0?* arg:s?*", .key_notes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"},
     {"flushall", "async:o?(async:t@4.0.0 sync:t@6.2.0)", .history = "4.0.0 Added the `ASYNC` flushing mode modifier.\n6.2.0 Added the `SYNC` flushing mode modifier.", .tips = "request_policy:all_shards response_policy:all_succeeded"},
     {"flushdb", "async:o?(async:t@4.0.0 sync:t@6.2.0)", .history = "4.0.0 Added the `ASYNC` flushing mode modifier.\n6.2.0 Added the `SYNC` flushing mode modifier.", .tips = "request_policy:all_shards response_policy:all_succeeded"},
     {"function", ""},
@@ -175,7 +176,7 @@ static cmd_doc_t docs[] = {
     {"get", "key:k0"},
     {"getbit", "key:k0 offset:i"},
     {"getdel", "key:k0"},
-    {"getex", "key:k0 expiration:o?(seconds:i=EX milliseconds:i=PX unix-time-seconds:u=EXAT unix-time-milliseconds:u=PXAT persist:t)"},
+    {"getex", "key:k0 expiration:o?(seconds:i=EX milliseconds:i=PX unix-time-seconds:u=EXAT unix-time-milliseconds:u=PXAT persist:t)", .key_notes = "RW and UPDATE because it changes the TTL"},
     {"getrange", "key:k0 start:i end:i"},
     {"getset", "key:k0 value:s", .deprecated_since = "6.2.0", .replaced_by = "`SET` with the `!GET` argument", .doc_flags = CMD_DOC_DEPRECATED},
     {"hdel", "key:k0 field:s*", .history = "2.4.0 Accepts multiple `field` arguments."},
@@ -254,7 +255,7 @@ static cmd_doc_t docs[] = {
     {"pexpireat", "key:k0 unix-time-milliseconds:u condition:o?@7.0.0(nx:t xx:t gt:t lt:t)", .history = "7.0.0 Added options: `NX`, `XX`, `GT` and `LT`."},
     {"pexpiretime", "key:k0"},
     {"pfadd", "key:k0 element:s?*"},
-    {"pfcount", "key:k0*"},
+    {"pfcount", "key:k0*", .key_notes = "RW because it may change the internal representation of the key, and propagate to replicas"},
     {"pfdebug", "subcommand:s key:k0", .doc_flags = CMD_DOC_SYSCMD},
     {"pfmerge", "destkey:k0 sourcekey:k1*"},
     {"pfselftest", "", .doc_flags = CMD_DOC_SYSCMD},
@@ -297,7 +298,7 @@ static cmd_doc_t docs[] = {
     {"sdiff", "key:k0*", .tips = "nondeterministic_output_order"},
     {"sdiffstore", "destination:k0 key:k1*"},
     {"select", "index:i"},
-    {"set", "key:k0 value:s condition:o?@2.6.12(nx:t xx:t) get:t?@6.2.0 expiration:o?(seconds:i@2.6.12=EX milliseconds:i@2.6.12=PX unix-time-seconds:u@6.2.0=EXAT unix-time-milliseconds:u@6.2.0=PXAT keepttl:t@6.0.0)", .history = "2.6.12 Added the `EX`, `PX`, `NX` and `XX` options.\n6.0.0 Added the `KEEPTTL` option.\n6.2.0 Added the `GET`, `EXAT` and `PXAT` option.\n7.0.0 Allowed the `NX` and `GET` options to be used together."},
+    {"set", "key:k0 value:s condition:o?@2.6.12(nx:t xx:t) get:t?@6.2.0 expiration:o?(seconds:i@2.6.12=EX milliseconds:i@2.6.12=PX unix-time-seconds:u@6.2.0=EXAT unix-time-milliseconds:u@6.2.0=PXAT keepttl:t@6.0.0)", .history = "2.6.12 Added the `EX`, `PX`, `NX` and `XX` options.\n6.0.0 Added the `KEEPTTL` option.\n6.2.0 Added the `GET`, `EXAT` and `PXAT` option.\n7.0.0 Allowed the `NX` and `GET` options to be used together.", .key_notes = "RW and ACCESS due to the optional `GET` argument"},
     {"setbit", "key:k0 offset:i value:i"},
     {"setex", "key:k0 seconds:i value:s"},
     {"setnx", "key:k0 value:s"},
@@ -316,8 +317,8 @@ static cmd_doc_t docs[] = {
     {"smembers", "key:k0", .tips = "nondeterministic_output_order"},
     {"smismember", "key:k0 member:s*"},
     {"smove", "source:k0 destination:k1 member:s"},
-    {"sort", "key:k0 pattern:p1?=BY offset_count:b?=LIMIT(offset:i count:i) pattern:p1?*+=GET order:o?(asc:t desc:t) sorting:t?=ALPHA destination:k2?=STORE"},
-    {"sort_ro", "key:k0 pattern:p1?=BY offset_count:b?=LIMIT(offset:i count:i) pattern:p1?*+=GET order:o?(asc:t desc:t) sorting:t?=ALPHA"},
+    {"sort", "key:k0 pattern:p1?=BY offset_count:b?=LIMIT(offset:i count:i) pattern:p1?*+=GET order:o?(asc:t desc:t) sorting:t?=ALPHA destination:k2?=STORE", .key_notes = "|For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort|For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"},
+    {"sort_ro", "key:k0 pattern:p1?=BY offset_count:b?=LIMIT(offset:i count:i) pattern:p1?*+=GET order:o?(asc:t desc:t) sorting:t?=ALPHA", .key_notes = "|For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"},
     {"spop", "key:k0 count:i?@3.2.0", .history = "3.2.0 Added the `count` argument.", .tips = "nondeterministic_output"},
     {"srandmember", "key:k0 count:i?@2.6.0", .history = "2.6.0 Added the optional `count` argument.", .tips = "nondeterministic_output"},
     {"srem", "key:k0 member:s*", .history = "2.4.0 Accepts multiple `member` arguments."},
@@ -338,7 +339,7 @@ static cmd_doc_t docs[] = {
     {"wait", "numreplicas:i timeout:i", .tips = "request_policy:all_shards response_policy:agg_min"},
     {"watch", "key:k0*"},
     {"xack", "key:k0 group:s id:s*"},
-    {"xadd", "key:k0 nomkstream:t?@6.2.0 trim:b?(strategy:o(maxlen:t minid:t@6.2.0) operator:o?(equal:t='=' approximately:t='~') threshold:s count:i?@6.2.0=LIMIT) id_or_auto:o(auto_id:t='*' id:s) field_value:b*(field:s value:s)", .history = "6.2.0 Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option.\n7.0.0 Added support for the `<ms>-*` explicit ID form.", .tips = "nondeterministic_output"},
+    {"xadd", "key:k0 nomkstream:t?@6.2.0 trim:b?(strategy:o(maxlen:t minid:t@6.2.0) operator:o?(equal:t='=' approximately:t='~') threshold:s count:i?@6.2.0=LIMIT) id_or_auto:o(auto_id:t='*' id:s) field_value:b*(field:s value:s)", .history = "6.2.0 Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option.\n7.0.0 Added support for the `<ms>-*` explicit ID form.", .tips = "nondeterministic_output", .key_notes = "UPDATE instead of INSERT because of the optional trimming feature"},
     {"xautoclaim", "key:k0 group:s consumer:s min-idle-time:s start:s count:i?=COUNT justid:t?", .history = "7.0.0 Added an element to the reply array, containing deleted entries the command cleared from the PEL", .tips = "nondeterministic_output"},
     {"xclaim", "key:k0 group:s consumer:s min-idle-time:s id:s* ms:i?=IDLE unix-time-milliseconds:u?=TIME count:i?=RETRYCOUNT force:t? justid:t? id:s?=LASTID", .tips = "nondeterministic_output"},
     {"xdel", "key:k0 id:s*"},
@@ -556,6 +557,18 @@ const cmd_doc_t *cmd_docs_find(const char *fullname)
 {
     cmd_doc_t key = {.name = fullname};
     return bsearch(&key, docs, sizeof(docs) / sizeof(docs[0]), sizeof(docs[0]), by_name);
+}
+
+const char *cmd_docs_key_note(const cmd_doc_t *d, int i, size_t *len)
+{
+    const char *p = d ? d->key_notes : NULL;
+    for (; p && i > 0; i--) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    *len = strcspn(p, "|");
+    return *len ? p : NULL;
 }
 
 const char *cmd_doc_arg_type_name(int type)

@@ -54,6 +54,9 @@ typedef struct cmd_doc {
     /* One change per line: "<version> <text>"; NULL: no history. */
     const char *history;
     const char *tips; /* space separated; NULL: none */
+    /* COMMAND INFO's key spec notes, '|' separated in key spec order ("" for none); NULL:
+     * none */
+    const char *key_notes;
     const char *deprecated_since, *replaced_by;
     unsigned doc_flags; /* enum cmd_doc_flag */
     /* parsed from src by cmd_docs_init */
@@ -66,6 +69,8 @@ typedef struct cmd_doc {
 void cmd_docs_init(void);
 /* The docs of the command with this full name ("config|get", lower case), or NULL. */
 const cmd_doc_t *cmd_docs_find(const char *fullname);
+/* The notes of cmd's i-th key spec (*len bytes, not NUL-terminated), or NULL. */
+const char *cmd_docs_key_note(const cmd_doc_t *d, int i, size_t *len);
 /* Redis's name of an argument type: "string", "pure-token", "oneof"... */
 const char *cmd_doc_arg_type_name(int type);
 /* Calls fn for every word of a space-separated list (tips), with its length; returns the count

@@ -48,14 +48,25 @@ typedef size_t cmd_waitname_t(client_t *c, int argc, const resp_arg_t *argv, cha
 /* A key spec as COMMAND INFO shows it, for commands whose keys the first/last/step range does
  * not describe (a STORE keyword, two separate keys): the search begins at argument `index`,
  * or, with keyword set, at the argument after the first `keyword` found from `index` on
- * (Redis's "startfrom"); then a range of lastkey (relative to the first key) and keystep. The
- * i-th spec's flags are key_flags' i-th part. A list ends with a spec whose index is 0. */
+ * (Redis's "startfrom"); then a range of lastkey (relative to the first key) and keystep, or
+ * a key count (keynum). The i-th spec's flags are key_flags' i-th part, its notes (if any) in
+ * server/cmd_docs.c. A list ends with a spec whose index is 0. */
 typedef struct cmd_key_spec {
     int index;
     const char *keyword;
     int lastkey, keystep;
     int limit; /* Redis's range limit: with lastkey -1, the keys are 1/limit of what is left */
+    /* keynum instead of range (EVAL, ZUNION): the number of keys is at keynumidx after the
+     * search's start, the keys begin firstkey after it, keystep apart (lastkey and limit
+     * unused). Written with designated initializers. */
+    int keynum, keynumidx, firstkey;
 } cmd_key_spec_t;
+
+/* A keynum spec: the number of keys at argument idx, the keys right after it (EVAL: 2). */
+#define CMD_KEYNUM_SPEC(idx)                                                                       \
+    {                                                                                              \
+        .index = (idx), .keystep = 1, .keynum = 1, .keynumidx = 0, .firstkey = 1                   \
+    }
 
 /* For commands whose flags depend on the call (EVAL and FCALL take the flags the script
  * declares, EXEC those of the commands it queued): the flags of c's call (c->argv), made from

@@ -56,13 +56,15 @@ def cstr(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def row(name, d, tips):
+def row(name, d, tips, notes):
     args = " ".join(arg(a) for a in d.get("arguments", []))
     parts = ['{%s, %s' % (cstr(name), cstr(args))]
     if "history" in d:
         parts.append(".history = " + cstr("\n".join("%s %s" % (v, t) for v, t in d["history"])))
     if tips:
         parts.append(".tips = " + cstr(" ".join(tips)))
+    if any(notes):
+        parts.append(".key_notes = " + cstr("|".join(notes).rstrip("|")))
     if "deprecated_since" in d:
         parts.append(".deprecated_since = " + cstr(d["deprecated_since"]))
     if "replaced_by" in d:
@@ -79,11 +81,11 @@ def main():
     cte = RespConn(port=int(sys.argv[2]))
     redis.call("HELLO", "3")
     docs = py(redis.call("COMMAND", "DOCS"))
-    tips = {}
+    tips, notes = {}, {}
     for info in py(redis.call("COMMAND", "INFO")):
-        tips[info[0]] = info[7]
-        for sub in info[9]:
-            tips[sub[0]] = sub[7]
+        for i in [info] + info[9]:
+            tips[i[0]] = i[7]
+            notes[i[0]] = [spec.get("notes", "") for spec in i[8]]
     ours = set()
     for name in py(cte.call("COMMAND", "LIST")):
         ours.add(name)
@@ -91,7 +93,7 @@ def main():
 
     def add(name, d):
         if name in ours:
-            rows.append((name, row(name, d, tips.get(name))))
+            rows.append((name, row(name, d, tips.get(name), notes.get(name, []))))
         for sub, sd in d.get("subcommands", {}).items():
             add(sub, sd)
 

@@ -946,7 +946,7 @@ command_t cmds_bits[] = {
     {"bitpos", bitpos_cmd, -3, CMD_READONLY, 1, 1, 1, "bitmap", "2.8.7",
      "Find first bit set or clear in a string", "O(N)"},
     {"bitop", bitop_cmd, -4, CMD_WRITE | CMD_DENYOOM, 2, -1, 1, "bitmap", "2.6.0",
-     "Perform bitwise operations between strings", "O(N)"},
+     "Perform bitwise operations between strings", "O(N)", .key_flags = "OW update|RO access"},
     {"bitfield", bitfield_cmd, -2, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "bitmap", "3.2.0",
      "Perform arbitrary bitfield integer operations on strings",
      "O(1) for each subcommand specified"},

@@ -114,6 +114,8 @@ static int blmpop_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
     }
 #define BL_CPLX "O(N) where N is the number of provided keys."
 
+static const cmd_key_spec_t keynum_at_2[] = {CMD_KEYNUM_SPEC(2), {0}};
+
 command_t cmds_blist[] = {
     BL("blpop", blpop_cmd, -3, 0, 1, -2, "2.0.0",
        "Removes and returns the first element in a list. Blocks until an element is available "
@@ -137,6 +139,6 @@ command_t cmds_blist[] = {
                 "available otherwise. Deletes the list if the last element was popped.",
      .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements "
                    "returned.",
-     .getkeys = blmpop_getkeys},
+     .getkeys = blmpop_getkeys, .key_flags = "RW access delete", .key_specs = keynum_at_2},
     {NULL},
 };

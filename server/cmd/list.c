@@ -600,6 +600,8 @@ static int lmpop_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
     "O(1) for each element added, so O(N) to add N elements when the command is called with "      \
     "multiple arguments."
 
+static const cmd_key_spec_t keynum_at_1[] = {CMD_KEYNUM_SPEC(1), {0}};
+
 command_t cmds_list[] = {
     CMD_ROW("lpush", lpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "1.0.0",
             "Prepend one or multiple elements to a list", PUSH_CPLX, .key_flags = "RW insert"),
@@ -664,6 +666,6 @@ command_t cmds_list[] = {
         "lmpop", lmpop_cmd, -4, RW | CMD_MOVABLE_KEYS, 0, 0, 0, "list", "7.0.0",
         "Pop elements from a list",
         "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-        .getkeys = lmpop_getkeys),
+        .getkeys = lmpop_getkeys, .key_flags = "RW access delete", .key_specs = keynum_at_1),
     {NULL},
 };

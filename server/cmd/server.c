@@ -346,10 +346,17 @@ static void reply_flag_words(client_t *c, char *words)
     for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
-/* One key spec: flags (key_flags' part i), begin_search by index or keyword, find_keys range. */
+/* One key spec: notes (cmd_docs.c), flags (key_flags' part i), begin_search by index or
+ * keyword, find_keys range or keynum. */
 static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_key_spec_t *ks)
 {
-    reply_map(c, 3);
+    size_t nlen = 0;
+    const char *note = cmd_docs_key_note(cmd_docs_find(cmd->fullname), i, &nlen);
+    reply_map(c, note ? 4 : 3);
+    if (note) {
+        reply_bulk_cstr(c, "notes");
+        reply_bulk(c, note, nlen);
+    }
     reply_bulk_cstr(c, "flags");
     char fl[64];
     reply_flag_words(c, command_key_flags(cmd, i, fl));
@@ -371,6 +378,18 @@ static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_k
     reply_bulk_cstr(c, "find_keys");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
+    if (ks->keynum) {
+        reply_bulk_cstr(c, "keynum");
+        reply_bulk_cstr(c, "spec");
+        reply_map(c, 3);
+        reply_bulk_cstr(c, "keynumidx");
+        reply_int(c, ks->keynumidx);
+        reply_bulk_cstr(c, "firstkey");
+        reply_int(c, ks->firstkey);
+        reply_bulk_cstr(c, "keystep");
+        reply_int(c, ks->keystep);
+        return;
+    }
     reply_bulk_cstr(c, "range");
     reply_bulk_cstr(c, "spec");
     reply_map(c, 3);

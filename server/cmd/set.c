@@ -836,6 +836,8 @@ static int numkeys_at_1(int argc, const resp_arg_t *argv, int *pos, int max)
     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "     \
     "sets."
 
+static const cmd_key_spec_t keynum_at_1[] = {CMD_KEYNUM_SPEC(1), {0}};
+
 command_t cmds_set[] = {
     CMD_ROW(
         "sadd", sadd_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
@@ -869,16 +871,19 @@ command_t cmds_set[] = {
             INTER_CPLX),
     CMD_ROW("sintercard", sintercard_cmd, -3, RO | CMD_MOVABLE_KEYS, 0, 0, 0, GROUP, "7.0.0",
             "Intersect multiple sets and return the cardinality of the result", INTER_CPLX,
-            .getkeys = numkeys_at_1),
+            .getkeys = numkeys_at_1, .key_flags = "RO access", .key_specs = keynum_at_1),
     CMD_ROW("sinterstore", sinterstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
-            "Intersect multiple sets and store the resulting set in a key", INTER_CPLX),
+            "Intersect multiple sets and store the resulting set in a key", INTER_CPLX,
+            .key_flags = "RW update|RO access"),
     CMD_ROW("sunion", sunion_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Add multiple sets", ALL_SETS),
     CMD_ROW("sunionstore", sunionstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
-            "Add multiple sets and store the resulting set in a key", ALL_SETS),
+            "Add multiple sets and store the resulting set in a key", ALL_SETS,
+            .key_flags = "OW update|RO access"),
     CMD_ROW("sdiff", sdiff_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Subtract multiple sets",
             ALL_SETS),
     CMD_ROW("sdiffstore", sdiffstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
-            "Subtract multiple sets and store the resulting set in a key", ALL_SETS),
+            "Subtract multiple sets and store the resulting set in a key", ALL_SETS,
+            .key_flags = "OW update|RO access"),
     CMD_ROW(
         "sscan", sscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0", "Incrementally iterate Set elements",
         "O(1) for every call. O(N) for a complete iteration, including enough command calls for "

@@ -594,7 +594,8 @@ command_t cmds_string[] = {
      "Returns the string value of a key after deleting the key.", "O(1)",
      .key_flags = "RW access delete"},
     {"getex", getex_cmd, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "6.2.0",
-     "Returns the string value of a key after setting its expiration time.", "O(1)"},
+     "Returns the string value of a key after setting its expiration time.", "O(1)",
+     .key_flags = "RW access update"},
     {"append", append_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "2.0.0",
      "Appends a string to the value of a key. Creates the key if it doesn't exist.",
      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
