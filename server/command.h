@@ -34,6 +34,9 @@ enum cmd_flag {
     CMD_NO_MANDATORY_KEYS = 1 << 17, /* may have no keys (EVAL with numkeys 0): COMMAND GETKEYS
                                         then answers an empty array */
     CMD_ASKING = 1 << 18, /* served for a slot being imported without ASKING (RESTORE-ASKING) */
+    CMD_SKIP_SLOWLOG = 1 << 19,     /* never in the slow log (EXEC: its commands are) */
+    CMD_NO_ASYNC_LOADING = 1 << 20, /* Redis's flag for what a replica's async loading refuses:
+                                       shown by COMMAND INFO, nothing loads asynchronously here */
 };
 
 typedef void cmd_proc_t(client_t *c);

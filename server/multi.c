@@ -376,9 +376,9 @@ static uint32_t exec_getflags(const client_t *c, uint32_t flags)
 command_t cmds_multi[] = {
     {"multi", multi_cmd, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
      0, 0, 0, "transactions", "1.2.0", "Starts a transaction.", "O(1)"},
-    {"exec", exec_cmd, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "transactions",
-     "1.2.0", "Executes all commands in a transaction.", "Depends on commands in the transaction",
-     .getflags = exec_getflags},
+    {"exec", exec_cmd, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG, 0, 0, 0,
+     "transactions", "1.2.0", "Executes all commands in a transaction.",
+     "Depends on commands in the transaction", .getflags = exec_getflags},
     {"discard", discard_cmd, 1,
      CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY, 0, 0, 0,
      "transactions", "2.0.0", "Discards a transaction.",

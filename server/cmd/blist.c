@@ -117,19 +117,19 @@ static int blmpop_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 static const cmd_key_spec_t keynum_at_2[] = {CMD_KEYNUM_SPEC(2), {0}};
 
 command_t cmds_blist[] = {
-    BL("blpop", blpop_cmd, -3, 0, 1, -2, "2.0.0",
+    BL("blpop", blpop_cmd, -3, CMD_NOSCRIPT, 1, -2, "2.0.0",
        "Removes and returns the first element in a list. Blocks until an element is available "
        "otherwise. Deletes the list if the last element was popped.", BL_CPLX,
        "RW access delete"),
-    BL("brpop", brpop_cmd, -3, 0, 1, -2, "2.0.0",
+    BL("brpop", brpop_cmd, -3, CMD_NOSCRIPT, 1, -2, "2.0.0",
        "Removes and returns the last element in a list. Blocks until an element is available "
        "otherwise. Deletes the list if the last element was popped.", BL_CPLX,
        "RW access delete"),
-    BL("blmove", blmove_cmd, 6, CMD_DENYOOM, 1, 2, "6.2.0",
+    BL("blmove", blmove_cmd, 6, CMD_DENYOOM | CMD_NOSCRIPT, 1, 2, "6.2.0",
        "Pops an element from a list, pushes it to another list and returns it. Blocks until an "
        "element is available otherwise. Deletes the list if the last element was moved.", "O(1)",
        "RW access delete|RW insert"),
-    BL("brpoplpush", brpoplpush_cmd, 4, CMD_DENYOOM, 1, 2, "2.2.0",
+    BL("brpoplpush", brpoplpush_cmd, 4, CMD_DENYOOM | CMD_NOSCRIPT, 1, 2, "2.2.0",
        "Pops an element from a list, pushes it to another list and returns it. Block until an "
        "element is available otherwise. Deletes the list if the last element was popped.", "O(1)",
        "RW access delete|RW insert"),

@@ -1502,14 +1502,16 @@ command_t cmds_zset[] = {
         "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
         "sorted set if the last member was popped.",
         POP_CPLX, .key_flags = "RW access delete"),
-    CMD_ROW("bzpopmin", bzpopmin_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
+    CMD_ROW("bzpopmin", bzpopmin_cmd, -3, RW | CMD_NOSCRIPT | CMD_FAST | CMD_BLOCKING, 1, -2, 1,
+            GROUP, "5.0.0",
             "Removes and returns the member with the lowest score from one or more sorted sets. "
             "Blocks until a member is available otherwise. Deletes the sorted set if the last "
             "element was popped.",
             "O(log(N)) with N being the number of elements in the sorted set.",
             .key_flags = "RW access delete"),
     CMD_ROW(
-        "bzpopmax", bzpopmax_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
+        "bzpopmax", bzpopmax_cmd, -3, RW | CMD_NOSCRIPT | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP,
+        "5.0.0",
         "Removes and returns the member with the highest score from one or more sorted sets. "
         "Blocks until a member available otherwise.  Deletes the sorted set if the last element "
         "was popped.",

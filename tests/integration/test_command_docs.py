@@ -30,19 +30,11 @@ EXPECTED_SUB_EXTRA = {"client|setinfo"}
 
 INFO_FIELDS = ["name", "arity", "flags", "first_key", "last_key", "step", "acl_categories",
                "tips", "key_specs", "subcommands"]
-# COMMAND INFO fields where cte-server still differs. Key specs: Redis's variable_flags
-# (BITFIELD, SET: our rows keep the flags GETKEYSANDFLAGS gives a plain call) and SORT's
-# "unknown" specs; flags: no_async_loading, skip_slowlog, noscript on blocking commands,
-# loading and stale on ECHO, stale on PING.
+# COMMAND INFO fields where cte-server still differs: the key specs with Redis's
+# variable_flags (BITFIELD, SET: our rows keep the flags GETKEYSANDFLAGS gives a plain call)
+# and SORT's "unknown" specs.
 _KEY_SPECS = "bitfield set sort sort_ro"
-_FLAGS = """bgrewriteaof bgsave blmove blpop brpop brpoplpush bzpopmax bzpopmin cluster|addslots
-cluster|addslotsrange cluster|bumpepoch cluster|delslots cluster|delslotsrange cluster|failover
-cluster|flushslots cluster|forget cluster|meet cluster|replicate cluster|saveconfig
-cluster|set-config-epoch cluster|setslot echo exec module|load module|loadex module|unload ping
-replicaof save slaveof"""
-EXPECTED_INFO_DIFFS = ({(n, "key_specs") for n in _KEY_SPECS.split()} |
-                       {(n, "flags") for n in _FLAGS.split()} |
-                       {("wait", "acl_categories")})  # Redis: @slow @connection
+EXPECTED_INFO_DIFFS = {(n, "key_specs") for n in _KEY_SPECS.split()}
 # cte-server's own commands that take no arguments.
 OWN_WITHOUT_ARGUMENTS = {"tiers"}
 
