@@ -189,3 +189,19 @@ def test_every_command_has_docs_with_arguments(redis_server, cte_server):
         (b"tag", b"key"), (b"blob", b"string"), (b"offset", b"integer"), (b"data", b"string"),
         (b"score", b"double")]
     assert tput[0]["key_spec_index"] == R(":", 0)
+
+
+def test_slowlog_keeps_the_commands_of_a_transaction_not_exec(cte_server):
+    """EXEC is skip_slowlog (COMMAND INFO says so, and Redis 7.0 logs only what it ran)."""
+    with RespConn(port=cte_server.port) as c:
+        assert c.call("CONFIG", "SET", "slowlog-log-slower-than", "0") == R("+", b"OK")
+        try:
+            c.call("SLOWLOG", "RESET")
+            for cmd in (("MULTI",), ("SET", "k", "v"), ("INCR", "n"), ("EXEC",)):
+                c.call(*cmd)
+            entries = c.call("SLOWLOG", "GET", "10").val
+            logged = [e.val[3].val[0].val.upper() for e in entries]
+        finally:
+            c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    assert b"EXEC" not in logged
+    assert b"SET" in logged and b"INCR" in logged
