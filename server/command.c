@@ -134,6 +134,14 @@ char *command_key_flags(const command_t *cmd, int i, char *out)
     return out;
 }
 
+char *command_call_key_flags(const command_t *cmd, int argc, const resp_arg_t *argv, int i,
+                             char *out)
+{
+    if (!cmd->keyflags) return command_key_flags(cmd, i, out);
+    cmd->keyflags(argc, argv, i, out);
+    return out;
+}
+
 uint32_t command_call_flags(const client_t *c, const command_t *cmd)
 {
     return cmd->getflags ? cmd->getflags(c, cmd->flags) : cmd->flags;

@@ -53,7 +53,7 @@ typedef size_t cmd_waitname_t(client_t *c, int argc, const resp_arg_t *argv, cha
  * or, with keyword set, at the argument after the first `keyword` found from `index` on
  * (Redis's "startfrom"); then a range of lastkey (relative to the first key) and keystep, or
  * a key count (keynum). The i-th spec's flags are key_flags' i-th part, its notes (if any) in
- * server/cmd_docs.c. A list ends with a spec whose index is 0. */
+ * server/cmd_docs.c. A list ends with a spec whose index is 0 and that is not unknown. */
 typedef struct cmd_key_spec {
     int index;
     const char *keyword;
@@ -63,7 +63,14 @@ typedef struct cmd_key_spec {
      * search's start, the keys begin firstkey after it, keystep apart (lastkey and limit
      * unused). Written with designated initializers. */
     int keynum, keynumidx, firstkey;
+    int unknown; /* Redis's "unknown" search (SORT's BY/GET and STORE keys): no position */
 } cmd_key_spec_t;
+
+/* For commands whose key flags depend on the call (Redis's variable_flags: SET with GET,
+ * BITFIELD with SET or INCRBY; SORT's STORE key): the flags of the i-th key that getkeys (or
+ * the key range) finds in argv, space separated, into out (64 bytes). COMMAND GETKEYSANDFLAGS
+ * uses it; COMMAND INFO's key specs keep key_flags. */
+typedef void cmd_keyflags_t(int argc, const resp_arg_t *argv, int i, char *out);
 
 /* A keynum spec: the number of keys at argument idx, the keys right after it (EVAL: 2). */
 #define CMD_KEYNUM_SPEC(idx)                                                                       \
@@ -91,6 +98,7 @@ typedef struct command {
     cmd_getkeys_t *getkeys;
     cmd_waitname_t *waitname;
     cmd_getflags_t *getflags; /* NULL: every call has the row's flags */
+    cmd_keyflags_t *keyflags; /* NULL: the i-th key has key_flags' part i */
     /* The argument (index) the command reads once, by its length, as bytes to store: from a
      * shared-memory client it may stay a view into the client's data area (server/net/shm.c);
      * every other argument is copied first. 0: none. */
@@ -139,6 +147,9 @@ size_t command_count(void);
 /* The key-spec flags of the i-th key cmd finds (see key_flags) into out (64 bytes), space
  * separated. Returns out. */
 char *command_key_flags(const command_t *cmd, int i, char *out);
+/* The same for the i-th key of a call of cmd with argv (its keyflags when it has one). */
+char *command_call_key_flags(const command_t *cmd, int argc, const resp_arg_t *argv, int i,
+                             char *out);
 /* The flags of c's call of cmd (c->argv), as its getflags makes them, else cmd->flags: what
  * decides per call whether CLIENT PAUSE WRITE holds it, OOM refuses it, a failing AOF refuses
  * it, EXEC's transaction writes. The static flags stay what COMMAND INFO, ACL categories and

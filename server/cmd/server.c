@@ -358,7 +358,7 @@ static void reply_flag_words(client_t *c, char *words)
 }
 
 /* One key spec: notes (cmd_docs.c), flags (key_flags' part i), begin_search by index or
- * keyword, find_keys range or keynum. */
+ * keyword, find_keys range or keynum; or both unknown. */
 static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_key_spec_t *ks)
 {
     size_t nlen = 0;
@@ -371,6 +371,17 @@ static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_k
     reply_bulk_cstr(c, "flags");
     char fl[64];
     reply_flag_words(c, command_key_flags(cmd, i, fl));
+    if (ks->unknown) {
+        for (int part = 0; part < 2; part++) {
+            reply_bulk_cstr(c, part ? "find_keys" : "begin_search");
+            reply_map(c, 2);
+            reply_bulk_cstr(c, "type");
+            reply_bulk_cstr(c, "unknown");
+            reply_bulk_cstr(c, "spec");
+            reply_map(c, 0);
+        }
+        return;
+    }
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -420,7 +431,7 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
 {
     if (cmd->key_specs) {
         int n = 0;
-        while (cmd->key_specs[n].index) n++;
+        while (cmd->key_specs[n].index || cmd->key_specs[n].unknown) n++;
         reply_set(c, n);
         for (int i = 0; i < n; i++) reply_key_spec(c, cmd, i, &cmd->key_specs[i]);
         return;
@@ -760,7 +771,8 @@ static void getkeys_generic(client_t *c, int with_flags)
             char fl[64];
             if (with_flags) reply_array(c, 2);
             reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
-            if (with_flags) reply_flag_words(c, command_key_flags(cmd, i, fl));
+            if (with_flags)
+                reply_flag_words(c, command_call_key_flags(cmd, argc, argv, i, fl));
         }
     }
     xfree(pos);

@@ -560,13 +560,23 @@ static void incrbyfloat_cmd(client_t *c)
     "by the returned length, but because creating a substring from an existing string is very "    \
     "cheap, it can be considered O(1) for small strings."
 
+/* SET overwrites its key, unless GET reads it first (Redis's variable_flags). */
+static void set_keyflags(int argc, const resp_arg_t *argv, int i, char *out)
+{
+    (void)i;
+    int get = 0;
+    for (int j = 3; j < argc && !get; j++) get = arg_is(&argv[j], "get");
+    strcpy(out, get ? "RW access update" : "OW update");
+}
+
 command_t cmds_string[] = {
     {"get", get_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Returns the string value of a key.", "O(1)"},
     {"set", set_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "1.0.0",
      "Sets the string value of a key, ignoring its type. The key is created if it doesn't "
      "exist.",
-     "O(1)", .value_arg = 2, .key_flags = "OW update"},
+     "O(1)", .value_arg = 2, .key_flags = "RW access update variable_flags",
+     .keyflags = set_keyflags},
     {"setnx", setnx_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Set the string value of a key only when the key doesn't exist.", "O(1)", .value_arg = 2,
      .key_flags = "OW insert"},
