@@ -943,9 +943,12 @@ static void bitfield_keyflags(int argc, const resp_arg_t *argv, int i, char *out
     int j = 2;
     while (j < argc) {
         int left = argc - j - 1;
-        if (arg_is(&argv[j], "get") && left >= 2) j += 3;
-        else if (arg_is(&argv[j], "overflow") && left >= 1) j += 2;
-        else break;
+        if (arg_is(&argv[j], "get") && left >= 2)
+            j += 3;
+        else if (arg_is(&argv[j], "overflow") && left >= 1)
+            j += 2;
+        else
+            break;
     }
     strcpy(out, j >= argc ? "RO access" : "RW access update");
 }

@@ -297,7 +297,8 @@ static void config_help_cmd(client_t *c)
 static const struct {
     uint32_t flag;
     const char *name;
-} flag_names[] = { /* in Redis 7.0's order */
+} flag_names[] = {
+    /* in Redis 7.0's order */
     {CMD_WRITE, "write"},
     {CMD_READONLY, "readonly"},
     {CMD_DENYOOM, "denyoom"},
@@ -604,8 +605,8 @@ static void reply_command_doc(client_t *c, const command_t *cmd)
     for (const command_t *s = cmd->subcommands; s && s->name; s++) ns++;
     int has_complexity = !cmd->complexity || cmd->complexity[0];
     reply_map(c, 3 + has_complexity + (ns > 0) +
-                     (d ? !!d->doc_flags + !!d->deprecated_since + !!d->replaced_by +
-                              !!d->history + (d->nargs > 0)
+                     (d ? !!d->doc_flags + !!d->deprecated_since + !!d->replaced_by + !!d->history +
+                              (d->nargs > 0)
                         : 0));
     reply_bulk_cstr(c, "summary");
     reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
@@ -771,8 +772,7 @@ static void getkeys_generic(client_t *c, int with_flags)
             char fl[64];
             if (with_flags) reply_array(c, 2);
             reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
-            if (with_flags)
-                reply_flag_words(c, command_call_key_flags(cmd, argc, argv, i, fl));
+            if (with_flags) reply_flag_words(c, command_call_key_flags(cmd, argc, argv, i, fl));
         }
     }
     xfree(pos);

@@ -565,8 +565,7 @@ static int sort_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 
 /* As Redis's: the sorted key, then BY/GET keys and the STORE key, which no position finds
  * (their notes are in server/cmd_docs.c). */
-static const cmd_key_spec_t sort_specs[] = {
-    {1, NULL, 0, 1}, {.unknown = 1}, {.unknown = 1}, {0}};
+static const cmd_key_spec_t sort_specs[] = {{1, NULL, 0, 1}, {.unknown = 1}, {.unknown = 1}, {0}};
 static const cmd_key_spec_t sort_ro_specs[] = {{1, NULL, 0, 1}, {.unknown = 1}, {0}};
 
 /* The keys sort_getkeys finds: the sorted key, read, then the STORE key, written. */

@@ -610,8 +610,8 @@ command_t cmds_string[] = {
      "Appends a string to the value of a key. Creates the key if it doesn't exist.",
      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
      "already present value is of any size, since the dynamic string library used by Redis "
-     "will double the free space available on every reallocation.", .value_arg = 2,
-     .key_flags = "RW insert"},
+     "will double the free space available on every reallocation.",
+     .value_arg = 2, .key_flags = "RW insert"},
     {"strlen", strlen_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "2.2.0",
      "Returns the length of a string value.", "O(1)", .key_flags = "RO"},
     {"getrange", getrange_cmd, 4, CMD_READONLY, 1, 1, 1, "string", "2.4.0",
