@@ -1,6 +1,6 @@
 /* cmd_docs.c - the documentation of every command and subcommand that COMMAND DOCS answers
  * beyond the table rows (summary, since, group and complexity stay in the rows), and COMMAND
- * INFO's tips.
+ * INFO's tips and key-spec notes.
  *
  * One row per full name ("set", "client|kill"), with designated initializers for what few rows
  * have: .history ("<version> <text>" lines), .tips (space separated), .key_notes (COMMAND

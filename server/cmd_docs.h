@@ -1,6 +1,7 @@
 /* cmd_docs.h - what COMMAND DOCS and COMMAND INFO tell about a command beyond its table row:
  * the argument tree, the history, the doc flags (deprecated, syscmd), what replaces a
- * deprecated command, and the tips (request_policy:all_shards, nondeterministic_output...).
+ * deprecated command, the tips (request_policy:all_shards, nondeterministic_output...) and
+ * the notes of key specs.
  *
  * The data is one table in cmd_docs.c, keyed by the command's full name ("set",
  * "client|kill"), in a compact notation documented there; cmd_docs_init() parses it once at
