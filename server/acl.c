@@ -101,6 +101,7 @@ static const struct {
     {"migrate", "@keyspace @dangerous"},
     {"restore", "@keyspace @dangerous"},
     {"restore-asking", "@keyspace @dangerous"},
+    {"wait", "@connection -@keyspace"},
     {"info", "@dangerous"},
     {"monitor", "@dangerous"},
     {"lastsave", "@admin @dangerous"},

@@ -4,6 +4,7 @@
  * checks arity, authentication and ACL permissions (server/acl.h), routes in cluster mode
  * (MOVED, ASK, CROSSSLOT...: server/cluster/cluster.h), runs the command with time frozen
  * (db_now_ms) and keeps per-command statistics for INFO commandstats. Runs on the loop thread. */
+#include "server/cmd_docs.h"
 #include "server/command.h"
 
 #include "common/alloc.h"
@@ -83,6 +84,7 @@ void command_table_init(void)
     /* finish growing now: a lookup that completes the rehash frees the old bucket array, and
      * used_memory would drop under a command (the eviction tests saw it) */
     while (dict_is_rehashing(&table)) dict_rehash(&table, 100);
+    cmd_docs_init();
     table_ready = 1;
 }
 
@@ -129,6 +131,14 @@ char *command_key_flags(const command_t *cmd, int i, char *out)
         p = bar + 1;
     }
     snprintf(out, 64, "%.*s", (int)strcspn(p, "|"), p);
+    return out;
+}
+
+char *command_call_key_flags(const command_t *cmd, int argc, const resp_arg_t *argv, int i,
+                             char *out)
+{
+    if (!cmd->keyflags) return command_key_flags(cmd, i, out);
+    cmd->keyflags(argc, argv, i, out);
     return out;
 }
 

@@ -34,6 +34,9 @@ enum cmd_flag {
     CMD_NO_MANDATORY_KEYS = 1 << 17, /* may have no keys (EVAL with numkeys 0): COMMAND GETKEYS
                                         then answers an empty array */
     CMD_ASKING = 1 << 18, /* served for a slot being imported without ASKING (RESTORE-ASKING) */
+    CMD_SKIP_SLOWLOG = 1 << 19,     /* never in the slow log (EXEC: its commands are) */
+    CMD_NO_ASYNC_LOADING = 1 << 20, /* Redis's flag for what a replica's async loading refuses:
+                                       shown by COMMAND INFO, nothing loads asynchronously here */
 };
 
 typedef void cmd_proc_t(client_t *c);
@@ -48,14 +51,32 @@ typedef size_t cmd_waitname_t(client_t *c, int argc, const resp_arg_t *argv, cha
 /* A key spec as COMMAND INFO shows it, for commands whose keys the first/last/step range does
  * not describe (a STORE keyword, two separate keys): the search begins at argument `index`,
  * or, with keyword set, at the argument after the first `keyword` found from `index` on
- * (Redis's "startfrom"); then a range of lastkey (relative to the first key) and keystep. The
- * i-th spec's flags are key_flags' i-th part. A list ends with a spec whose index is 0. */
+ * (Redis's "startfrom"); then a range of lastkey (relative to the first key) and keystep, or
+ * a key count (keynum). The i-th spec's flags are key_flags' i-th part, its notes (if any) in
+ * server/cmd_docs.c. A list ends with a spec whose index is 0 and that is not unknown. */
 typedef struct cmd_key_spec {
     int index;
     const char *keyword;
     int lastkey, keystep;
     int limit; /* Redis's range limit: with lastkey -1, the keys are 1/limit of what is left */
+    /* keynum instead of range (EVAL, ZUNION): the number of keys is at keynumidx after the
+     * search's start, the keys begin firstkey after it, keystep apart (lastkey and limit
+     * unused). Written with designated initializers. */
+    int keynum, keynumidx, firstkey;
+    int unknown; /* Redis's "unknown" search (SORT's BY/GET and STORE keys): no position */
 } cmd_key_spec_t;
+
+/* For commands whose key flags depend on the call (Redis's variable_flags: SET with GET,
+ * BITFIELD with SET or INCRBY; SORT's STORE key): the flags of the i-th key that getkeys (or
+ * the key range) finds in argv, space separated, into out (64 bytes). COMMAND GETKEYSANDFLAGS
+ * uses it; COMMAND INFO's key specs keep key_flags. */
+typedef void cmd_keyflags_t(int argc, const resp_arg_t *argv, int i, char *out);
+
+/* A keynum spec: the number of keys at argument idx, the keys right after it (EVAL: 2). */
+#define CMD_KEYNUM_SPEC(idx)                                                                       \
+    {                                                                                              \
+        .index = (idx), .keystep = 1, .keynum = 1, .keynumidx = 0, .firstkey = 1                   \
+    }
 
 /* For commands whose flags depend on the call (EVAL and FCALL take the flags the script
  * declares, EXEC those of the commands it queued): the flags of c's call (c->argv), made from
@@ -77,6 +98,7 @@ typedef struct command {
     cmd_getkeys_t *getkeys;
     cmd_waitname_t *waitname;
     cmd_getflags_t *getflags; /* NULL: every call has the row's flags */
+    cmd_keyflags_t *keyflags; /* NULL: the i-th key has key_flags' part i */
     /* The argument (index) the command reads once, by its length, as bytes to store: from a
      * shared-memory client it may stay a view into the client's data area (server/net/shm.c);
      * every other argument is copied first. 0: none. */
@@ -125,6 +147,9 @@ size_t command_count(void);
 /* The key-spec flags of the i-th key cmd finds (see key_flags) into out (64 bytes), space
  * separated. Returns out. */
 char *command_key_flags(const command_t *cmd, int i, char *out);
+/* The same for the i-th key of a call of cmd with argv (its keyflags when it has one). */
+char *command_call_key_flags(const command_t *cmd, int argc, const resp_arg_t *argv, int i,
+                             char *out);
 /* The flags of c's call of cmd (c->argv), as its getflags makes them, else cmd->flags: what
  * decides per call whether CLIENT PAUSE WRITE holds it, OOM refuses it, a failing AOF refuses
  * it, EXEC's transaction writes. The static flags stay what COMMAND INFO, ACL categories and

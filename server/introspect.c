@@ -480,7 +480,8 @@ void introspect_feed_monitors(client_t *c)
 void introspect_after_call(client_t *c, long long duration_us)
 {
     long long threshold = srv.cfg.slowlog_log_slower_than;
-    if (threshold >= 0 && duration_us >= threshold && !(c->cmd->flags & CMD_SKIP_MONITOR))
+    if (threshold >= 0 && duration_us >= threshold &&
+        !(c->cmd->flags & (CMD_SKIP_MONITOR | CMD_SKIP_SLOWLOG)))
         slow_add(c, duration_us);
     long long lat = srv.cfg.latency_monitor_threshold;
     if (lat > 0 && duration_us / 1000 >= lat)

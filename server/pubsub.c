@@ -368,7 +368,8 @@ void notify_keyspace_event(int klass, const char *event, const char *key, size_t
 static command_t pubsub_subcommands[] = {
     {"channels", pubsub_channels_cmd, -2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0,
      "pubsub", "2.8.0", "Returns the active channels.",
-     "O(N) where N is the number of active channels"},
+     "O(N) where N is the number of active channels, and assuming constant time pattern matching "
+     "(relatively short channels and patterns)"},
     {"numsub", pubsub_numsub_cmd, -2, CMD_PUBSUB | CMD_LOADING | CMD_STALE, 0, 0, 0, "pubsub",
      "2.8.0", "Returns a count of subscribers to channels.",
      "O(N) for the NUMSUB subcommand, where N is the number of requested channels"},
@@ -391,10 +392,10 @@ command_t cmds_pubsub[] = {
     {"psubscribe", psubscribe_cmd, -2, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
      0, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more "
                            "patterns.",
-     "O(N) where N is the number of patterns to subscribe to."},
+     "O(N) where N is the number of patterns the client is already subscribed to."},
     {"unsubscribe", unsubscribe_cmd, -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0,
      0, 0, "pubsub", "2.0.0", "Stops listening to messages posted to channels.",
-     "O(N) where N is the number of channels to unsubscribe."},
+     "O(N) where N is the number of clients already subscribed to a channel."},
     {"punsubscribe", punsubscribe_cmd, -1, CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
      0, 0, 0, "pubsub", "2.0.0",
      "Stops listening to messages published to channels that match one or more patterns.",

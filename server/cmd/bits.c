@@ -935,9 +935,28 @@ static void lcs_cmd(client_t *c)
 
 /* ---- table ---- */
 
+/* BITFIELD only reads its key when every operation is a GET or OVERFLOW (anything else,
+ * SET, INCRBY or a syntax error, counts as a write), as Redis's variable_flags. */
+static void bitfield_keyflags(int argc, const resp_arg_t *argv, int i, char *out)
+{
+    (void)i;
+    int j = 2;
+    while (j < argc) {
+        int left = argc - j - 1;
+        if (arg_is(&argv[j], "get") && left >= 2)
+            j += 3;
+        else if (arg_is(&argv[j], "overflow") && left >= 1)
+            j += 2;
+        else
+            break;
+    }
+    strcpy(out, j >= argc ? "RO access" : "RW access update");
+}
+
 command_t cmds_bits[] = {
     {"setbit", setbit_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "bitmap", "2.2.0",
-     "Sets or clears the bit at offset in the string value stored at key", "O(1)"},
+     "Sets or clears the bit at offset in the string value stored at key", "O(1)",
+     .key_flags = "RW access update"},
     {"getbit", getbit_cmd, 3, CMD_READONLY | CMD_FAST, 1, 1, 1, "bitmap", "2.2.0",
      "Returns the bit value at offset in the string value stored at key", "O(1)"},
     {"bitcount", bitcount_cmd, -2, CMD_READONLY, 1, 1, 1, "bitmap", "2.6.0",
@@ -945,10 +964,11 @@ command_t cmds_bits[] = {
     {"bitpos", bitpos_cmd, -3, CMD_READONLY, 1, 1, 1, "bitmap", "2.8.7",
      "Find first bit set or clear in a string", "O(N)"},
     {"bitop", bitop_cmd, -4, CMD_WRITE | CMD_DENYOOM, 2, -1, 1, "bitmap", "2.6.0",
-     "Perform bitwise operations between strings", "O(N)"},
+     "Perform bitwise operations between strings", "O(N)", .key_flags = "OW update|RO access"},
     {"bitfield", bitfield_cmd, -2, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "bitmap", "3.2.0",
      "Perform arbitrary bitfield integer operations on strings",
-     "O(1) for each subcommand specified"},
+     "O(1) for each subcommand specified", .key_flags = "RW access update variable_flags",
+     .keyflags = bitfield_keyflags},
     {"bitfield_ro", bitfield_ro_cmd, -2, CMD_READONLY | CMD_FAST, 1, 1, 1, "bitmap", "6.0.0",
      "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
      "O(1) for each subcommand specified"},

@@ -106,32 +106,39 @@ static int blmpop_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
     return list_mpop_getkeys(argc, argv, pos, max, 2);
 }
 
-#define BL(n, p, a, f, fk, lk, since_, sum)                                                        \
+#define BL(n, p, a, f, fk, lk, since_, sum, cplx, kflags)                                          \
     {                                                                                              \
         .name = n, .proc = p, .arity = a, .flags = CMD_WRITE | CMD_BLOCKING | (f),                 \
         .first_key = fk, .last_key = lk, .key_step = fk ? 1 : 0, .group = "list",                  \
-        .since = since_, .summary = sum, .complexity = "O(N) where N is the number of provided keys." \
+        .since = since_, .summary = sum, .complexity = cplx, .key_flags = kflags                   \
     }
+#define BL_CPLX "O(N) where N is the number of provided keys."
+
+static const cmd_key_spec_t keynum_at_2[] = {CMD_KEYNUM_SPEC(2), {0}};
 
 command_t cmds_blist[] = {
-    BL("blpop", blpop_cmd, -3, 0, 1, -2, "2.0.0",
+    BL("blpop", blpop_cmd, -3, CMD_NOSCRIPT, 1, -2, "2.0.0",
        "Removes and returns the first element in a list. Blocks until an element is available "
-       "otherwise. Deletes the list if the last element was popped."),
-    BL("brpop", brpop_cmd, -3, 0, 1, -2, "2.0.0",
+       "otherwise. Deletes the list if the last element was popped.", BL_CPLX,
+       "RW access delete"),
+    BL("brpop", brpop_cmd, -3, CMD_NOSCRIPT, 1, -2, "2.0.0",
        "Removes and returns the last element in a list. Blocks until an element is available "
-       "otherwise. Deletes the list if the last element was popped."),
-    BL("blmove", blmove_cmd, 6, CMD_DENYOOM, 1, 2, "6.2.0",
+       "otherwise. Deletes the list if the last element was popped.", BL_CPLX,
+       "RW access delete"),
+    BL("blmove", blmove_cmd, 6, CMD_DENYOOM | CMD_NOSCRIPT, 1, 2, "6.2.0",
        "Pops an element from a list, pushes it to another list and returns it. Blocks until an "
-       "element is available otherwise. Deletes the list if the last element was moved."),
-    BL("brpoplpush", brpoplpush_cmd, 4, CMD_DENYOOM, 1, 2, "2.2.0",
+       "element is available otherwise. Deletes the list if the last element was moved.", "O(1)",
+       "RW access delete|RW insert"),
+    BL("brpoplpush", brpoplpush_cmd, 4, CMD_DENYOOM | CMD_NOSCRIPT, 1, 2, "2.2.0",
        "Pops an element from a list, pushes it to another list and returns it. Block until an "
-       "element is available otherwise. Deletes the list if the last element was popped."),
+       "element is available otherwise. Deletes the list if the last element was popped.", "O(1)",
+       "RW access delete|RW insert"),
     {.name = "blmpop", .proc = blmpop_cmd, .arity = -5,
      .flags = CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE_KEYS, .group = "list", .since = "7.0.0",
      .summary = "Pops the first element from one of multiple lists. Blocks until an element is "
                 "available otherwise. Deletes the list if the last element was popped.",
      .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements "
                    "returned.",
-     .getkeys = blmpop_getkeys},
+     .getkeys = blmpop_getkeys, .key_flags = "RW access delete", .key_specs = keynum_at_2},
     {NULL},
 };

@@ -799,33 +799,35 @@ static void container_cmd(client_t *c)
 #define A CMD_ADMIN
 #define N CMD_NOSCRIPT
 #define L CMD_LOADING
+#define NAL CMD_NO_ASYNC_LOADING
 
 static command_t cluster_subcommands[] = {
-    SUB("addslots", addslots_cmd, -3, A, "3.0.0", "Assigns new hash slots to a node.",
+    SUB("addslots", addslots_cmd, -3, A | NAL, "3.0.0", "Assigns new hash slots to a node.",
         "O(N) where N is the total number of hash slot arguments"),
-    SUB("addslotsrange", addslotsrange_cmd, -4, A, "7.0.0",
+    SUB("addslotsrange", addslotsrange_cmd, -4, A | NAL, "7.0.0",
         "Assigns new hash slot ranges to a node.",
         "O(N) where N is the total number of the slots between the start slot and end slot "
         "arguments."),
-    SUB("bumpepoch", bumpepoch_cmd, 2, A, "3.0.0", "Advances the cluster config epoch.", "O(1)"),
+    SUB("bumpepoch", bumpepoch_cmd, 2, A | NAL, "3.0.0", "Advances the cluster config epoch.",
+        "O(1)"),
     SUB("count-failure-reports", count_failure_reports_cmd, 3, A, "3.0.0",
         "Returns the number of active failure reports active for a node.",
         "O(N) where N is the number of failure reports"),
     SUB("countkeysinslot", countkeysinslot_cmd, 3, 0, "3.0.0",
         "Returns the number of keys in a hash slot.", "O(1)"),
-    SUB("delslots", delslots_cmd, -3, A, "3.0.0", "Sets hash slots as unbound for a node.",
+    SUB("delslots", delslots_cmd, -3, A | NAL, "3.0.0", "Sets hash slots as unbound for a node.",
         "O(N) where N is the total number of hash slot arguments"),
-    SUB("delslotsrange", delslotsrange_cmd, -4, A, "7.0.0",
+    SUB("delslotsrange", delslotsrange_cmd, -4, A | NAL, "7.0.0",
         "Sets hash slot ranges as unbound for a node.",
         "O(N) where N is the total number of the slots between the start slot and end slot "
         "arguments."),
-    SUB("failover", cluster_failover_cmd, -2, A, "3.0.0",
+    SUB("failover", cluster_failover_cmd, -2, A | NAL, "3.0.0",
         "Forces a replica to perform a manual failover of its master.", "O(1)"),
-    SUB("flushslots", flushslots_cmd, 2, A, "3.0.0", "Deletes all slots information from a node.",
-        "O(1)"),
-    SUB("forget", forget_cmd, 3, A, "3.0.0", "Removes a node from the nodes table.", "O(1)"),
+    SUB("flushslots", flushslots_cmd, 2, A | NAL, "3.0.0",
+        "Deletes all slots information from a node.", "O(1)"),
+    SUB("forget", forget_cmd, 3, A | NAL, "3.0.0", "Removes a node from the nodes table.", "O(1)"),
     SUB("getkeysinslot", getkeysinslot_cmd, 4, 0, "3.0.0", "Returns the key names in a hash slot.",
-        "O(N) where N is the number of requested keys"),
+        "O(log(N)) where N is the number of requested keys"),
     SUB("help", help_cmd, 2, L, "5.0.0", "Returns helpful text about the different subcommands.",
         "O(1)"),
     SUB("info", info_cmd, 2, 0, "3.0.0", "Returns information about the state of a node.", "O(1)"),
@@ -834,22 +836,23 @@ static command_t cluster_subcommands[] = {
     SUB("links", links_cmd, 2, 0, "7.0.0",
         "Returns a list of all TCP links to and from peer nodes.",
         "O(N) where N is the total number of Cluster nodes"),
-    SUB("meet", meet_cmd, -4, A, "3.0.0", "Forces a node to handshake with another node.", "O(1)"),
+    SUB("meet", meet_cmd, -4, A | NAL, "3.0.0", "Forces a node to handshake with another node.",
+        "O(1)"),
     SUB("myid", myid_cmd, 2, 0, "3.0.0", "Returns the ID of a node.", "O(1)"),
     SUB("nodes", nodes_cmd, 2, 0, "3.0.0", "Returns the cluster configuration for a node.",
         "O(N) where N is the total number of Cluster nodes"),
     SUB("replicas", replicas_cmd, 3, A, "5.0.0", "Lists the replica nodes of a master node.",
         "O(1)"),
-    SUB("replicate", replicate_cmd, 3, A, "3.0.0", "Configure a node as replica of a master node.",
-        "O(1)"),
+    SUB("replicate", replicate_cmd, 3, A | NAL, "3.0.0",
+        "Configure a node as replica of a master node.", "O(1)"),
     SUB("reset", reset_cmd, -2, A | N, "3.0.0", "Resets a node.",
         "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a "
         "side effect."),
-    SUB("saveconfig", saveconfig_cmd, 2, A, "3.0.0",
+    SUB("saveconfig", saveconfig_cmd, 2, A | NAL, "3.0.0",
         "Forces a node to save the cluster configuration to disk.", "O(1)"),
-    SUB("set-config-epoch", set_config_epoch_cmd, 3, A, "3.0.0",
+    SUB("set-config-epoch", set_config_epoch_cmd, 3, A | NAL, "3.0.0",
         "Sets the configuration epoch for a new node.", "O(1)"),
-    SUB("setslot", setslot_cmd, -4, A, "3.0.0", "Binds a hash slot to a node.", "O(1)"),
+    SUB("setslot", setslot_cmd, -4, A | NAL, "3.0.0", "Binds a hash slot to a node.", "O(1)"),
     SUB("shards", shards_cmd, 2, 0, "7.0.0", "Returns the mapping of cluster slots to shards.",
         "O(N) where N is the total number of cluster nodes"),
     SUB("slaves", replicas_cmd, 3, A, "3.0.0", "Lists the replica nodes of a master node.", "O(1)"),
@@ -860,6 +863,7 @@ static command_t cluster_subcommands[] = {
 #undef A
 #undef N
 #undef L
+#undef NAL
 #undef SUB
 
 command_t cmds_cluster[] = {

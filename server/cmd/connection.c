@@ -522,7 +522,7 @@ static command_t client_subcommands[] = {
                                "connection.",
      "O(log N) where N is the number of client connections"},
     {"pause", client_pause_cmd, -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0,
-     "connection", "3.0.0", "Suspends commands processing.", "O(1)"},
+     "connection", "2.9.50", "Suspends commands processing.", "O(1)"},
     {"unpause", client_unpause_cmd, 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0,
      0, "connection", "6.2.0", "Resumes processing commands from paused clients.",
      "O(N) Where N is the number of paused clients"},
@@ -553,10 +553,10 @@ static void client_cmd(client_t *c)
 }
 
 command_t cmds_connection[] = {
-    {"ping", ping_cmd, -1, CMD_FAST | CMD_STALE, 0, 0, 0, "connection", "1.0.0",
+    {"ping", ping_cmd, -1, CMD_FAST, 0, 0, 0, "connection", "1.0.0",
      "Returns the server's liveliness response.", "O(1)"},
-    {"echo", echo_cmd, 2, CMD_FAST, 0, 0, 0, "connection", "1.0.0", "Returns the given string.",
-     "O(1)"},
+    {"echo", echo_cmd, 2, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "connection", "1.0.0",
+     "Returns the given string.", "O(1)"},
     {"quit", quit_cmd, -1,
      CMD_ALLOW_BUSY | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH, 0, 0, 0,
      "connection", "1.0.0", "Closes the connection.", "O(1)"},

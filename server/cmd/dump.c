@@ -166,7 +166,7 @@ command_t cmds_dump[] = {
     {"restore", restore_cmd, -4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "generic", "2.6.0",
      "Create a key using the provided serialized value, previously obtained using DUMP.",
      RESTORE_COMPLEXITY, .acl = "@dangerous", .key_flags = "OW update"},
-    {"restore-asking", restore_cmd, -4, CMD_WRITE | CMD_DENYOOM | CMD_ASKING, 1, 1, 1, "generic",
+    {"restore-asking", restore_cmd, -4, CMD_WRITE | CMD_DENYOOM | CMD_ASKING, 1, 1, 1, "server",
      "3.0.0", "An internal command for migrating keys in a cluster", RESTORE_COMPLEXITY,
      .acl = "@dangerous", .key_flags = "OW update"},
     {NULL},

@@ -630,13 +630,14 @@ static void object_cmd(client_t *c)
 
 static command_t object_subcommands[] = {
     {"encoding", object_encoding_cmd, 3, CMD_READONLY, 2, 2, 1, "generic", "2.2.3",
-     "Returns the internal encoding of a Redis object.", "O(1)"},
+     "Returns the internal encoding of a Redis object.", "O(1)", .key_flags = "RO"},
     {"freq", object_freq_cmd, 3, CMD_READONLY, 2, 2, 1, "generic", "4.0.0",
-     "Returns the logarithmic access frequency counter of a Redis object.", "O(1)"},
+     "Returns the logarithmic access frequency counter of a Redis object.", "O(1)",
+     .key_flags = "RO"},
     {"idletime", object_idletime_cmd, 3, CMD_READONLY, 2, 2, 1, "generic", "2.2.3",
-     "Returns the time since the last access to a Redis object.", "O(1)"},
+     "Returns the time since the last access to a Redis object.", "O(1)", .key_flags = "RO"},
     {"refcount", object_refcount_cmd, 3, CMD_READONLY, 2, 2, 1, "generic", "2.2.3",
-     "Returns the reference count of a value of a key.", "O(1)"},
+     "Returns the reference count of a value of a key.", "O(1)", .key_flags = "RO"},
     {"help", object_help_cmd, 2, CMD_LOADING | CMD_STALE, 0, 0, 0, "generic", "6.2.0",
      "Returns helpful text about the different subcommands.", "O(1)"},
     {NULL},
@@ -656,16 +657,17 @@ command_t cmds_keys[] = {
      "O(N) where N is the number of keys that will be removed. When a key to remove holds a "
      "value other than a string, the individual complexity for this key is O(M) where M is the "
      "number of elements in the list, set, sorted set or hash. Removing a single key that holds "
-     "a string value is O(1)."},
+     "a string value is O(1).", .key_flags = "RM delete"},
     {"unlink", del_cmd, -2, CMD_WRITE | CMD_FAST, 1, -1, 1, "generic", "4.0.0",
      "Asynchronously deletes one or more keys.",
      "O(1) for each key removed regardless of its size. Then the command does O(N) work in a "
      "different thread in order to reclaim memory, where N is the number of allocations the "
-     "deleted objects where composed of."},
+     "deleted objects where composed of.", .key_flags = "RM delete"},
     {"exists", exists_cmd, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "1.0.0",
-     "Determines whether one or more keys exist.", "O(N) where N is the number of keys to check."},
+     "Determines whether one or more keys exist.", "O(N) where N is the number of keys to check.",
+     .key_flags = "RO"},
     {"type", type_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "generic", "1.0.0",
-     "Determines the type of value stored at a key.", "O(1)"},
+     "Determines the type of value stored at a key.", "O(1)", .key_flags = "RO"},
     {"keys", keys_cmd, 2, CMD_READONLY, 0, 0, 0, "generic", "1.0.0",
      "Returns all key names that match a pattern.",
      "O(N) with N being the number of keys in the database, under the assumption that the key "
@@ -677,11 +679,13 @@ command_t cmds_keys[] = {
     {"randomkey", randomkey_cmd, 1, CMD_READONLY, 0, 0, 0, "generic", "1.0.0",
      "Returns a random key name from the database.", "O(1)"},
     {"rename", rename_cmd, 3, CMD_WRITE, 1, 2, 1, "generic", "1.0.0",
-     "Renames a key and overwrites the destination.", "O(1)"},
+     "Renames a key and overwrites the destination.", "O(1)",
+     .key_flags = "RW access delete|OW update"},
     {"renamenx", renamenx_cmd, 3, CMD_WRITE | CMD_FAST, 1, 2, 1, "generic", "1.0.0",
-     "Renames a key only when the target key name doesn't exist.", "O(1)"},
+     "Renames a key only when the target key name doesn't exist.", "O(1)",
+     .key_flags = "RW access delete|OW insert"},
     {"move", move_cmd, 3, CMD_WRITE | CMD_FAST, 1, 1, 1, "generic", "1.0.0",
-     "Moves a key to another database.", "O(1)"},
+     "Moves a key to another database.", "O(1)", .key_flags = "RW access update"},
     {"copy", copy_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 2, 1, "generic", "6.2.0",
      "Copies the value of a key to a new key.",
      "O(N) worst case for collections, where N is the number of nested items. O(1) for string "
@@ -704,7 +708,7 @@ command_t cmds_keys[] = {
     {"touch", touch_cmd, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "generic", "3.2.1",
      "Returns the number of existing keys out of those specified after updating the time they "
      "were last accessed.",
-     "O(N) where N is the number of keys that will be touched."},
+     "O(N) where N is the number of keys that will be touched.", .key_flags = "RO"},
     {"object", object_cmd, -2, 0, 0, 0, 0, "generic", "2.2.3",
      "A container for object introspection commands.", "Depends on subcommand.", NULL,
      object_subcommands},

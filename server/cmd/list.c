@@ -600,23 +600,27 @@ static int lmpop_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
     "O(1) for each element added, so O(N) to add N elements when the command is called with "      \
     "multiple arguments."
 
+static const cmd_key_spec_t keynum_at_1[] = {CMD_KEYNUM_SPEC(1), {0}};
+
 command_t cmds_list[] = {
     CMD_ROW("lpush", lpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "1.0.0",
-            "Prepend one or multiple elements to a list", PUSH_CPLX),
+            "Prepend one or multiple elements to a list", PUSH_CPLX, .key_flags = "RW insert"),
     CMD_ROW("rpush", rpush_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "1.0.0",
-            "Append one or multiple elements to a list", PUSH_CPLX),
+            "Append one or multiple elements to a list", PUSH_CPLX, .key_flags = "RW insert"),
     CMD_ROW("lpushx", lpushx_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "2.2.0",
-            "Prepend an element to a list, only if the list exists", PUSH_CPLX),
+            "Prepend an element to a list, only if the list exists", PUSH_CPLX,
+            .key_flags = "RW insert"),
     CMD_ROW("rpushx", rpushx_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "list", "2.2.0",
-            "Append an element to a list, only if the list exists", PUSH_CPLX),
+            "Append an element to a list, only if the list exists", PUSH_CPLX,
+            .key_flags = "RW insert"),
     CMD_ROW("lpop", lpop_cmd, -2, RW | CMD_FAST, 1, 1, 1, "list", "1.0.0",
             "Remove and get the first elements in a list",
-            "O(N) where N is the number of elements returned"),
+            "O(N) where N is the number of elements returned", .key_flags = "RW access delete"),
     CMD_ROW("rpop", rpop_cmd, -2, RW | CMD_FAST, 1, 1, 1, "list", "1.0.0",
             "Remove and get the last elements in a list",
-            "O(N) where N is the number of elements returned"),
+            "O(N) where N is the number of elements returned", .key_flags = "RW access delete"),
     CMD_ROW("llen", llen_cmd, 2, RO | CMD_FAST, 1, 1, 1, "list", "1.0.0",
-            "Get the length of a list", "O(1)"),
+            "Get the length of a list", "O(1)", .key_flags = "RO"),
     CMD_ROW(
         "lrange", lrange_cmd, 4, RO, 1, 1, 1, "list", "1.0.0",
         "Get a range of elements from a list",
@@ -634,16 +638,18 @@ command_t cmds_list[] = {
         "O(N) where N is the length of the list. Setting either the first or the last element of "
         "the list is O(1)."),
     CMD_ROW("lrem", lrem_cmd, 4, RW, 1, 1, 1, "list", "1.0.0", "Remove elements from a list",
-            "O(N+M) where N is the length of the list and M is the number of elements removed."),
+            "O(N+M) where N is the length of the list and M is the number of elements removed.",
+            .key_flags = "RW delete"),
     CMD_ROW("ltrim", ltrim_cmd, 4, RW, 1, 1, 1, "list", "1.0.0",
             "Trim a list to the specified range",
-            "O(N) where N is the number of elements to be removed by the operation."),
+            "O(N) where N is the number of elements to be removed by the operation.",
+            .key_flags = "RW delete"),
     CMD_ROW(
         "linsert", linsert_cmd, 5, RW | CMD_DENYOOM, 1, 1, 1, "list", "2.2.0",
         "Insert an element before or after another element in a list",
         "O(N) where N is the number of elements to traverse before seeing the value pivot. This "
         "means that inserting somewhere on the left end on the list (head) can be considered "
-        "O(1) and inserting somewhere on the right end (tail) is O(N)."),
+        "O(1) and inserting somewhere on the right end (tail) is O(N).", .key_flags = "RW insert"),
     CMD_ROW(
         "lpos", lpos_cmd, -3, RO, 1, 1, 1, "list", "6.0.6",
         "Return the index of matching elements on a list",
@@ -651,13 +657,15 @@ command_t cmds_list[] = {
         "searching for elements near the head or the tail of the list, or when the MAXLEN option "
         "is provided, the command may run in constant time."),
     CMD_ROW("lmove", lmove_cmd, 5, RW | CMD_DENYOOM, 1, 2, 1, "list", "6.2.0",
-            "Pop an element from a list, push it to another list and return it", "O(1)", .key_flags = "RW access delete|RW insert"),
+            "Pop an element from a list, push it to another list and return it", "O(1)",
+            .key_flags = "RW access delete|RW insert"),
     CMD_ROW("rpoplpush", rpoplpush_cmd, 3, RW | CMD_DENYOOM, 1, 2, 1, "list", "1.2.0",
-            "Remove the last element in a list, prepend it to another list and return it", "O(1)", .key_flags = "RW access delete|RW insert"),
+            "Remove the last element in a list, prepend it to another list and return it", "O(1)",
+            .key_flags = "RW access delete|RW insert"),
     CMD_ROW(
         "lmpop", lmpop_cmd, -4, RW | CMD_MOVABLE_KEYS, 0, 0, 0, "list", "7.0.0",
         "Pop elements from a list",
         "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-        .getkeys = lmpop_getkeys),
+        .getkeys = lmpop_getkeys, .key_flags = "RW access delete", .key_specs = keynum_at_1),
     {NULL},
 };

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/cluster/cluster.h"
+#include "server/cmd_docs.h"
 #include "server/command.h"
 #include "server/persist/aof.h"
 #include "server/acl.h"
@@ -30,6 +31,7 @@
 #include "server/store.h"
 #include "server/tracking.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
@@ -296,14 +298,26 @@ static const struct {
     uint32_t flag;
     const char *name;
 } flag_names[] = {
-    {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},     {CMD_DENYOOM, "denyoom"},
-    {CMD_ADMIN, "admin"},       {CMD_PUBSUB, "pubsub"},         {CMD_NOSCRIPT, "noscript"},
-    {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"},       {CMD_STALE, "stale"},
-    {CMD_SKIP_MONITOR, "skip_monitor"}, {CMD_FAST, "fast"},     {CMD_NO_AUTH, "no_auth"},
-    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"}, /* may_replicate: hidden, as in Redis 7.0 */
-    {CMD_NO_MULTI, "no_multi"},
-    {CMD_ALLOW_BUSY, "allow_busy"}, {CMD_MOVABLE_KEYS, "movablekeys"},
+    /* in Redis 7.0's order */
+    {CMD_WRITE, "write"},
+    {CMD_READONLY, "readonly"},
+    {CMD_DENYOOM, "denyoom"},
+    {CMD_ADMIN, "admin"},
+    {CMD_PUBSUB, "pubsub"},
+    {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"},
+    {CMD_LOADING, "loading"},
+    {CMD_STALE, "stale"},
+    {CMD_SKIP_MONITOR, "skip_monitor"},
+    {CMD_SKIP_SLOWLOG, "skip_slowlog"},
     {CMD_ASKING, "asking"},
+    {CMD_FAST, "fast"},
+    {CMD_NO_AUTH, "no_auth"},
+    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"}, /* may_replicate: hidden, as in Redis 7.0 */
+    {CMD_NO_ASYNC_LOADING, "no_async_loading"},
+    {CMD_NO_MULTI, "no_multi"},
+    {CMD_MOVABLE_KEYS, "movablekeys"},
+    {CMD_ALLOW_BUSY, "allow_busy"},
 };
 
 typedef struct cat_reply {
@@ -344,13 +358,31 @@ static void reply_flag_words(client_t *c, char *words)
     for (char *p = strtok(words, " "); p; p = strtok(NULL, " ")) reply_simple(c, p);
 }
 
-/* One key spec: flags (key_flags' part i), begin_search by index or keyword, find_keys range. */
+/* One key spec: notes (cmd_docs.c), flags (key_flags' part i), begin_search by index or
+ * keyword, find_keys range or keynum; or both unknown. */
 static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_key_spec_t *ks)
 {
-    reply_map(c, 3);
+    size_t nlen = 0;
+    const char *note = cmd_docs_key_note(cmd_docs_find(cmd->fullname), i, &nlen);
+    reply_map(c, note ? 4 : 3);
+    if (note) {
+        reply_bulk_cstr(c, "notes");
+        reply_bulk(c, note, nlen);
+    }
     reply_bulk_cstr(c, "flags");
     char fl[64];
     reply_flag_words(c, command_key_flags(cmd, i, fl));
+    if (ks->unknown) {
+        for (int part = 0; part < 2; part++) {
+            reply_bulk_cstr(c, part ? "find_keys" : "begin_search");
+            reply_map(c, 2);
+            reply_bulk_cstr(c, "type");
+            reply_bulk_cstr(c, "unknown");
+            reply_bulk_cstr(c, "spec");
+            reply_map(c, 0);
+        }
+        return;
+    }
     reply_bulk_cstr(c, "begin_search");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
@@ -369,6 +401,18 @@ static void reply_key_spec(client_t *c, const command_t *cmd, int i, const cmd_k
     reply_bulk_cstr(c, "find_keys");
     reply_map(c, 2);
     reply_bulk_cstr(c, "type");
+    if (ks->keynum) {
+        reply_bulk_cstr(c, "keynum");
+        reply_bulk_cstr(c, "spec");
+        reply_map(c, 3);
+        reply_bulk_cstr(c, "keynumidx");
+        reply_int(c, ks->keynumidx);
+        reply_bulk_cstr(c, "firstkey");
+        reply_int(c, ks->firstkey);
+        reply_bulk_cstr(c, "keystep");
+        reply_int(c, ks->keystep);
+        return;
+    }
     reply_bulk_cstr(c, "range");
     reply_bulk_cstr(c, "spec");
     reply_map(c, 3);
@@ -388,7 +432,7 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
 {
     if (cmd->key_specs) {
         int n = 0;
-        while (cmd->key_specs[n].index) n++;
+        while (cmd->key_specs[n].index || cmd->key_specs[n].unknown) n++;
         reply_set(c, n);
         for (int i = 0; i < n; i++) reply_key_spec(c, cmd, i, &cmd->key_specs[i]);
         return;
@@ -407,6 +451,20 @@ static void reply_key_specs(client_t *c, const command_t *cmd)
         cmd_key_spec_t ks = {index, NULL, lastkey, cmd->key_step};
         reply_key_spec(c, cmd, i, &ks);
     }
+}
+
+static void reply_tip(void *ud, const char *w, size_t len)
+{
+    reply_bulk(ud, w, len);
+}
+
+/* COMMAND INFO's tips (cmd_docs.c): a set of words such as "nondeterministic_output". */
+static void reply_command_tips(client_t *c, const command_t *cmd)
+{
+    const cmd_doc_t *d = cmd_docs_find(cmd->fullname);
+    const char *tips = d ? d->tips : NULL;
+    reply_set(c, (long long)cmd_docs_words(tips, NULL, NULL));
+    cmd_docs_words(tips, reply_tip, c);
 }
 
 static void reply_command_info(client_t *c, const command_t *cmd)
@@ -428,7 +486,7 @@ static void reply_command_info(client_t *c, const command_t *cmd)
     reply_int(c, cmd->last_key);
     reply_int(c, cmd->key_step);
     reply_categories(c, cmd);
-    reply_set(c, 0);
+    reply_command_tips(c, cmd);
     reply_key_specs(c, cmd);
     int ns = 0;
     for (const command_t *s = cmd->subcommands; s && s->name; s++) ns++;
@@ -473,19 +531,113 @@ static void command_info_cmd(client_t *c)
     for (int j = 2; j < c->argc; j++) reply_command_info(c, lookup_full(&c->argv[j]));
 }
 
+static void reply_doc_args(client_t *c, const cmd_doc_arg_t *args, size_t n)
+{
+    static const char *const flag_words[] = {"optional", "multiple", "multiple_token"};
+    reply_array(c, (long long)n);
+    for (const cmd_doc_arg_t *a = args; a < args + n; a++) {
+        int nested = a->type == CMD_DOC_ARG_ONEOF || a->type == CMD_DOC_ARG_BLOCK;
+        reply_map(c, 2 + (a->key_spec_index >= 0) + !!a->token + !!a->since +
+                         !!a->deprecated_since + !!a->flags + nested);
+        reply_bulk_cstr(c, "name");
+        reply_bulk_cstr(c, a->name);
+        reply_bulk_cstr(c, "type");
+        reply_bulk_cstr(c, cmd_doc_arg_type_name(a->type));
+        if (a->key_spec_index >= 0) {
+            reply_bulk_cstr(c, "key_spec_index");
+            reply_int(c, a->key_spec_index);
+        }
+        if (a->token) {
+            reply_bulk_cstr(c, "token");
+            reply_bulk_cstr(c, a->token);
+        }
+        if (a->since) {
+            reply_bulk_cstr(c, "since");
+            reply_bulk_cstr(c, a->since);
+        }
+        if (a->deprecated_since) {
+            reply_bulk_cstr(c, "deprecated_since");
+            reply_bulk_cstr(c, a->deprecated_since);
+        }
+        if (a->flags) {
+            reply_bulk_cstr(c, "flags");
+            reply_set(c, __builtin_popcount(a->flags));
+            for (unsigned i = 0; i < 3; i++)
+                if (a->flags & (1u << i)) reply_simple(c, flag_words[i]);
+        }
+        if (nested) {
+            reply_bulk_cstr(c, "arguments");
+            reply_doc_args(c, a->args, a->nargs);
+        }
+    }
+}
+
+/* History lines are "<version> <text>": a set of [version, text] pairs. */
+static void reply_doc_history(client_t *c, const char *h)
+{
+    long long n = 1;
+    for (const char *p = h; *p; p++) n += *p == '\n';
+    reply_set(c, n);
+    while (*h) {
+        size_t line = strcspn(h, "\n"), vlen = strcspn(h, " ");
+        assert(vlen < line);
+        reply_array(c, 2);
+        reply_bulk(c, h, vlen);
+        reply_bulk(c, h + vlen + 1, line - vlen - 1);
+        h += line + (h[line] == '\n');
+    }
+}
+
+static void reply_doc_flags(client_t *c, unsigned flags)
+{
+    reply_set(c, __builtin_popcount(flags));
+    if (flags & CMD_DOC_DEPRECATED) reply_simple(c, "deprecated");
+    if (flags & CMD_DOC_SYSCMD) reply_simple(c, "syscmd");
+}
+
+/* As Redis 7.0's: summary, since, group, complexity (when the command has one), doc_flags,
+ * deprecated_since, replaced_by, history, arguments (when there are any: cmd_docs.c), then the
+ * subcommands' docs. */
 static void reply_command_doc(client_t *c, const command_t *cmd)
 {
+    const cmd_doc_t *d = cmd_docs_find(cmd->fullname);
     int ns = 0;
     for (const command_t *s = cmd->subcommands; s && s->name; s++) ns++;
-    reply_map(c, ns ? 5 : 4);
+    int has_complexity = !cmd->complexity || cmd->complexity[0];
+    reply_map(c, 3 + has_complexity + (ns > 0) +
+                     (d ? !!d->doc_flags + !!d->deprecated_since + !!d->replaced_by + !!d->history +
+                              (d->nargs > 0)
+                        : 0));
     reply_bulk_cstr(c, "summary");
     reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
     reply_bulk_cstr(c, "since");
     reply_bulk_cstr(c, cmd->since ? cmd->since : "1.0.0");
     reply_bulk_cstr(c, "group");
     reply_bulk_cstr(c, cmd->group ? cmd->group : "server");
-    reply_bulk_cstr(c, "complexity");
-    reply_bulk_cstr(c, cmd->complexity ? cmd->complexity : "O(1)");
+    if (has_complexity) {
+        reply_bulk_cstr(c, "complexity");
+        reply_bulk_cstr(c, cmd->complexity ? cmd->complexity : "O(1)");
+    }
+    if (d && d->doc_flags) {
+        reply_bulk_cstr(c, "doc_flags");
+        reply_doc_flags(c, d->doc_flags);
+    }
+    if (d && d->deprecated_since) {
+        reply_bulk_cstr(c, "deprecated_since");
+        reply_bulk_cstr(c, d->deprecated_since);
+    }
+    if (d && d->replaced_by) {
+        reply_bulk_cstr(c, "replaced_by");
+        reply_bulk_cstr(c, d->replaced_by);
+    }
+    if (d && d->history) {
+        reply_bulk_cstr(c, "history");
+        reply_doc_history(c, d->history);
+    }
+    if (d && d->nargs) {
+        reply_bulk_cstr(c, "arguments");
+        reply_doc_args(c, d->args, d->nargs);
+    }
     if (ns) {
         reply_bulk_cstr(c, "subcommands");
         reply_map(c, ns);
@@ -620,7 +772,7 @@ static void getkeys_generic(client_t *c, int with_flags)
             char fl[64];
             if (with_flags) reply_array(c, 2);
             reply_bulk(c, argv[pos[i]].ptr, argv[pos[i]].len);
-            if (with_flags) reply_flag_words(c, command_key_flags(cmd, i, fl));
+            if (with_flags) reply_flag_words(c, command_call_key_flags(cmd, argc, argv, i, fl));
         }
     }
     xfree(pos);
@@ -916,7 +1068,8 @@ static void memory_help_cmd(client_t *c)
 
 static command_t memory_subcommands[] = {
     {"usage", memory_usage_cmd, -3, CMD_READONLY, 2, 2, 1, "server", "4.0.0",
-     "Estimates the memory usage of a key.", "O(N) where N is the number of samples."},
+     "Estimates the memory usage of a key.", "O(N) where N is the number of samples.",
+     .key_flags = "RO"},
     {"purge", memory_purge_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",
      "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"},
     {"stats", memory_stats_cmd, 2, 0, 0, 0, 0, "server", "4.0.0",

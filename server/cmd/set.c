@@ -836,30 +836,33 @@ static int numkeys_at_1(int argc, const resp_arg_t *argv, int *pos, int max)
     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "     \
     "sets."
 
+static const cmd_key_spec_t keynum_at_1[] = {CMD_KEYNUM_SPEC(1), {0}};
+
 command_t cmds_set[] = {
     CMD_ROW(
         "sadd", sadd_cmd, -3, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
         "Add one or more members to a set",
         "O(1) for each element added, so O(N) to add N elements when the command is called with "
-        "multiple arguments."),
+        "multiple arguments.", .key_flags = "RW insert"),
     CMD_ROW("srem", srem_cmd, -3, RW | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
             "Remove one or more members from a set",
-            "O(N) where N is the number of members to be removed."),
+            "O(N) where N is the number of members to be removed.", .key_flags = "RW delete"),
     CMD_ROW("smove", smove_cmd, 4, RW | CMD_FAST, 1, 2, 1, GROUP, "1.0.0",
-            "Move a member from one set to another", "O(1)", .key_flags = "RW access delete|RW insert"),
+            "Move a member from one set to another", "O(1)",
+            .key_flags = "RW access delete|RW insert"),
     CMD_ROW("sismember", sismember_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
-            "Determine if a given value is a member of a set", "O(1)"),
+            "Determine if a given value is a member of a set", "O(1)", .key_flags = "RO"),
     CMD_ROW("smismember", smismember_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",
             "Returns the membership associated with the given elements for a set",
             "O(N) where N is the number of elements being checked for membership"),
     CMD_ROW("scard", scard_cmd, 2, RO | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
-            "Get the number of members in a set", "O(1)"),
+            "Get the number of members in a set", "O(1)", .key_flags = "RO"),
     CMD_ROW("smembers", smembers_cmd, 2, RO, 1, 1, 1, GROUP, "1.0.0",
             "Get all the members in a set", "O(N) where N is the set cardinality."),
     CMD_ROW("spop", spop_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "1.0.0",
             "Remove and return one or multiple random members from a set",
             "Without the count argument O(1), otherwise O(N) where N is the value of the passed "
-            "count."),
+            "count.", .key_flags = "RW access delete"),
     CMD_ROW("srandmember", srandmember_cmd, -2, RO, 1, 1, 1, GROUP, "1.0.0",
             "Get one or multiple random members from a set",
             "Without the count argument O(1), otherwise O(N) where N is the absolute value of the "
@@ -868,16 +871,19 @@ command_t cmds_set[] = {
             INTER_CPLX),
     CMD_ROW("sintercard", sintercard_cmd, -3, RO | CMD_MOVABLE_KEYS, 0, 0, 0, GROUP, "7.0.0",
             "Intersect multiple sets and return the cardinality of the result", INTER_CPLX,
-            .getkeys = numkeys_at_1),
+            .getkeys = numkeys_at_1, .key_flags = "RO access", .key_specs = keynum_at_1),
     CMD_ROW("sinterstore", sinterstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
-            "Intersect multiple sets and store the resulting set in a key", INTER_CPLX),
+            "Intersect multiple sets and store the resulting set in a key", INTER_CPLX,
+            .key_flags = "RW update|RO access"),
     CMD_ROW("sunion", sunion_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Add multiple sets", ALL_SETS),
     CMD_ROW("sunionstore", sunionstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
-            "Add multiple sets and store the resulting set in a key", ALL_SETS),
+            "Add multiple sets and store the resulting set in a key", ALL_SETS,
+            .key_flags = "OW update|RO access"),
     CMD_ROW("sdiff", sdiff_cmd, -2, RO, 1, -1, 1, GROUP, "1.0.0", "Subtract multiple sets",
             ALL_SETS),
     CMD_ROW("sdiffstore", sdiffstore_cmd, -3, RW | CMD_DENYOOM, 1, -1, 1, GROUP, "1.0.0",
-            "Subtract multiple sets and store the resulting set in a key", ALL_SETS),
+            "Subtract multiple sets and store the resulting set in a key", ALL_SETS,
+            .key_flags = "OW update|RO access"),
     CMD_ROW(
         "sscan", sscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0", "Incrementally iterate Set elements",
         "O(1) for every call. O(N) for a complete iteration, including enough command calls for "

@@ -563,6 +563,18 @@ static int sort_getkeys(int argc, const resp_arg_t *argv, int *pos, int max)
 
 /* ---- the table ---- */
 
+/* As Redis's: the sorted key, then BY/GET keys and the STORE key, which no position finds
+ * (their notes are in server/cmd_docs.c). */
+static const cmd_key_spec_t sort_specs[] = {{1, NULL, 0, 1}, {.unknown = 1}, {.unknown = 1}, {0}};
+static const cmd_key_spec_t sort_ro_specs[] = {{1, NULL, 0, 1}, {.unknown = 1}, {0}};
+
+/* The keys sort_getkeys finds: the sorted key, read, then the STORE key, written. */
+static void sort_keyflags(int argc, const resp_arg_t *argv, int i, char *out)
+{
+    (void)argc, (void)argv;
+    strcpy(out, i == 0 ? "RO access" : "OW update");
+}
+
 #define SORT_CPLX                                                                                  \
     "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the "       \
     "number of returned elements. When the elements are not sorted, complexity is O(N)."
@@ -580,7 +592,10 @@ command_t cmds_sort[] = {
      .summary = "Sort the elements in a list, set or sorted set",
      .complexity = SORT_CPLX,
      .acl = "@set @sortedset @list @dangerous",
-     .getkeys = sort_getkeys, .key_flags = "RO access|OW update"},
+     .getkeys = sort_getkeys,
+     .key_flags = "RO access|RO access|OW update",
+     .key_specs = sort_specs,
+     .keyflags = sort_keyflags},
     {.name = "sort_ro",
      .proc = sort_ro_cmd,
      .arity = -2,
@@ -592,6 +607,8 @@ command_t cmds_sort[] = {
      .since = "7.0.0",
      .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
      .complexity = SORT_CPLX,
-     .acl = "@set @sortedset @list @dangerous"},
+     .acl = "@set @sortedset @list @dangerous",
+     .key_flags = "RO access|RO access",
+     .key_specs = sort_ro_specs},
     {NULL},
 };

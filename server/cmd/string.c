@@ -560,22 +560,33 @@ static void incrbyfloat_cmd(client_t *c)
     "by the returned length, but because creating a substring from an existing string is very "    \
     "cheap, it can be considered O(1) for small strings."
 
+/* SET overwrites its key, unless GET reads it first (Redis's variable_flags). */
+static void set_keyflags(int argc, const resp_arg_t *argv, int i, char *out)
+{
+    (void)i;
+    int get = 0;
+    for (int j = 3; j < argc && !get; j++) get = arg_is(&argv[j], "get");
+    strcpy(out, get ? "RW access update" : "OW update");
+}
+
 command_t cmds_string[] = {
     {"get", get_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Returns the string value of a key.", "O(1)"},
     {"set", set_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "1.0.0",
      "Sets the string value of a key, ignoring its type. The key is created if it doesn't "
      "exist.",
-     "O(1)", .value_arg = 2, .key_flags = "OW update"},
+     "O(1)", .value_arg = 2, .key_flags = "RW access update variable_flags",
+     .keyflags = set_keyflags},
     {"setnx", setnx_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
-     "Set the string value of a key only when the key doesn't exist.", "O(1)", .value_arg = 2, .key_flags = "OW insert"},
+     "Set the string value of a key only when the key doesn't exist.", "O(1)", .value_arg = 2,
+     .key_flags = "OW insert"},
     {"setex", setex_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "2.0.0",
      "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
-     "O(1)", .value_arg = 3},
+     "O(1)", .value_arg = 3, .key_flags = "OW update"},
     {"psetex", psetex_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "2.6.0",
      "Sets both string value and expiration time in milliseconds of a key. The key is created "
      "if it doesn't exist.",
-     "O(1)", .value_arg = 3},
+     "O(1)", .value_arg = 3, .key_flags = "OW update"},
     {"mget", mget_cmd, -2, CMD_READONLY | CMD_FAST, 1, -1, 1, "string", "1.0.0",
      "Atomically returns the string values of one or more keys.",
      "O(N) where N is the number of keys to retrieve."},
@@ -587,18 +598,22 @@ command_t cmds_string[] = {
      "exist.",
      "O(N) where N is the number of keys to set.", .key_flags = "OW insert"},
     {"getset", getset_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
-     "Returns the previous string value of a key after setting it to a new value.", "O(1)", .value_arg = 2},
+     "Returns the previous string value of a key after setting it to a new value.", "O(1)",
+     .value_arg = 2, .key_flags = "RW access update"},
     {"getdel", getdel_cmd, 2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "6.2.0",
-     "Returns the string value of a key after deleting the key.", "O(1)"},
+     "Returns the string value of a key after deleting the key.", "O(1)",
+     .key_flags = "RW access delete"},
     {"getex", getex_cmd, -2, CMD_WRITE | CMD_FAST, 1, 1, 1, "string", "6.2.0",
-     "Returns the string value of a key after setting its expiration time.", "O(1)"},
+     "Returns the string value of a key after setting its expiration time.", "O(1)",
+     .key_flags = "RW access update"},
     {"append", append_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "2.0.0",
      "Appends a string to the value of a key. Creates the key if it doesn't exist.",
      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
      "already present value is of any size, since the dynamic string library used by Redis "
-     "will double the free space available on every reallocation.", .value_arg = 2},
+     "will double the free space available on every reallocation.",
+     .value_arg = 2, .key_flags = "RW insert"},
     {"strlen", strlen_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "2.2.0",
-     "Returns the length of a string value.", "O(1)"},
+     "Returns the length of a string value.", "O(1)", .key_flags = "RO"},
     {"getrange", getrange_cmd, 4, CMD_READONLY, 1, 1, 1, "string", "2.4.0",
      "Returns a substring of the string stored at a key.", GETRANGE_COMPLEXITY},
     {"setrange", setrange_cmd, 4, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "2.2.0",
@@ -612,23 +627,23 @@ command_t cmds_string[] = {
     {"incr", incr_cmd, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't "
      "exist.",
-     "O(1)"},
+     "O(1)", .key_flags = "RW access update"},
     {"decr", decr_cmd, 2, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't "
      "exist.",
-     "O(1)"},
+     "O(1)", .key_flags = "RW access update"},
     {"incrby", incrby_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Increments the integer value of a key by a number. Uses 0 as initial value if the key "
      "doesn't exist.",
-     "O(1)"},
+     "O(1)", .key_flags = "RW access update"},
     {"decrby", decrby_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string", "1.0.0",
      "Decrements a number from the integer value of a key. Uses 0 as initial value if the key "
      "doesn't exist.",
-     "O(1)"},
+     "O(1)", .key_flags = "RW access update"},
     {"incrbyfloat", incrbyfloat_cmd, 3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 1, 1, 1, "string",
      "2.6.0",
      "Increment the floating point value of a key by a number. Uses 0 as initial value if the "
      "key doesn't exist.",
-     "O(1)"},
+     "O(1)", .key_flags = "RW access update"},
     {NULL},
 };

@@ -1438,6 +1438,10 @@ static int dst_and_numkeys_at_2(int argc, const resp_arg_t *argv, int *pos, int 
     "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, "      \
     "N is the size of the first set, and K is the size of the result set."
 
+static const cmd_key_spec_t keynum_at_1[] = {CMD_KEYNUM_SPEC(1), {0}};
+static const cmd_key_spec_t keynum_at_2[] = {CMD_KEYNUM_SPEC(2), {0}};
+static const cmd_key_spec_t dst_keynum_at_2[] = {{1, NULL, 0, 1}, CMD_KEYNUM_SPEC(2), {0}};
+
 command_t cmds_zset[] = {
     CMD_ROW(
         "zadd", zadd_cmd, -4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
@@ -1445,19 +1449,20 @@ command_t cmds_zset[] = {
         "doesn't exist.",
         "O(log(N)) for each item added, where N is the number of elements in the sorted set."),
     CMD_ROW("zincrby", zincrby_cmd, 4, RW | CMD_DENYOOM | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
-            "Increments the score of a member in a sorted set.", LOGN),
+            "Increments the score of a member in a sorted set.", LOGN,
+            .key_flags = "RW access update"),
     CMD_ROW("zrem", zrem_cmd, -3, RW | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
             "Removes one or more members from a sorted set. Deletes the sorted set if all members "
             "were removed.",
             "O(M*log(N)) with N being the number of elements in the sorted set and M the number of "
-            "elements to be removed."),
+            "elements to be removed.", .key_flags = "RW delete"),
     CMD_ROW("zscore", zscore_cmd, 3, RO | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
             "Returns the score of a member in a sorted set.", "O(1)"),
     CMD_ROW("zmscore", zmscore_cmd, -3, RO | CMD_FAST, 1, 1, 1, GROUP, "6.2.0",
             "Returns the score of one or more members in a sorted set.",
             "O(N) where N is the number of members being requested."),
     CMD_ROW("zcard", zcard_cmd, 2, RO | CMD_FAST, 1, 1, 1, GROUP, "1.2.0",
-            "Returns the number of members in a sorted set.", "O(1)"),
+            "Returns the number of members in a sorted set.", "O(1)", .key_flags = "RO"),
     CMD_ROW("zcount", zcount_cmd, 4, RO | CMD_FAST, 1, 1, 1, GROUP, "2.0.0",
             "Returns the count of members in a sorted set that have scores within a range.",
             "O(log(N)) with N being the number of elements in the sorted set."),
@@ -1475,7 +1480,7 @@ command_t cmds_zset[] = {
     CMD_ROW("zrangestore", zrangestore_cmd, -5, RW | CMD_DENYOOM, 1, 2, 1, GROUP, "6.2.0",
             "Stores a range of members from sorted set in a key.",
             "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
-            "elements stored into the destination key."),
+            "elements stored into the destination key.", .key_flags = "OW update|RO access"),
     CMD_ROW("zrangebyscore", zrangebyscore_cmd, -4, RO, 1, 1, 1, GROUP, "1.0.5",
             "Returns members in a sorted set within a range of scores.", RANGE_LIMIT),
     CMD_ROW("zrevrangebyscore", zrevrangebyscore_cmd, -4, RO, 1, 1, 1, GROUP, "2.2.0",
@@ -1491,78 +1496,90 @@ command_t cmds_zset[] = {
     CMD_ROW("zpopmin", zpopmin_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "5.0.0",
             "Returns the lowest-scoring members from a sorted set after removing them. Deletes the "
             "sorted set if the last member was popped.",
-            POP_CPLX),
+            POP_CPLX, .key_flags = "RW access delete"),
     CMD_ROW(
         "zpopmax", zpopmax_cmd, -2, RW | CMD_FAST, 1, 1, 1, GROUP, "5.0.0",
         "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
         "sorted set if the last member was popped.",
-        POP_CPLX),
-    CMD_ROW("bzpopmin", bzpopmin_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
+        POP_CPLX, .key_flags = "RW access delete"),
+    CMD_ROW("bzpopmin", bzpopmin_cmd, -3, RW | CMD_NOSCRIPT | CMD_FAST | CMD_BLOCKING, 1, -2, 1,
+            GROUP, "5.0.0",
             "Removes and returns the member with the lowest score from one or more sorted sets. "
             "Blocks until a member is available otherwise. Deletes the sorted set if the last "
             "element was popped.",
-            "O(log(N)) with N being the number of elements in the sorted set."),
+            "O(log(N)) with N being the number of elements in the sorted set.",
+            .key_flags = "RW access delete"),
     CMD_ROW(
-        "bzpopmax", bzpopmax_cmd, -3, RW | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP, "5.0.0",
+        "bzpopmax", bzpopmax_cmd, -3, RW | CMD_NOSCRIPT | CMD_FAST | CMD_BLOCKING, 1, -2, 1, GROUP,
+        "5.0.0",
         "Removes and returns the member with the highest score from one or more sorted sets. "
         "Blocks until a member available otherwise.  Deletes the sorted set if the last element "
         "was popped.",
-        "O(log(N)) with N being the number of elements in the sorted set."),
+        "O(log(N)) with N being the number of elements in the sorted set.",
+        .key_flags = "RW access delete"),
     CMD_ROW("bzmpop", bzmpop_cmd, -5, RW | MOVABLE | CMD_BLOCKING, 0, 0, 0, GROUP, "7.0.0",
             "Removes and returns a member by score from one or more sorted sets. Blocks until a "
             "member is available otherwise. Deletes the sorted set if the last element was popped.",
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
             "elements in the sorted set, and M being the number of elements popped.",
-            .getkeys = numkeys_at_2),
+            .getkeys = numkeys_at_2, .key_flags = "RW access delete", .key_specs = keynum_at_2),
     CMD_ROW("zmpop", zmpop_cmd, -4, RW | MOVABLE, 0, 0, 0, GROUP, "7.0.0",
             "Returns the highest- or lowest-scoring members from one or more sorted sets after "
             "removing them. Deletes the sorted set if the last member was popped.",
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
             "elements in the sorted set, and M being the number of elements popped.",
-            .getkeys = numkeys_at_1),
+            .getkeys = numkeys_at_1, .key_flags = "RW access delete", .key_specs = keynum_at_1),
     CMD_ROW("zrandmember", zrandmember_cmd, -2, RO, 1, 1, 1, GROUP, "6.2.0",
             "Returns one or more random members from a sorted set.",
-            "O(N) where N is the number of members returned"),
+            "O(N) where N is the number of elements returned"),
     CMD_ROW("zunion", zunion_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
-            "Returns the union of multiple sorted sets.", UNION_CPLX, .getkeys = numkeys_at_1),
+            "Returns the union of multiple sorted sets.", UNION_CPLX, .getkeys = numkeys_at_1,
+            .key_flags = "RO access", .key_specs = keynum_at_1),
     CMD_ROW("zinter", zinter_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
-            "Returns the intersect of multiple sorted sets.", INTER_CPLX, .getkeys = numkeys_at_1),
+            "Returns the intersect of multiple sorted sets.", INTER_CPLX, .getkeys = numkeys_at_1,
+            .key_flags = "RO access", .key_specs = keynum_at_1),
     CMD_ROW("zintercard", zintercard_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "7.0.0",
             "Returns the number of members of the intersect of multiple sorted sets.",
             "O(N*K) worst case with N being the smallest input sorted set, K being the number of "
             "input sorted sets.",
-            .getkeys = numkeys_at_1),
+            .getkeys = numkeys_at_1, .key_flags = "RO access", .key_specs = keynum_at_1),
     CMD_ROW("zdiff", zdiff_cmd, -3, RO | MOVABLE, 0, 0, 0, GROUP, "6.2.0",
             "Returns the difference between multiple sorted sets.", DIFF_CPLX,
-            .getkeys = numkeys_at_1),
+            .getkeys = numkeys_at_1, .key_flags = "RO access", .key_specs = keynum_at_1),
     CMD_ROW("zunionstore", zunionstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "2.0.0",
-            "Stores the union of multiple sorted sets in a key.", UNION_CPLX,
-            .getkeys = dst_and_numkeys_at_2),
+            "Stores the union of multiple sorted sets in a key.",
+            "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M "
+            "being the number of elements in the resulting sorted set.",
+            .getkeys = dst_and_numkeys_at_2,
+            .key_flags = "OW update|RO access", .key_specs = dst_keynum_at_2),
     CMD_ROW("zinterstore", zinterstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "2.0.0",
             "Stores the intersect of multiple sorted sets in a key.", INTER_CPLX,
-            .getkeys = dst_and_numkeys_at_2),
+            .getkeys = dst_and_numkeys_at_2,
+            .key_flags = "OW update|RO access", .key_specs = dst_keynum_at_2),
     CMD_ROW("zdiffstore", zdiffstore_cmd, -4, RW | CMD_DENYOOM | MOVABLE, 1, 1, 1, GROUP, "6.2.0",
             "Stores the difference of multiple sorted sets in a key.", DIFF_CPLX,
-            .getkeys = dst_and_numkeys_at_2),
+            .getkeys = dst_and_numkeys_at_2,
+            .key_flags = "OW update|RO access", .key_specs = dst_keynum_at_2),
     CMD_ROW(
         "zremrangebyscore", zremrangebyscore_cmd, 4, RW, 1, 1, 1, GROUP, "1.2.0",
         "Removes members in a sorted set within a range of scores. Deletes the sorted set if all "
         "members were removed.",
-        REMRANGE),
+        REMRANGE, .key_flags = "RW delete"),
     CMD_ROW(
         "zremrangebyrank", zremrangebyrank_cmd, 4, RW, 1, 1, 1, GROUP, "2.0.0",
         "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all "
         "members were removed.",
-        REMRANGE),
+        REMRANGE, .key_flags = "RW delete"),
     CMD_ROW(
         "zremrangebylex", zremrangebylex_cmd, 4, RW, 1, 1, 1, GROUP, "2.8.9",
         "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if "
         "all members were removed.",
-        REMRANGE),
+        REMRANGE, .key_flags = "RW delete"),
     CMD_ROW(
         "zscan", zscan_cmd, -3, RO, 1, 1, 1, GROUP, "2.8.0",
         "Iterates over members and scores of a sorted set.",
         "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
-        "the cursor to return back to 0. N is the number of elements inside the collection."),
+        "the cursor to return back to 0. N is the number of elements inside the collection.." /* sic,
+        as Redis 7.0 */),
     {NULL},
 };

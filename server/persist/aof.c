@@ -1315,12 +1315,13 @@ static void lastsave_cmd(client_t *c)
 }
 
 command_t cmds_aof[] = {
-    {"bgrewriteaof", bgrewriteaof_cmd, 1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "1.0.0",
-     "Asynchronously rewrites the append-only file to disk.", "O(1)"},
-    {"bgsave", bgsave_cmd, -1, CMD_ADMIN | CMD_NOSCRIPT, 0, 0, 0, "server", "1.0.0",
-     "Asynchronously saves the database(s) to disk (here: rewrites the append-only file).",
+    {"bgrewriteaof", bgrewriteaof_cmd, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0,
+     "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", "O(1)"},
+    {"bgsave", bgsave_cmd, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0, "server",
+     "1.0.0", "Asynchronously saves the database(s) to disk (here: rewrites the append-only file).",
      "O(1)"},
-    {"save", save_cmd, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0, "server", "1.0.0",
+    {"save", save_cmd, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_NO_ASYNC_LOADING, 0, 0, 0,
+     "server", "1.0.0",
      "Synchronously saves the database(s) to disk (here: rewrites the append-only file).",
      "O(N) where N is the total number of keys in all databases"},
     {"lastsave", lastsave_cmd, 1, CMD_LOADING | CMD_STALE | CMD_FAST, 0, 0, 0, "server", "1.0.0",

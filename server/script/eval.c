@@ -365,7 +365,8 @@ static command_t script_subcommands[] = {
             "O(N) with N being the length in bytes of the script body."),
     CMD_ROW("exists", script_exists_cmd, -3, CMD_NOSCRIPT, 0, 0, 0, "scripting", "2.6.0",
             "Determines whether server-side Lua scripts exist in the script cache.",
-            "O(N) with N being the number of scripts to check."),
+            "O(N) with N being the number of scripts to check (so checking a single script is an "
+            "O(1) operation)."),
     CMD_ROW("flush", script_flush_cmd, -2, CMD_NOSCRIPT, 0, 0, 0, "scripting", "2.6.0",
             "Removes all server-side Lua scripts from the script cache.",
             "O(N) with N being the number of scripts in cache"),
@@ -376,28 +377,34 @@ static command_t script_subcommands[] = {
     {NULL},
 };
 
+static const cmd_key_spec_t keynum_at_2[] = {CMD_KEYNUM_SPEC(2), {0}};
+
 command_t cmds_script[] = {
     CMD_ROW("eval", eval_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "2.6.0", "Executes a server-side Lua script.", SCRIPT_CPLX,
-            .getkeys = eval_getkeys, .getflags = eval_getflags),
+            .getkeys = eval_getkeys, .getflags = eval_getflags,
+            .key_flags = "RW access update", .key_specs = keynum_at_2),
     CMD_ROW("evalsha", evalsha_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_STALE | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
-            SCRIPT_CPLX, .getkeys = eval_getkeys, .getflags = evalsha_getflags),
+            SCRIPT_CPLX, .getkeys = eval_getkeys, .getflags = evalsha_getflags,
+            .key_flags = "RW access update", .key_specs = keynum_at_2),
     CMD_ROW("eval_ro", eval_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Executes a read-only server-side Lua script.",
-            SCRIPT_CPLX, .getkeys = eval_getkeys, .getflags = eval_getflags),
+            SCRIPT_CPLX, .getkeys = eval_getkeys, .getflags = eval_getflags,
+            .key_flags = "RO access", .key_specs = keynum_at_2),
     CMD_ROW("evalsha_ro", evalsha_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0",
             "Executes a read-only server-side Lua script by SHA1 digest.", SCRIPT_CPLX,
-            .getkeys = eval_getkeys, .getflags = evalsha_getflags),
+            .getkeys = eval_getkeys, .getflags = evalsha_getflags,
+            .key_flags = "RO access", .key_specs = keynum_at_2),
     CMD_ROW("script", script__container_cmd, -2, 0, 0, 0, 0, "scripting", "2.6.0",
             "A container for Lua scripts management commands.", "Depends on subcommand.",
             .subcommands = script_subcommands),

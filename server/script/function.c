@@ -964,6 +964,8 @@ static command_t function_subcommands[] = {
     {NULL},
 };
 
+static const cmd_key_spec_t keynum_at_2[] = {CMD_KEYNUM_SPEC(2), {0}};
+
 command_t function__cmds_function[] = {
     CMD_ROW("function", script__container_cmd, -2, 0, 0, 0, 0, "scripting", "7.0.0",
             "A container for function commands.", "Depends on subcommand.",
@@ -973,12 +975,12 @@ command_t function__cmds_function[] = {
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Invokes a function.",
             "Depends on the function that is executed.", .getkeys = fcall_getkeys,
-            .getflags = fcall_getflags),
+            .getflags = fcall_getflags, .key_flags = "RW access update", .key_specs = keynum_at_2),
     CMD_ROW("fcall_ro", fcall_ro_cmd, -3,
             CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_STALE | CMD_READONLY | CMD_MOVABLE_KEYS |
                 CMD_NO_MANDATORY_KEYS,
             0, 0, 0, "scripting", "7.0.0", "Invokes a read-only function.",
             "Depends on the function that is executed.", .getkeys = fcall_getkeys,
-            .getflags = fcall_getflags),
+            .getflags = fcall_getflags, .key_flags = "RO access", .key_specs = keynum_at_2),
     {NULL},
 };
