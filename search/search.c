@@ -3,15 +3,18 @@
  * Shapes:
  *  - stag_t, one per tag object met (dict keyed by the object's address): its key name and
  *    database once bound, and an ordset of its blob names -> sdoc_t.
- *  - sdoc_t, one per blob met (dict keyed by the blob's address): its tag, modification time,
- *    a serial number (creation order, the tie-break of the time index), the generation of its
- *    last change, and its BM25 document id (0 while its contents are not indexed).
+ *  - sdoc_t, one per blob met, found through the blob's observer slot (blob_observer: no
+ *    table of our own, which cost 26 bytes a blob): its tag, modification time, a serial
+ *    number (creation order, the tie-break of the time index), the generation of its last
+ *    change, and its BM25 document id (0 while its contents are not indexed).
  *  - sdb_t, one per database: the ordset of bound tag names -> stag_t. SWAPDB swaps two
  *    pointers of s->dbs and their ids; a stag points at its sdb_t, so it follows.
  *  - times: one ordset over every blob, keyed by 16 bytes: the modification time (big-endian,
  *    sign bit flipped so negative times sort first) and the serial (big-endian).
  * Invariants: a bound stag is in its sdb's ordset under its name, and only there; every sdoc
- * is in its stag's ordset under its blob's name and in `times` under (mtime, serial).
+ * is in its stag's ordset under its blob's name and in `times` under (mtime, serial), and is
+ * its blob's observer slot; a blob not filed has NULL there. One catalogue at a time uses the
+ * slots.
  * Loop thread only. */
 #include "search/search.h"
 
@@ -38,7 +41,6 @@ typedef struct stag {
 } stag_t;
 
 typedef struct sdoc {
-    dict_node_t node; /* key: the address of obj */
     const blob_t *obj;
     stag_t *tag;
     long long mtime;
@@ -49,7 +51,8 @@ typedef struct sdoc {
 struct search {
     int ndb;
     sdb_t **dbs;
-    dict_t tags, docs;
+    dict_t tags;
+    uint64_t ndocs; /* sdocs filed */
     ordset_t times;
     bm25_t *ix;
     uint64_t serial, gen, bytes;
@@ -65,23 +68,16 @@ static const void *stag_key(const dict_node_t *n, size_t *len)
     return &((const stag_t *)n)->obj;
 }
 
-static const void *sdoc_key(const dict_node_t *n, size_t *len)
-{
-    *len = sizeof(void *);
-    return &((const sdoc_t *)n)->obj;
-}
-
 static const dict_type_t stag_type = {stag_key, NULL};
-static const dict_type_t sdoc_type = {sdoc_key, NULL};
 
 static stag_t *stag_find(search_t *s, const tag_obj_t *t)
 {
     return (stag_t *)dict_find(&s->tags, &t, sizeof(t), dict_hash(&t, sizeof(t)));
 }
 
-static sdoc_t *sdoc_find(search_t *s, const blob_t *b)
+static sdoc_t *sdoc_find(const blob_t *b)
 {
-    return (sdoc_t *)dict_find(&s->docs, &b, sizeof(b), dict_hash(&b, sizeof(b)));
+    return blob_observer(b);
 }
 
 static stag_t *stag_get(search_t *s, const tag_obj_t *t)
@@ -109,15 +105,9 @@ search_t *search_new(int ndb)
         s->dbs[i]->id = i;
     }
     dict_init(&s->tags, &stag_type);
-    dict_init(&s->docs, &sdoc_type);
     ordset_init(&s->times);
     s->ix = bm25_new();
     return s;
-}
-
-static void free_doc(dict_node_t *n, void *ud)
-{
-    xfree(n);
 }
 
 static void free_tag(dict_node_t *n, void *ud)
@@ -131,11 +121,15 @@ static void free_tag(dict_node_t *n, void *ud)
 void search_free(search_t *s)
 {
     if (!s) return;
-    static const dict_type_t doc_free_type = {sdoc_key, free_doc};
     static const dict_type_t tag_free_type = {stag_key, free_tag};
-    s->docs.type = &doc_free_type;
+    /* every sdoc is in `times`; its blob lives on (storage reports a blob before freeing it)
+     * and may meet another catalogue later, so its slot is cleared */
+    for (ordset_node_t *n = ordset_seek(&s->times, NULL, 0); n; n = ordset_next(n)) {
+        sdoc_t *d = ordset_val(n);
+        blob_set_observer(d->obj, NULL);
+        xfree(d);
+    }
     s->tags.type = &tag_free_type;
-    dict_clear(&s->docs, NULL);
     dict_clear(&s->tags, NULL);
     for (int i = 0; i < s->ndb; i++) {
         ordset_deinit(&s->dbs[i]->tags);
@@ -209,7 +203,7 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
 {
     blob_info_t info;
     blob_get_info(b, &info);
-    sdoc_t *d = sdoc_find(s, b);
+    sdoc_t *d = sdoc_find(b);
     uint8_t key[16];
     if (!d) {
         stag_t *st = stag_get(s, t);
@@ -217,11 +211,11 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
         const char *name = blob_name(b, &nlen);
         d = xcalloc(1, sizeof(*d));
         d->obj = b;
-        d->node.hash = dict_hash(&b, sizeof(b));
         d->tag = st;
         d->serial = ++s->serial;
         d->mtime = info.mtime;
-        dict_insert(&s->docs, &d->node);
+        blob_set_observer(b, d);
+        s->ndocs++;
         size_t before = ordset_memory(&st->blobs);
         ordset_insert(&st->blobs, name, nlen, d);
         s->tag_names += ordset_memory(&st->blobs) - before;
@@ -249,7 +243,7 @@ static void drop_text(search_t *s, sdoc_t *d)
 
 void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *text, size_t len)
 {
-    sdoc_t *d = sdoc_find(s, b);
+    sdoc_t *d = sdoc_find(b);
     if (!d || d->gen != gen) return;
     drop_text(s, d);
     if (!text) return;
@@ -272,13 +266,14 @@ static void doc_remove(search_t *s, sdoc_t *d)
     was = ordset_delete(&s->times, key, 16);
     assert(was == d);
     (void)was;
-    dict_unlink(&s->docs, &d->obj, sizeof(d->obj), d->node.hash);
+    blob_set_observer(d->obj, NULL);
+    s->ndocs--;
     xfree(d);
 }
 
 void search_blob_deleted(search_t *s, const blob_t *b)
 {
-    sdoc_t *d = sdoc_find(s, b);
+    sdoc_t *d = sdoc_find(b);
     if (d) doc_remove(s, d);
 }
 
@@ -522,7 +517,7 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     bm25_get_stats(s->ix, &b);
     memset(out, 0, sizeof(*out));
     out->tags = dict_size(&s->tags);
-    out->blobs = dict_size(&s->docs);
+    out->blobs = s->ndocs;
     out->docs = b.docs;
     out->terms = b.terms;
     out->tokens = b.tokens;
@@ -531,7 +526,7 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     out->bytes = s->bytes;
     out->index_memory = b.memory;
     size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
-                   dict_buckets_bytes(&s->docs) + out->blobs * sizeof(sdoc_t) +
+                   out->blobs * sizeof(sdoc_t) +
                    out->tags * sizeof(stag_t);
     for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
     names += s->tag_names;
