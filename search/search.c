@@ -43,8 +43,8 @@ typedef struct stag {
 typedef struct sdoc {
     const blob_t *obj;
     stag_t *tag;
-    long long mtime;
-    uint64_t serial, gen, bytes;
+    uint8_t tkey[16]; /* its key in `times` (time_key: mtime, serial), which holds its address */
+    uint64_t gen, bytes;
     uint32_t id;
 } sdoc_t;
 
@@ -169,7 +169,7 @@ void search_tag_bind(search_t *s, const tag_obj_t *t, int db, const char *name, 
     s->tag_names += len;
     st->nlen = len;
     st->db = d;
-    ordset_insert(&d->tags, name, len, st);
+    ordset_insert(&d->tags, st->name, len, st);
 }
 
 void search_swapdb(search_t *s, int a, int b)
@@ -183,20 +183,26 @@ void search_swapdb(search_t *s, int a, int b)
 
 /* ---- blobs ---- */
 
-static void time_key(const sdoc_t *d, uint8_t key[16])
+static void time_key(long long mtime, uint64_t serial, uint8_t key[16])
 {
-    uint64_t t = (uint64_t)d->mtime ^ (1ull << 63);
+    uint64_t t = (uint64_t)mtime ^ (1ull << 63);
     for (int i = 0; i < 8; i++) {
         key[i] = (uint8_t)(t >> (56 - 8 * i));
-        key[8 + i] = (uint8_t)(d->serial >> (56 - 8 * i));
+        key[8 + i] = (uint8_t)(serial >> (56 - 8 * i));
     }
 }
 
-static long long key_time(const char *key)
+static uint64_t key_u64(const void *at)
 {
-    uint64_t t = 0;
-    for (int i = 0; i < 8; i++) t = t << 8 | (uint8_t)key[i];
-    return (long long)(t ^ (1ull << 63));
+    const uint8_t *p = at;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+static long long key_time(const void *key)
+{
+    return (long long)(key_u64(key) ^ (1ull << 63));
 }
 
 uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
@@ -204,7 +210,6 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
     blob_info_t info;
     blob_get_info(b, &info);
     sdoc_t *d = sdoc_find(b);
-    uint8_t key[16];
     if (!d) {
         stag_t *st = stag_get(s, t);
         size_t nlen;
@@ -212,21 +217,17 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
         d = xcalloc(1, sizeof(*d));
         d->obj = b;
         d->tag = st;
-        d->serial = ++s->serial;
-        d->mtime = info.mtime;
+        time_key(info.mtime, ++s->serial, d->tkey);
         blob_set_observer(b, d);
         s->ndocs++;
         size_t before = ordset_memory(&st->blobs);
         ordset_insert(&st->blobs, name, nlen, d);
         s->tag_names += ordset_memory(&st->blobs) - before;
-        time_key(d, key);
-        ordset_insert(&s->times, key, 16, d);
-    } else if (d->mtime != info.mtime) {
-        time_key(d, key);
-        ordset_delete(&s->times, key, 16);
-        d->mtime = info.mtime;
-        time_key(d, key);
-        ordset_insert(&s->times, key, 16, d);
+        ordset_insert(&s->times, d->tkey, 16, d);
+    } else if (key_time(d->tkey) != info.mtime) {
+        ordset_delete(&s->times, d->tkey, 16);
+        time_key(info.mtime, key_u64(d->tkey + 8), d->tkey);
+        ordset_insert(&s->times, d->tkey, 16, d);
     }
     d->gen = ++s->gen;
     return d->gen;
@@ -256,14 +257,12 @@ static void doc_remove(search_t *s, sdoc_t *d)
 {
     size_t nlen;
     const char *name = blob_name(d->obj, &nlen);
-    uint8_t key[16];
     drop_text(s, d);
     size_t before = ordset_memory(&d->tag->blobs);
     void *was = ordset_delete(&d->tag->blobs, name, nlen);
     s->tag_names -= before - ordset_memory(&d->tag->blobs);
     assert(was == d);
-    time_key(d, key);
-    was = ordset_delete(&s->times, key, 16);
+    was = ordset_delete(&s->times, d->tkey, 16);
     assert(was == d);
     (void)was;
     blob_set_observer(d->obj, NULL);
@@ -412,9 +411,8 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
 int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long since, long long until,
                        search_cursor_t *cur, uint64_t budget, search_emit_fn *emit, void *ud)
 {
-    sdoc_t probe = {.mtime = since, .serial = 0};
     uint8_t start[16];
-    time_key(&probe, start);
+    time_key(since, 0, start);
     ordset_node_t *n = cur->phase ? resume_at(&s->times, &cur->tag, 1, 1, NULL, 0)
                                   : ordset_seek(&s->times, start, 16);
     sdb_t *d = s->dbs[db];
