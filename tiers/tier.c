@@ -772,6 +772,7 @@ int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max
 {
     tier_t *t = tier_at(set, i);
     if (len == 0) return 0;
+    if (len > TIER_EXTENT_MAX) return -ENOSPC;
     return t->kind == TIER_RAM ? ram_alloc(t, i, len, out, max) : file_alloc(t, i, len, out, max);
 }
 
@@ -861,7 +862,7 @@ int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
 {
     tier_t *t = tier_at(set, e->tier);
     if (extra == 0) return 0;
-    if (extra > UINT64_MAX - e->len) return -ENOSPC;
+    if (extra > TIER_EXTENT_MAX - e->len) return -ENOSPC;
     uint64_t new_len = e->len + extra;
     if (t->kind == TIER_FILE) {
         uint64_t have = blocks_of(e->len), need = blocks_of(new_len);

@@ -449,6 +449,20 @@ Test(tier_ram, turns_a_failed_malloc_into_enospc)
     tier_set_close(&set);
 }
 
+Test(tier_ram, refuses_an_extent_longer_than_tier_extent_max)
+{
+    tier_set_t set;
+    tier_extent_t a;
+    open_ram(&set, UINT64_MAX);
+    cr_assert_eq(tier_alloc(&set, 0, TIER_EXTENT_MAX + 1, &a, 1), -ENOSPC);
+    cr_assert_eq(tier_used(set.t[0]), 0);
+    cr_assert_eq(tier_alloc(&set, 0, 10, &a, 1), 1);
+    cr_assert_eq(tier_grow_extent(&set, &a, TIER_EXTENT_MAX - 9), -ENOSPC);
+    cr_assert_eq(a.len, 10);
+    tier_free_extent(&set, &a);
+    tier_set_close(&set);
+}
+
 Test(tier_ram, keeps_the_bytes_through_grow_and_shrink)
 {
     tier_set_t set;
