@@ -44,9 +44,14 @@ typedef struct sdoc {
     const blob_t *obj;
     stag_t *tag;
     uint8_t tkey[16]; /* its key in `times` (time_key: mtime, serial), which holds its address */
-    uint64_t gen, bytes;
+    uint64_t bytes;
+    /* the low 32 bits of s->gen at its last touch: contents read for an older touch could be
+     * taken for new only after 2^32 touches while that read was in flight (a read takes
+     * milliseconds); 32 bits keep the entry a 48-byte block */
+    uint32_t gen;
     uint32_t id;
 } sdoc_t;
+_Static_assert(sizeof(sdoc_t) == 48, "sdoc_t is one 48-byte block");
 
 struct search {
     int ndb;
@@ -229,8 +234,8 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
         time_key(info.mtime, key_u64(d->tkey + 8), d->tkey);
         ordset_insert(&s->times, d->tkey, 16, d);
     }
-    d->gen = ++s->gen;
-    return d->gen;
+    d->gen = (uint32_t)++s->gen;
+    return s->gen;
 }
 
 static void drop_text(search_t *s, sdoc_t *d)
@@ -245,7 +250,7 @@ static void drop_text(search_t *s, sdoc_t *d)
 void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *text, size_t len)
 {
     sdoc_t *d = sdoc_find(b);
-    if (!d || d->gen != gen) return;
+    if (!d || d->gen != (uint32_t)gen) return;
     drop_text(s, d);
     if (!text) return;
     d->id = bm25_add(s->ix, text, len, d);
