@@ -529,8 +529,7 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     out->bytes = s->bytes;
     out->index_memory = b.memory;
     size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
-                   out->blobs * sizeof(sdoc_t) +
-                   out->tags * sizeof(stag_t);
+                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t);
     for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
     names += s->tag_names;
     out->names_memory = names;

@@ -44,20 +44,20 @@ struct blob {
     double score;
     long long ctime, mtime, atime;
     uint64_t reads, writes;
-    uint64_t tag_id;  /* the tag's id, still known after the blob was deleted (wait names) */
-    void *observer;   /* tag_store's observer's own (blob_observer); storage never reads it */
+    uint64_t tag_id; /* the tag's id, still known after the blob was deleted (wait names) */
+    void *observer;  /* tag_store's observer's own (blob_observer); storage never reads it */
     uint32_t refs;
     uint32_t readers; /* read plans in flight */
     uint32_t heap_idx;
-    int8_t home;           /* tier whose heap holds the blob, -1 for none */
-    uint8_t writing : 1;   /* a write plan is in flight */
-    uint8_t moving : 1;    /* a move plan is in flight */
-    uint8_t retarget : 1;  /* TPUT set a score: move to its tier once the write is done */
-    uint8_t undone : 1;    /* the last write plan failed and was undone while b was in its tag */
+    int8_t home;          /* tier whose heap holds the blob, -1 for none */
+    uint8_t writing : 1;  /* a write plan is in flight */
+    uint8_t moving : 1;   /* a move plan is in flight */
+    uint8_t retarget : 1; /* TPUT set a score: move to its tier once the write is done */
+    uint8_t undone : 1;   /* the last write plan failed and was undone while b was in its tag */
     char name[];
 };
-/* 128 bytes before the name: with a name of up to 31 bytes (and its NUL) a blob is one
- * 160-byte block of jemalloc's size classes. */
+/* At most 128 bytes before the name (120 today): a name of up to 31 bytes and its NUL keep
+ * a blob in jemalloc's 160-byte class. */
 _Static_assert(sizeof(blob_t) <= 128, "blob_t grew past 128 bytes");
 
 struct tag_obj {

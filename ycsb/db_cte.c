@@ -44,8 +44,9 @@
  *
  * Properties: cte.uri (tcp://host:port, unix:PATH or shm:PATH; default tcp://127.0.0.1:6379),
  * cte.depth (requests in flight within one operation, 1..1024, default 16), cte.timeout (ms,
- * default 2000; 0 waits for ever), cte.indexprefix (1..1024, see above). One connection per client thread; each operation completes
- * before the next starts (YCSB's model), the depth only overlaps the requests of one operation. */
+ * default 2000; 0 waits for ever), cte.indexprefix (1..1024, see above). One connection per client
+ * thread; each operation completes before the next starts (YCSB's model), the depth only overlaps
+ * the requests of one operation. */
 #include "db.h"
 
 #include "cte/cte.h"
@@ -62,8 +63,8 @@ static const char rec_magic[REC_HEAD] = {'\xff', 'Y', 'C', 1};
 #define DEPTH_MAX 1024
 #define URI_MAX 4096
 #define PREFIX_MAX 1024
-#define BUCKET_KEYS 64   /* the most keys the default prefix puts in a bucket, on average */
-#define SCAN_BUCKETS 16  /* bucket names a scan reads at once */
+#define BUCKET_KEYS 64  /* the most keys the default prefix puts in a bucket, on average */
+#define SCAN_BUCKETS 16 /* bucket names a scan reads at once */
 
 typedef struct ctedb ctedb_t;
 
@@ -82,7 +83,7 @@ struct ctedb {
     size_t prefix; /* bytes of a key naming its bucket */
     size_t hdr, slot, reclen;
     cte_reply_t *bucket[SCAN_BUCKETS]; /* a scan's buckets' keys, copies */
-    req_t breq[SCAN_BUCKETS];           /* their requests: field is the slot */
+    req_t breq[SCAN_BUCKETS];          /* their requests: field is the slot */
     char *rec;   /* a record being written, or fields read one by one */
     size_t *got; /* per field read one by one: bytes that arrived (SIZE_MAX: none) */
     req_t *req;  /* fieldcount contexts */
@@ -161,8 +162,8 @@ static int check_layout(ctedb_t *d, util_err_t *e)
     int head = snprintf(want, sizeof want,
                         "cte-ycsb record layout 2: head %d, fieldcount %zu, slot %zu, header %zu",
                         REC_HEAD, d->s->fieldcount, d->slot, d->hdr);
-    int n = head + snprintf(want + head, sizeof want - (size_t)head, ", index prefix %zu\n",
-                            d->prefix);
+    int n =
+        head + snprintf(want + head, sizeof want - (size_t)head, ", index prefix %zu\n", d->prefix);
     int rc = cte_get(d->c, d->tag, LAYOUT_BLOB, 0, -1, have, sizeof have, &len);
     size_t stored = rc == 0 && len >= (size_t)head && memcmp(have, want, (size_t)head) == 0
                         ? layout_prefix(have, len, (size_t)head)
@@ -197,8 +198,7 @@ static size_t default_prefix(const props_t *p)
     }
     if (props_long(p, "recordcount", 0, 0, INT64_MAX, &records, NULL) < 0) records = 0;
     size_t d = 1;
-    for (double buckets = 9; d < 18 && (double)records > buckets * BUCKET_KEYS; buckets *= 10)
-        d++;
+    for (double buckets = 9; d < 18 && (double)records > buckets * BUCKET_KEYS; buckets *= 10) d++;
     return 4 + d;
 }
 
@@ -471,8 +471,8 @@ static int scan_step(ctedb_t *d, const char *from, size_t flen, const char *star
 {
     char cnt[16], lim[16];
     const char *targv[] = {"ZRANGEBYLEX", d->index, from, "+", "LIMIT", "0", lim};
-    size_t tlens[] = {11, d->ilen, flen, 1, 5, 1,
-                      (size_t)snprintf(lim, sizeof lim, "%d", SCAN_BUCKETS)};
+    size_t tlens[] = {
+        11, d->ilen, flen, 1, 5, 1, (size_t)snprintf(lim, sizeof lim, "%d", SCAN_BUCKETS)};
     cte_reply_free(d->reply);
     d->reply = NULL;
     int rc = cte_command(d->c, &d->reply, 7, targv, tlens);
@@ -486,8 +486,8 @@ static int scan_step(ctedb_t *d, const char *from, size_t flen, const char *star
         if (!name || nlen > PREFIX_MAX) continue;
         memcpy(d->bkey + d->ilen + 1, name, nlen);
         const char *argv[] = {"ZRANGEBYLEX", d->bkey, start, "+", "LIMIT", "0", cnt};
-        size_t lens[] = {11, d->ilen + 1 + nlen, slen, 1, 5, 1,
-                         (size_t)snprintf(cnt, sizeof cnt, "%d", want)};
+        size_t lens[] = {
+            11, d->ilen + 1 + nlen, slen, 1, 5, 1, (size_t)snprintf(cnt, sizeof cnt, "%d", want)};
         rc = cte_command_async(d->c, 7, argv, lens, on_bucket, &d->breq[i]);
     }
     int wrc = cte_wait_all(d->c);
