@@ -1,7 +1,10 @@
 /* ordset.c - a skip list of byte-string keys (see ordset.h).
  *
  * Node layout, one allocation:
- *   | val (8) | len (4) | level (1) | pad | next[level] (8 each) | key bytes [len] |
+ *   | val (8) | key (8) | len (4) | level (1) | pad | next[level] (8 each) |
+ * The key bytes are the caller's (a blob's name, a tag's name, a time key in its entry), so a
+ * node of one link is a 32-byte block whatever the key: copying the keys in cost 16 bytes and
+ * more an entry.
  * The head node has no key and as many links as the set's tallest node (at least 4); an empty
  * set has no head at all. Levels are drawn with p = 1/4 (Redis's
  * zset skip list uses the same), so a node has 1.33 links on average. Invariant: at every
@@ -15,24 +18,20 @@
 
 struct ordset_node {
     void *val;
+    const char *key;
     uint32_t len;
     uint8_t level;
     ordset_node_t *next[];
 };
 
-static inline char *node_key(const ordset_node_t *n)
-{
-    return (char *)&n->next[n->level];
-}
-
 static ordset_node_t *node_new(ordset_t *s, int level, const void *key, size_t len, void *val)
 {
-    ordset_node_t *n = xmalloc(sizeof(*n) + sizeof(ordset_node_t *) * (size_t)level + len);
+    ordset_node_t *n = xmalloc(sizeof(*n) + sizeof(ordset_node_t *) * (size_t)level);
     n->val = val;
+    n->key = key;
     n->len = (uint32_t)len;
     n->level = (uint8_t)level;
     memset(n->next, 0, sizeof(ordset_node_t *) * (size_t)level);
-    if (len) memcpy(node_key(n), key, len);
     s->bytes += alloc_size(n);
     return n;
 }
@@ -61,6 +60,7 @@ static void head_reserve(ordset_t *s, int level)
     s->bytes += alloc_size(s->head);
     memset(&s->head->next[old], 0, sizeof(ordset_node_t *) * (size_t)(level - old));
     s->head->val = NULL;
+    s->head->key = NULL;
     s->head->len = 0;
     s->head->level = (uint8_t)level;
 }
@@ -108,7 +108,7 @@ static ordset_node_t *find_before(const ordset_t *s, const void *key, size_t len
     ordset_node_t *x = s->head;
     if (!x) return NULL;
     for (int i = s->level - 1; i >= 0; i--) {
-        while (x->next[i] && ordset_cmp(node_key(x->next[i]), x->next[i]->len, key, len) < 0)
+        while (x->next[i] && ordset_cmp(x->next[i]->key, x->next[i]->len, key, len) < 0)
             x = x->next[i];
         if (update) update[i] = x;
     }
@@ -121,7 +121,7 @@ void ordset_insert(ordset_t *s, const void *key, size_t len, void *val)
     int level = random_level(s);
     head_reserve(s, level > 4 ? level : 4);
     ordset_node_t *at = find_before(s, key, len, update);
-    assert(!at || ordset_cmp(node_key(at), at->len, key, len) != 0);
+    assert(!at || ordset_cmp(at->key, at->len, key, len) != 0);
     (void)at;
     for (int i = s->level; i < level; i++) update[i] = s->head;
     if (level > s->level) s->level = level;
@@ -137,7 +137,7 @@ void *ordset_delete(ordset_t *s, const void *key, size_t len)
 {
     ordset_node_t *update[ORDSET_MAX_LEVEL];
     ordset_node_t *n = find_before(s, key, len, update);
-    if (!n || ordset_cmp(node_key(n), n->len, key, len) != 0) return NULL;
+    if (!n || ordset_cmp(n->key, n->len, key, len) != 0) return NULL;
     for (int i = 0; i < n->level; i++) update[i]->next[i] = n->next[i];
     while (s->level > 1 && !s->head->next[s->level - 1]) s->level--;
     void *val = n->val;
@@ -153,7 +153,7 @@ void *ordset_delete(ordset_t *s, const void *key, size_t len)
 void *ordset_get(const ordset_t *s, const void *key, size_t len)
 {
     ordset_node_t *n = find_before(s, key, len, NULL);
-    if (!n || ordset_cmp(node_key(n), n->len, key, len) != 0) return NULL;
+    if (!n || ordset_cmp(n->key, n->len, key, len) != 0) return NULL;
     return n->val;
 }
 
@@ -170,7 +170,7 @@ ordset_node_t *ordset_next(const ordset_node_t *n)
 const char *ordset_key(const ordset_node_t *n, size_t *len)
 {
     *len = n->len;
-    return node_key(n);
+    return n->key;
 }
 
 void *ordset_val(const ordset_node_t *n)

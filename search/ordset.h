@@ -6,8 +6,10 @@
  * order TQUERY replies them, and a literal prefix is one contiguous range: ordset_seek() to
  * the prefix, then ordset_next() while keys start with it.
  *
- * Keys are copied into the nodes; values are the caller's. Insert, delete and seek are
- * O(log n) expected. Not thread-safe: loop thread only. */
+ * Keys and values are the caller's: the set keeps the key's address, so its bytes must stay
+ * as they are, where they are, until the key is deleted (the search module's keys live in the
+ * entries they index). Insert, delete and seek are O(log n) expected. Not thread-safe: loop
+ * thread only. */
 #ifndef CTE_SEARCH_ORDSET_H
 #define CTE_SEARCH_ORDSET_H
 
@@ -31,7 +33,8 @@ void ordset_init(ordset_t *s);
 /* Frees every node (not the values). */
 void ordset_deinit(ordset_t *s);
 
-/* Adds key -> val. The key must not be present (asserted). */
+/* Adds key -> val; key[0..len) must live unchanged until ordset_delete of it (or
+ * ordset_deinit). The key must not be present (asserted). */
 void ordset_insert(ordset_t *s, const void *key, size_t len, void *val);
 /* Removes key; returns its value, or NULL if it was not present. */
 void *ordset_delete(ordset_t *s, const void *key, size_t len);
@@ -43,7 +46,7 @@ void *ordset_get(const ordset_t *s, const void *key, size_t len);
 ordset_node_t *ordset_seek(const ordset_t *s, const void *key, size_t len);
 /* The node after n, or NULL. */
 ordset_node_t *ordset_next(const ordset_node_t *n);
-/* A node's key (owned by the set, valid while the node exists) and value. */
+/* A node's key (the caller's pointer given to ordset_insert) and value. */
 const char *ordset_key(const ordset_node_t *n, size_t *len);
 void *ordset_val(const ordset_node_t *n);
 

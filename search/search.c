@@ -3,15 +3,18 @@
  * Shapes:
  *  - stag_t, one per tag object met (dict keyed by the object's address): its key name and
  *    database once bound, and an ordset of its blob names -> sdoc_t.
- *  - sdoc_t, one per blob met (dict keyed by the blob's address): its tag, modification time,
- *    a serial number (creation order, the tie-break of the time index), the generation of its
- *    last change, and its BM25 document id (0 while its contents are not indexed).
+ *  - sdoc_t, one per blob met, found through the blob's observer slot (blob_observer: no
+ *    table of our own, which cost 26 bytes a blob): its tag, modification time, a serial
+ *    number (creation order, the tie-break of the time index), the generation of its last
+ *    change, and its BM25 document id (0 while its contents are not indexed).
  *  - sdb_t, one per database: the ordset of bound tag names -> stag_t. SWAPDB swaps two
  *    pointers of s->dbs and their ids; a stag points at its sdb_t, so it follows.
  *  - times: one ordset over every blob, keyed by 16 bytes: the modification time (big-endian,
  *    sign bit flipped so negative times sort first) and the serial (big-endian).
  * Invariants: a bound stag is in its sdb's ordset under its name, and only there; every sdoc
- * is in its stag's ordset under its blob's name and in `times` under (mtime, serial).
+ * is in its stag's ordset under its blob's name and in `times` under (mtime, serial), and is
+ * its blob's observer slot; a blob not filed has NULL there. One catalogue at a time uses the
+ * slots.
  * Loop thread only. */
 #include "search/search.h"
 
@@ -38,18 +41,23 @@ typedef struct stag {
 } stag_t;
 
 typedef struct sdoc {
-    dict_node_t node; /* key: the address of obj */
     const blob_t *obj;
     stag_t *tag;
-    long long mtime;
-    uint64_t serial, gen, bytes;
+    uint8_t tkey[16]; /* its key in `times` (time_key: mtime, serial), which holds its address */
+    uint64_t bytes;
+    /* the low 32 bits of s->gen at its last touch: contents read for an older touch could be
+     * taken for new only after 2^32 touches while that read was in flight (a read takes
+     * milliseconds); 32 bits keep the entry a 48-byte block */
+    uint32_t gen;
     uint32_t id;
 } sdoc_t;
+_Static_assert(sizeof(sdoc_t) == 48, "sdoc_t is one 48-byte block");
 
 struct search {
     int ndb;
     sdb_t **dbs;
-    dict_t tags, docs;
+    dict_t tags;
+    uint64_t ndocs; /* sdocs filed */
     ordset_t times;
     bm25_t *ix;
     uint64_t serial, gen, bytes;
@@ -65,23 +73,16 @@ static const void *stag_key(const dict_node_t *n, size_t *len)
     return &((const stag_t *)n)->obj;
 }
 
-static const void *sdoc_key(const dict_node_t *n, size_t *len)
-{
-    *len = sizeof(void *);
-    return &((const sdoc_t *)n)->obj;
-}
-
 static const dict_type_t stag_type = {stag_key, NULL};
-static const dict_type_t sdoc_type = {sdoc_key, NULL};
 
 static stag_t *stag_find(search_t *s, const tag_obj_t *t)
 {
     return (stag_t *)dict_find(&s->tags, &t, sizeof(t), dict_hash(&t, sizeof(t)));
 }
 
-static sdoc_t *sdoc_find(search_t *s, const blob_t *b)
+static sdoc_t *sdoc_find(const blob_t *b)
 {
-    return (sdoc_t *)dict_find(&s->docs, &b, sizeof(b), dict_hash(&b, sizeof(b)));
+    return blob_observer(b);
 }
 
 static stag_t *stag_get(search_t *s, const tag_obj_t *t)
@@ -109,15 +110,9 @@ search_t *search_new(int ndb)
         s->dbs[i]->id = i;
     }
     dict_init(&s->tags, &stag_type);
-    dict_init(&s->docs, &sdoc_type);
     ordset_init(&s->times);
     s->ix = bm25_new();
     return s;
-}
-
-static void free_doc(dict_node_t *n, void *ud)
-{
-    xfree(n);
 }
 
 static void free_tag(dict_node_t *n, void *ud)
@@ -131,11 +126,15 @@ static void free_tag(dict_node_t *n, void *ud)
 void search_free(search_t *s)
 {
     if (!s) return;
-    static const dict_type_t doc_free_type = {sdoc_key, free_doc};
     static const dict_type_t tag_free_type = {stag_key, free_tag};
-    s->docs.type = &doc_free_type;
+    /* every sdoc is in `times`; its blob lives on (storage reports a blob before freeing it)
+     * and may meet another catalogue later, so its slot is cleared */
+    for (ordset_node_t *n = ordset_seek(&s->times, NULL, 0); n; n = ordset_next(n)) {
+        sdoc_t *d = ordset_val(n);
+        blob_set_observer(d->obj, NULL);
+        xfree(d);
+    }
     s->tags.type = &tag_free_type;
-    dict_clear(&s->docs, NULL);
     dict_clear(&s->tags, NULL);
     for (int i = 0; i < s->ndb; i++) {
         ordset_deinit(&s->dbs[i]->tags);
@@ -175,7 +174,7 @@ void search_tag_bind(search_t *s, const tag_obj_t *t, int db, const char *name, 
     s->tag_names += len;
     st->nlen = len;
     st->db = d;
-    ordset_insert(&d->tags, name, len, st);
+    ordset_insert(&d->tags, st->name, len, st);
 }
 
 void search_swapdb(search_t *s, int a, int b)
@@ -189,53 +188,54 @@ void search_swapdb(search_t *s, int a, int b)
 
 /* ---- blobs ---- */
 
-static void time_key(const sdoc_t *d, uint8_t key[16])
+static void time_key(long long mtime, uint64_t serial, uint8_t key[16])
 {
-    uint64_t t = (uint64_t)d->mtime ^ (1ull << 63);
+    uint64_t t = (uint64_t)mtime ^ (1ull << 63);
     for (int i = 0; i < 8; i++) {
         key[i] = (uint8_t)(t >> (56 - 8 * i));
-        key[8 + i] = (uint8_t)(d->serial >> (56 - 8 * i));
+        key[8 + i] = (uint8_t)(serial >> (56 - 8 * i));
     }
 }
 
-static long long key_time(const char *key)
+static uint64_t key_u64(const void *at)
 {
-    uint64_t t = 0;
-    for (int i = 0; i < 8; i++) t = t << 8 | (uint8_t)key[i];
-    return (long long)(t ^ (1ull << 63));
+    const uint8_t *p = at;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+static long long key_time(const void *key)
+{
+    return (long long)(key_u64(key) ^ (1ull << 63));
 }
 
 uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
 {
     blob_info_t info;
     blob_get_info(b, &info);
-    sdoc_t *d = sdoc_find(s, b);
-    uint8_t key[16];
+    sdoc_t *d = sdoc_find(b);
     if (!d) {
         stag_t *st = stag_get(s, t);
         size_t nlen;
         const char *name = blob_name(b, &nlen);
         d = xcalloc(1, sizeof(*d));
         d->obj = b;
-        d->node.hash = dict_hash(&b, sizeof(b));
         d->tag = st;
-        d->serial = ++s->serial;
-        d->mtime = info.mtime;
-        dict_insert(&s->docs, &d->node);
+        time_key(info.mtime, ++s->serial, d->tkey);
+        blob_set_observer(b, d);
+        s->ndocs++;
         size_t before = ordset_memory(&st->blobs);
         ordset_insert(&st->blobs, name, nlen, d);
         s->tag_names += ordset_memory(&st->blobs) - before;
-        time_key(d, key);
-        ordset_insert(&s->times, key, 16, d);
-    } else if (d->mtime != info.mtime) {
-        time_key(d, key);
-        ordset_delete(&s->times, key, 16);
-        d->mtime = info.mtime;
-        time_key(d, key);
-        ordset_insert(&s->times, key, 16, d);
+        ordset_insert(&s->times, d->tkey, 16, d);
+    } else if (key_time(d->tkey) != info.mtime) {
+        ordset_delete(&s->times, d->tkey, 16);
+        time_key(info.mtime, key_u64(d->tkey + 8), d->tkey);
+        ordset_insert(&s->times, d->tkey, 16, d);
     }
-    d->gen = ++s->gen;
-    return d->gen;
+    d->gen = (uint32_t)++s->gen;
+    return s->gen;
 }
 
 static void drop_text(search_t *s, sdoc_t *d)
@@ -249,8 +249,8 @@ static void drop_text(search_t *s, sdoc_t *d)
 
 void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *text, size_t len)
 {
-    sdoc_t *d = sdoc_find(s, b);
-    if (!d || d->gen != gen) return;
+    sdoc_t *d = sdoc_find(b);
+    if (!d || d->gen != (uint32_t)gen) return;
     drop_text(s, d);
     if (!text) return;
     d->id = bm25_add(s->ix, text, len, d);
@@ -262,23 +262,22 @@ static void doc_remove(search_t *s, sdoc_t *d)
 {
     size_t nlen;
     const char *name = blob_name(d->obj, &nlen);
-    uint8_t key[16];
     drop_text(s, d);
     size_t before = ordset_memory(&d->tag->blobs);
     void *was = ordset_delete(&d->tag->blobs, name, nlen);
     s->tag_names -= before - ordset_memory(&d->tag->blobs);
     assert(was == d);
-    time_key(d, key);
-    was = ordset_delete(&s->times, key, 16);
+    was = ordset_delete(&s->times, d->tkey, 16);
     assert(was == d);
     (void)was;
-    dict_unlink(&s->docs, &d->obj, sizeof(d->obj), d->node.hash);
+    blob_set_observer(d->obj, NULL);
+    s->ndocs--;
     xfree(d);
 }
 
 void search_blob_deleted(search_t *s, const blob_t *b)
 {
-    sdoc_t *d = sdoc_find(s, b);
+    sdoc_t *d = sdoc_find(b);
     if (d) doc_remove(s, d);
 }
 
@@ -417,9 +416,8 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
 int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long since, long long until,
                        search_cursor_t *cur, uint64_t budget, search_emit_fn *emit, void *ud)
 {
-    sdoc_t probe = {.mtime = since, .serial = 0};
     uint8_t start[16];
-    time_key(&probe, start);
+    time_key(since, 0, start);
     ordset_node_t *n = cur->phase ? resume_at(&s->times, &cur->tag, 1, 1, NULL, 0)
                                   : ordset_seek(&s->times, start, 16);
     sdb_t *d = s->dbs[db];
@@ -522,7 +520,7 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     bm25_get_stats(s->ix, &b);
     memset(out, 0, sizeof(*out));
     out->tags = dict_size(&s->tags);
-    out->blobs = dict_size(&s->docs);
+    out->blobs = s->ndocs;
     out->docs = b.docs;
     out->terms = b.terms;
     out->tokens = b.tokens;
@@ -531,8 +529,7 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     out->bytes = s->bytes;
     out->index_memory = b.memory;
     size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
-                   dict_buckets_bytes(&s->docs) + out->blobs * sizeof(sdoc_t) +
-                   out->tags * sizeof(stag_t);
+                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t);
     for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
     names += s->tag_names;
     out->names_memory = names;

@@ -44,17 +44,21 @@ struct blob {
     double score;
     long long ctime, mtime, atime;
     uint64_t reads, writes;
+    uint64_t tag_id; /* the tag's id, still known after the blob was deleted (wait names) */
+    void *observer;  /* tag_store's observer's own (blob_observer); storage never reads it */
     uint32_t refs;
     uint32_t readers; /* read plans in flight */
-    uint8_t writing;  /* a write plan is in flight */
-    uint8_t moving;   /* a move plan is in flight */
-    uint8_t retarget; /* TPUT set a score: move to its tier once the write is done */
-    uint8_t undone;   /* the last write plan failed and was undone while b was in its tag */
-    uint64_t tag_id;  /* the tag's id, still known after the blob was deleted (wait names) */
-    int8_t home;      /* tier whose heap holds the blob, -1 for none */
     uint32_t heap_idx;
+    int8_t home;          /* tier whose heap holds the blob, -1 for none */
+    uint8_t writing : 1;  /* a write plan is in flight */
+    uint8_t moving : 1;   /* a move plan is in flight */
+    uint8_t retarget : 1; /* TPUT set a score: move to its tier once the write is done */
+    uint8_t undone : 1;   /* the last write plan failed and was undone while b was in its tag */
     char name[];
 };
+/* At most 128 bytes before the name (120 today): a name of up to 31 bytes and its NUL keep
+ * a blob in jemalloc's 160-byte class. */
+_Static_assert(sizeof(blob_t) <= 128, "blob_t grew past 128 bytes");
 
 struct tag_obj {
     obj_t h;
@@ -222,9 +226,11 @@ static extlist_t *extlist_new(uint32_t cap)
     return l;
 }
 
+/* Appends e, growing the list by doubling from one extent: most blobs (every RAM blob
+ * written once) hold a single extent, and a list sized for it is a 48-byte block, not 112. */
 static extlist_t *extlist_push(extlist_t *l, const tier_extent_t *e)
 {
-    if (!l) l = extlist_new(4);
+    if (!l) l = extlist_new(1);
     if (l->n == l->cap) {
         l->cap *= 2;
         l = xrealloc(l, sizeof(*l) + sizeof(tier_extent_t) * l->cap);
@@ -312,6 +318,16 @@ uint64_t tag_len(const tag_obj_t *t)
 blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len)
 {
     return (blob_t *)dict_find(&t->blobs, name, len, dict_hash(name, len));
+}
+
+void *blob_observer(const blob_t *b)
+{
+    return b->observer;
+}
+
+void blob_set_observer(const blob_t *b, void *p)
+{
+    ((blob_t *)b)->observer = p;
 }
 
 const char *blob_name(const blob_t *b, size_t *len)
@@ -505,7 +521,7 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
     tag_plan_t *p = plan_new(PLAN_MOVE, b);
     p->owned = stage;
     p->reuse = xmalloc(sizeof(uint32_t) * 2 * old->n);
-    extlist_t *nl = extlist_new(old->n + 4);
+    extlist_t *nl = extlist_new(old->n);
     int dst_file = tier_kind(tag_store.tiers->t[dst]) == TIER_FILE;
     uint64_t spos = 0;
     for (uint32_t i = 0; i < old->n; i++) {

@@ -76,6 +76,13 @@ uint64_t tag_live(void);
 blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len);
 const char *blob_name(const blob_t *b, size_t *len);
 void blob_get_info(const blob_t *b, blob_info_t *out);
+/* One pointer per blob that belongs to tag_store's observer (the search catalogue keeps its
+ * entry for the blob there, so it needs no table of its own): NULL for a new blob, never read
+ * or changed by storage, not part of the blob's state (hence settable through the const
+ * pointer the observer is handed). The observer clears it when it forgets the blob; it must
+ * forget every blob before the blob is freed (it is told: on_blob_change with deleted). */
+void *blob_observer(const blob_t *b);
+void blob_set_observer(const blob_t *b, void *p);
 /* The blob of t named name with a reference the caller holds (NULL if missing): it stays
  * readable after a TDEL, DEL or FLUSHALL until tag_blob_release (which takes NULL too). */
 blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen);

@@ -1,10 +1,13 @@
 /* tier.c - tier sets: RAM and file tiers, exact accounting, extents and their I/O (see tier.h).
  *
  * RAM tier. An extent is one block from try_malloc of exactly the bytes asked for; `used` is
- * the sum of those lengths. Live blocks are tracked in a dict keyed by their address (node:
- * address and length), so tier_set_close can free what is still allocated and a free of an
- * unknown or mis-sized extent trips an assert. The tracking lives outside the block, so a
- * power-of-two blob stays in its own jemalloc size class.
+ * the sum of those lengths. Live blocks' addresses are kept in a set (ramset_t: open
+ * addressing, linear probing, one 8-byte slot per block at a load of 2/5 to 4/5, rehashed
+ * into a table twice or half the size a few slots per operation, so no operation moves the
+ * whole table), so tier_set_close can free what is still allocated and a free of an unknown
+ * extent, or of one longer than its block, trips an assert. The tracking lives outside the
+ * block, so a power-of-two blob stays in its own jemalloc size class; it costs 8 to 20 bytes a
+ * block where a dict node and its bucket cost 42.
  *
  * File tier. One data file <path>/<name>.data, locked (flock, LOCK_EX | LOCK_NB: a file another
  * process holds is refused, naming that process, and left untouched), then truncated and sized
@@ -381,11 +384,19 @@ static uint64_t blocks_of(uint64_t len)
 
 /* ---- tiers ------------------------------------------------------------------------------ */
 
-typedef struct ram_block {
-    dict_node_t node;
-    char *mem; /* the key: the block's address */
-    uint64_t len;
-} ram_block_t;
+/* A set of block addresses. `cur` is the table; while a resize is under way, `old` is the
+ * previous one, drained RAMSET_STEP slots per operation from `cursor` on. Deleting from `old`
+ * leaves a tombstone (shifting entries there could move one behind the cursor); deleting from
+ * `cur` shifts the entries after it back. Invariants: every live address is in exactly one
+ * table; `n` counts them and `old_live` those still in `old`; tables are powers of two. */
+typedef struct ramset {
+    char **cur, **old;
+    uint64_t cap, old_cap, n, old_live, cursor;
+} ramset_t;
+
+#define RAMSET_MIN 64
+#define RAMSET_STEP 16
+#define RAMSET_TOMB ((char *)1) /* never an allocation's address */
 
 struct tier {
     char *name;
@@ -400,7 +411,7 @@ struct tier {
     tier_stats_t stats;
     _Atomic uint64_t delay_us;
     falloc_t fa; /* TIER_FILE */
-    dict_t ram;  /* TIER_RAM: live blocks */
+    ramset_t ram; /* TIER_RAM: live blocks' addresses */
     /* TIER_FILE while frees are held (tier_set_hold_frees): runs freed but not yet reusable,
      * as (start, nblk) pairs; still counted in used */
     uint64_t *held;
@@ -409,49 +420,136 @@ struct tier {
     int no_reserve; /* TIER_FILE: the file system has no fallocate: nothing is reserved */
 };
 
-static const void *ram_key(const dict_node_t *n, size_t *len)
+static uint64_t ramset_home(const char *p, uint64_t cap)
 {
-    *len = sizeof(char *);
-    return &((const ram_block_t *)n)->mem;
+    uint64_t h = (uint64_t)(uintptr_t)p; /* a 64-bit finaliser (MurmurHash3's fmix64) */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h & (cap - 1);
 }
 
-static void ram_free_node(dict_node_t *n, void *ud)
+static void ramset_put(char **tab, uint64_t cap, char *p)
 {
-    ram_block_t *b = (ram_block_t *)n;
-    xfree(b->mem);
-    xfree(b);
+    uint64_t i = ramset_home(p, cap);
+    while (tab[i]) i = (i + 1) & (cap - 1);
+    tab[i] = p;
 }
 
-static const dict_type_t ram_type = {ram_key, ram_free_node};
-
-static uint32_t ram_hash(char *mem)
+/* The slot of p in tab, or -1. */
+static int64_t ramset_slot(char *const *tab, uint64_t cap, const char *p)
 {
-    return dict_hash(&mem, sizeof(mem));
+    if (!cap) return -1;
+    for (uint64_t i = ramset_home(p, cap); tab[i]; i = (i + 1) & (cap - 1))
+        if (tab[i] == p) return (int64_t)i;
+    return -1;
 }
 
-static void ram_track(tier_t *t, char *mem, uint64_t len)
+/* Moves up to steps slots of `old` into `cur`; frees `old` once drained. */
+static void ramset_step(ramset_t *s, uint64_t steps)
 {
-    ram_block_t *b = xmalloc(sizeof(*b));
-    b->mem = mem;
-    b->len = len;
-    b->node.hash = ram_hash(mem);
-    dict_insert(&t->ram, &b->node);
+    for (; s->old && steps; steps--) {
+        char *p = s->old[s->cursor++];
+        if (p && p != RAMSET_TOMB) {
+            ramset_put(s->cur, s->cap, p);
+            s->old_live--;
+        }
+        if (s->cursor == s->old_cap) {
+            assert(s->old_live == 0);
+            xfree(s->old);
+            s->old = NULL;
+            s->old_cap = s->cursor = 0;
+        }
+    }
 }
 
-static ram_block_t *ram_find(tier_t *t, char *mem)
+/* Starts moving every address into a new table of cap slots (a resize under way ends first). */
+static void ramset_resize(ramset_t *s, uint64_t cap)
 {
-    return (ram_block_t *)dict_find(&t->ram, &mem, sizeof(mem), ram_hash(mem));
+    ramset_step(s, UINT64_MAX);
+    s->old = s->cur;
+    s->old_cap = s->cap;
+    s->old_live = s->n;
+    s->cursor = 0;
+    s->cur = xcalloc(cap, sizeof(char *));
+    s->cap = cap;
+    if (!s->old_cap) { /* nothing to move */
+        xfree(s->old);
+        s->old = NULL;
+    }
 }
 
-/* Records that block b now lives at mem (after a realloc moved it). */
-static void ram_moved(tier_t *t, ram_block_t *b, char *mem)
+static void ramset_add(ramset_t *s, char *p)
 {
-    if (mem == b->mem) return;
-    dict_node_t *n = dict_unlink(&t->ram, &b->mem, sizeof(b->mem), b->node.hash);
-    assert(n == &b->node);
-    b->mem = mem;
-    b->node.hash = ram_hash(mem);
-    dict_insert(&t->ram, &b->node);
+    ramset_step(s, RAMSET_STEP);
+    if ((s->n - s->old_live + 1) * 5 > s->cap * 4)
+        ramset_resize(s, s->cap ? s->cap * 2 : RAMSET_MIN);
+    ramset_put(s->cur, s->cap, p);
+    s->n++;
+}
+
+/* Removes p; returns 0, or -1 when p is not in the set. */
+static int ramset_del(ramset_t *s, const char *p)
+{
+    ramset_step(s, RAMSET_STEP);
+    int64_t at = ramset_slot(s->cur, s->cap, p);
+    if (at < 0) {
+        int64_t o = s->old ? ramset_slot(s->old, s->old_cap, p) : -1;
+        if (o < 0) return -1;
+        s->old[o] = RAMSET_TOMB;
+        s->old_live--;
+        s->n--;
+        return 0;
+    }
+    /* backward-shift deletion: entries after the hole that may sit at it move back */
+    uint64_t mask = s->cap - 1, i = (uint64_t)at, j = i;
+    s->cur[i] = NULL;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!s->cur[j]) break;
+        uint64_t k = ramset_home(s->cur[j], s->cap);
+        if (((j - k) & mask) >= ((j - i) & mask)) { /* k is not cyclically within (i, j] */
+            s->cur[i] = s->cur[j];
+            s->cur[j] = NULL;
+            i = j;
+        }
+    }
+    s->n--;
+    if (!s->old && s->cap > RAMSET_MIN && s->n * 5 < s->cap) ramset_resize(s, s->cap / 2);
+    return 0;
+}
+
+/* Calls fn on every address (neither table changes meanwhile). */
+static void ramset_each(const ramset_t *s, void (*fn)(char *p, void *ud), void *ud)
+{
+    for (uint64_t i = 0; i < s->cap; i++)
+        if (s->cur[i]) fn(s->cur[i], ud);
+    for (uint64_t i = s->cursor; i < s->old_cap; i++)
+        if (s->old[i] && s->old[i] != RAMSET_TOMB) fn(s->old[i], ud);
+}
+
+static void ramset_deinit(ramset_t *s)
+{
+    xfree(s->cur);
+    xfree(s->old);
+    memset(s, 0, sizeof(*s));
+}
+
+static void ram_free_block(char *p, void *ud)
+{
+    xfree(p);
+}
+
+/* Records that a block moved from `from` to `to` (after a realloc). */
+static void ram_moved(tier_t *t, char *from, char *to)
+{
+    if (from == to) return;
+    int rc = ramset_del(&t->ram, from);
+    assert(rc == 0);
+    (void)rc;
+    ramset_add(&t->ram, to);
 }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -478,7 +576,8 @@ static void tier_destroy(tier_t *t)
         falloc_deinit(&t->fa);
         xfree(t->held);
     } else {
-        dict_clear(&t->ram, NULL);
+        ramset_each(&t->ram, ram_free_block, NULL);
+        ramset_deinit(&t->ram);
     }
     xfree(t->name);
     xfree(t->path);
@@ -572,7 +671,6 @@ static int tier_open(tier_t **out, const tier_spec_t *s, double score, char *err
     if (s->kind == TIER_RAM) {
         t->path = xstrdup("");
         t->capacity = s->capacity;
-        dict_init(&t->ram, &ram_type);
         return 0;
     }
     t->path = xstrdup(s->path);
@@ -735,7 +833,7 @@ static int ram_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max
     if (len > SIZE_MAX) return -ENOSPC;
     char *mem = try_malloc((size_t)len);
     if (!mem) return -ENOSPC;
-    ram_track(t, mem, len);
+    ramset_add(&t->ram, mem);
     t->used += len;
     t->mem += alloc_size(mem);
     out[0] = (tier_extent_t){.tier = (uint8_t)i, .len = len, .at.mem = mem};
@@ -772,6 +870,7 @@ int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max
 {
     tier_t *t = tier_at(set, i);
     if (len == 0) return 0;
+    if (len > TIER_EXTENT_MAX) return -ENOSPC;
     return t->kind == TIER_RAM ? ram_alloc(t, i, len, out, max) : file_alloc(t, i, len, out, max);
 }
 
@@ -826,14 +925,12 @@ void tier_free_extent(tier_set_t *set, const tier_extent_t *e)
         release_blocks(t, first_block(t, e), blocks_of(e->len));
         return;
     }
-    dict_node_t *n = dict_unlink(&t->ram, &e->at.mem, sizeof(e->at.mem), ram_hash(e->at.mem));
-    ram_block_t *b = (ram_block_t *)n;
-    assert(b != NULL && b->len == e->len);
-    t->used -= b->len;
-    t->mem -= alloc_size(b->mem);
-    xfree(b->mem);
-    xfree(b);
-    dict_try_shrink(&t->ram);
+    int rc = ramset_del(&t->ram, e->at.mem);
+    assert(rc == 0 && alloc_size(e->at.mem) >= e->len);
+    (void)rc;
+    t->used -= e->len;
+    t->mem -= alloc_size(e->at.mem);
+    xfree(e->at.mem);
 }
 
 void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
@@ -846,22 +943,24 @@ void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
         e->len = new_len;
         return;
     }
-    ram_block_t *b = ram_find(t, e->at.mem);
-    assert(b != NULL && b->len == e->len);
-    size_t before = alloc_size(b->mem);
-    char *mem = try_realloc(b->mem, (size_t)new_len);
-    if (mem) ram_moved(t, b, mem); /* a failed shrink keeps the larger block */
-    t->mem = t->mem - before + alloc_size(b->mem);
+    assert(ramset_slot(t->ram.cur, t->ram.cap, e->at.mem) >= 0 ||
+           ramset_slot(t->ram.old, t->ram.old_cap, e->at.mem) >= 0);
+    size_t before = alloc_size(e->at.mem);
+    char *mem = try_realloc(e->at.mem, (size_t)new_len);
+    if (mem) { /* a failed shrink keeps the larger block */
+        ram_moved(t, e->at.mem, mem);
+        e->at.mem = mem;
+    }
+    t->mem = t->mem - before + alloc_size(e->at.mem);
     t->used -= e->len - new_len;
-    b->len = e->len = new_len;
-    e->at.mem = b->mem;
+    e->len = new_len;
 }
 
 int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
 {
     tier_t *t = tier_at(set, e->tier);
     if (extra == 0) return 0;
-    if (extra > UINT64_MAX - e->len) return -ENOSPC;
+    if (extra > TIER_EXTENT_MAX - e->len) return -ENOSPC;
     uint64_t new_len = e->len + extra;
     if (t->kind == TIER_FILE) {
         uint64_t have = blocks_of(e->len), need = blocks_of(new_len);
@@ -880,15 +979,15 @@ int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
         return 0;
     }
     if (extra > t->capacity - t->used || new_len > SIZE_MAX) return -ENOSPC;
-    ram_block_t *b = ram_find(t, e->at.mem);
-    assert(b != NULL && b->len == e->len);
-    size_t before = alloc_size(b->mem);
-    char *mem = try_realloc(b->mem, (size_t)new_len);
+    assert(ramset_slot(t->ram.cur, t->ram.cap, e->at.mem) >= 0 ||
+           ramset_slot(t->ram.old, t->ram.old_cap, e->at.mem) >= 0);
+    size_t before = alloc_size(e->at.mem);
+    char *mem = try_realloc(e->at.mem, (size_t)new_len);
     if (!mem) return -ENOSPC;
-    ram_moved(t, b, mem);
+    ram_moved(t, e->at.mem, mem);
     t->mem = t->mem - before + alloc_size(mem);
     t->used += extra;
-    b->len = e->len = new_len;
+    e->len = new_len;
     e->at.mem = mem;
     return 0;
 }
@@ -1076,14 +1175,17 @@ static const char *check_file(const tier_t *t)
     return NULL;
 }
 
+static void sum_usable(char *p, void *ud)
+{
+    *(uint64_t *)ud += alloc_size(p);
+}
+
 static const char *check_ram(tier_t *t)
 {
     uint64_t sum = 0;
-    dict_iter_t it;
-    dict_iter_init(&it, &t->ram, 0);
-    for (dict_node_t *n; (n = dict_iter_next(&it));) sum += ((ram_block_t *)n)->len;
-    dict_iter_deinit(&it);
-    if (sum != t->used) return "used differs from the live blocks";
+    ramset_each(&t->ram, sum_usable, &sum);
+    if (sum != t->mem) return "mem differs from the live blocks";
+    if (t->used > t->mem) return "used exceeds the live blocks";
     if (t->used > t->capacity) return "used exceeds capacity";
     return NULL;
 }

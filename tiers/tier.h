@@ -21,15 +21,21 @@ enum tier_kind { TIER_RAM = 0, TIER_FILE = 1 };
 #define TIER_MAX 16
 
 /* One extent: len bytes on tier `tier`. For RAM, mem points at the bytes; for a file tier,
- * off is the byte offset in the tier's data file. */
+ * off is the byte offset in the tier's data file. 16 bytes: a blob's list of one extent is a
+ * 32-byte block. */
 typedef struct tier_extent {
-    uint8_t tier;   /* index in the tier set */
-    uint64_t len;
+    uint64_t tier : 8;
+    uint64_t len : 56; /* at most TIER_EXTENT_MAX */
     union {
         char *mem;    /* TIER_RAM */
         uint64_t off; /* TIER_FILE */
     } at;
 } tier_extent_t;
+_Static_assert(sizeof(tier_extent_t) == 16, "tier_extent_t is 16 bytes");
+
+/* The longest extent (64 PiB - 1): longer allocations and growth fail with -ENOSPC, as they
+ * would for want of memory or disk. */
+#define TIER_EXTENT_MAX ((1ull << 56) - 1)
 
 typedef struct tier_stats {
     uint64_t reads, writes;              /* operations */

@@ -220,19 +220,40 @@ def cte_args(server, transport):
     return ["-db", "cte", "-p", "cte.uri=" + cte_uri(server, transport)]
 
 
+def cte_index(c, prefix=None):
+    """The cte binding's scan index, checked: the bucket names listed in _ycsb:usertable:index,
+    each the first `prefix` bytes of every key of its bucket _ycsb:usertable:index:<name>, and
+    listpacks (small). Returns every key of the buckets in bucket order, which is key order."""
+    layout = c.py("TGET", "usertable", "_ycsb_layout").decode()
+    stored = int(re.search(r", index prefix (\d+)\n$", layout).group(1))
+    assert prefix is None or stored == prefix, layout
+    names = [b.decode() for b in c.py("ZRANGE", "_ycsb:usertable:index", 0, -1)]
+    assert names == sorted(names)
+    listed = []
+    for name in names:
+        members = [k.decode() for k in c.py("ZRANGE", "_ycsb:usertable:index:" + name, 0, -1)]
+        assert all(k[:stored] == name for k in members), (name, members)
+        if members:
+            enc = c.py("OBJECT", "ENCODING", "_ycsb:usertable:index:" + name)
+            assert enc == b"listpack", (name, len(members), enc)
+        listed += members
+    assert listed == sorted(listed)
+    return listed
+
+
 def check_cte_records(server, inserted):
     with server.conn() as c:
         assert c.py("TLEN", "usertable") == inserted + 1  # and the layout blob
-        assert c.py("ZCARD", "_ycsb:usertable:index") == inserted
-        index = [k.decode() for k in c.py("ZRANGE", "_ycsb:usertable:index", 0, -1)]
-        assert index == sorted(index)
+        index = cte_index(c)
+        assert len(index) == inserted
         assert keys() <= set(index)
         for key in ("user6284781860667377211", "user1820151046732198393"):
             blob = c.py("TGET", "usertable", key)
             assert blob[:4] == b"\xffYC\x01", blob[:4]
             assert len(blob) == 1004 and all(32 <= b <= 127 for b in blob[4:]), blob
         layout = c.py("TGET", "usertable", "_ycsb_layout")
-        assert layout == b"cte-ycsb record layout 1: head 4, fieldcount 10, slot 100, header 0\n"
+        assert layout == b"cte-ycsb record layout 2: head 4, fieldcount 10, slot 100, header 0, " \
+            b"index prefix 5\n"  # recordcount 200: buckets "user" and a digit, about 22 keys
         # binary records: the search index leaves them out (it holds the layout blob's text)
         info = c.py("INFO", "search").decode()
         assert re.search(r"^search_documents:1\r?$", info, re.M), info
@@ -286,6 +307,67 @@ def test_cte_binding_updates_in_place_with_variable_field_lengths(cte_server):
     assert rc == 1 and "another layout" in err, err
 
 
+def monitor_lines(server, run):
+    """The MONITOR lines of cte-server while run() runs, as lists of arguments."""
+    import socket
+    mon = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    mon.sendall(b"MONITOR\r\n")
+    buf = b""
+    while b"\r\n" not in buf:
+        buf += mon.recv(65536)
+    assert buf.startswith(b"+OK"), buf
+    buf = buf[buf.index(b"\r\n") + 2:]
+    run()
+    with server.conn() as c:
+        c.py("ECHO", "monitor-end")
+    while b'"monitor-end"' not in buf:
+        buf += mon.recv(65536)
+    mon.close()
+    lines = []
+    for line in buf.decode().split("\r\n"):
+        if line.startswith("+") and "] " in line:
+            lines.append(re.findall(r'"((?:[^"\\]|\\.)*)"', line.split("] ", 1)[1]))
+    return lines
+
+
+@pytest.mark.parametrize("prefix", [5, 7])
+def test_cte_binding_scans_read_the_next_keys_in_order(cte_server, prefix):
+    """Every scan reads exactly the count keys from its start key on, in key order, whether
+    they sit in one bucket or cross many (prefix 7: about one key a bucket, so scans of up to
+    100 keys page through the bucket names 16 at a time)."""
+    args = cte_args(cte_server, "tcp") + ["-p", "cte.indexprefix=%d" % prefix]
+    ycsb("load", "e", args)
+    with cte_server.conn() as c:
+        index = cte_index(c, prefix)
+    assert len(index) == RECORDS
+    scans = []
+
+    def run():
+        ycsb("run", "e", args + ["-p", "scanproportion=1", "-p", "insertproportion=0",
+                                 "-p", "operationcount=40"], threads=1)
+
+    for cmd in monitor_lines(cte_server, run):
+        if cmd[0] == "ZRANGEBYLEX" and cmd[1] == "_ycsb:usertable:index" and cmd[2][0] == "[":
+            scans.append({"start": None, "count": None, "read": []})
+        elif cmd[0] == "ZRANGEBYLEX" and cmd[1].startswith("_ycsb:usertable:index:"):
+            if scans[-1]["start"] is None:  # the first bucket asks for the scan's count
+                scans[-1]["start"], scans[-1]["count"] = cmd[2][1:], int(cmd[6])
+            assert cmd[2][1:] == scans[-1]["start"]
+        elif cmd[0] == "TGET" and scans:
+            scans[-1]["read"].append(cmd[2])
+    assert len(scans) == 40
+    pages = 0
+    for sc in scans:
+        if sc["start"] is None:  # a start past the last bucket: nothing to read
+            assert not sc["read"]
+            continue
+        want = [k for k in index if k >= sc["start"]][:sc["count"]]
+        assert sc["read"] == want, sc
+        pages += len({k[:prefix] for k in sc["read"]}) > 16
+    if prefix == 7:
+        assert pages, "some scan crossed more than 16 buckets"
+
+
 BINDINGS = ["redis>cte-server", "redis>redis-server", "cte>tcp", "cte>shm"]
 
 
@@ -309,7 +391,7 @@ def test_every_workload_with_every_binding(workload, binding, request):
         if db == "redis":
             assert c.py("ZCARD", "_indices") == inserted
         else:
-            assert c.py("ZCARD", "_ycsb:usertable:index") == inserted
+            assert len(cte_index(c)) == inserted
             assert c.py("TLEN", "usertable") == inserted + 1
 
 

@@ -78,6 +78,7 @@ Test(ordset, random_operations_match_a_sorted_reference)
         const char *key = ordset_key(x, &len);
         cr_assert_lt(k, n);
         cr_assert(len == lens[order[k]] && memcmp(key, keys[order[k]], len) == 0);
+        cr_assert_eq(key, keys[order[k]], "the set keeps the caller's key, not a copy");
     }
     cr_assert_eq(k, n);
     cr_assert_eq(ordset_size(&s), (uint64_t)n);

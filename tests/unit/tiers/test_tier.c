@@ -449,6 +449,20 @@ Test(tier_ram, turns_a_failed_malloc_into_enospc)
     tier_set_close(&set);
 }
 
+Test(tier_ram, refuses_an_extent_longer_than_tier_extent_max)
+{
+    tier_set_t set;
+    tier_extent_t a;
+    open_ram(&set, UINT64_MAX);
+    cr_assert_eq(tier_alloc(&set, 0, TIER_EXTENT_MAX + 1, &a, 1), -ENOSPC);
+    cr_assert_eq(tier_used(set.t[0]), 0);
+    cr_assert_eq(tier_alloc(&set, 0, 10, &a, 1), 1);
+    cr_assert_eq(tier_grow_extent(&set, &a, TIER_EXTENT_MAX - 9), -ENOSPC);
+    cr_assert_eq(a.len, 10);
+    tier_free_extent(&set, &a);
+    tier_set_close(&set);
+}
+
 Test(tier_ram, keeps_the_bytes_through_grow_and_shrink)
 {
     tier_set_t set;
@@ -484,6 +498,51 @@ Test(tier_ram, close_frees_the_extents_still_allocated)
     cr_assert_gt(alloc_used_memory(), base + 100000);
     tier_set_close(&set);
     cr_assert_eq(alloc_used_memory(), base);
+}
+
+Test(tier_ram, tracks_blocks_through_growth_shrinking_and_reallocs_in_any_order)
+{
+    /* 20,000 blocks: the address set grows through several resizes (each moved a few slots per
+     * operation), then random frees, grows and shrinks (reallocs that move blocks) run while a
+     * resize is under way, then it shrinks back; every step is checked against the blocks */
+    enum { N = 20000 };
+    static tier_extent_t e[N];
+    size_t base = alloc_used_memory();
+    tier_set_t set;
+    open_ram(&set, 1ull << 40);
+    srand(99);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(tier_alloc(&set, 0, 1 + (uint64_t)(rand() % 300), &e[i], 1), 1);
+        e[i].at.mem[0] = (char)i;
+        if (i % 1000 == 0) CHECK(&set, 0);
+    }
+    CHECK(&set, 0);
+    for (int round = 0; round < 3 * N; round++) {
+        int i = rand() % N;
+        if (!e[i].len) {
+            cr_assert_eq(tier_alloc(&set, 0, 1 + (uint64_t)(rand() % 300), &e[i], 1), 1);
+            e[i].at.mem[0] = (char)i;
+        } else if (round % 3 == 0) {
+            tier_free_extent(&set, &e[i]);
+            e[i].len = 0;
+        } else if (round % 3 == 1) {
+            cr_assert_eq(tier_grow_extent(&set, &e[i], 1 + (uint64_t)(rand() % 5000)), 0);
+            cr_assert_eq(e[i].at.mem[0], (char)i, "the bytes moved with the block");
+        } else if (e[i].len > 1) {
+            tier_shrink_extent(&set, &e[i], e[i].len / 2);
+            cr_assert_eq(e[i].at.mem[0], (char)i);
+        }
+        if (round % 997 == 0) CHECK(&set, 0);
+    }
+    CHECK(&set, 0);
+    for (int i = 0; i < N - 10; i++)
+        if (e[i].len) {
+            tier_free_extent(&set, &e[i]);
+            e[i].len = 0;
+        }
+    CHECK(&set, 0);
+    tier_set_close(&set); /* frees the 10 left */
+    cr_assert_eq(alloc_used_memory(), base, "the blocks and the set are gone");
 }
 
 /* ---- file tiers: accounting and the allocator -------------------------------------------- */
