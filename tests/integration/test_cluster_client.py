@@ -4,10 +4,8 @@ Two 3-node clusters, each created with `redis-cli --cluster create`:
   - redis_cluster: Debian redis-server nodes. Generic routing by slot, -MOVED after a slot
     moved (CLUSTER SETSLOT + MIGRATE), -ASK during a migration, pipelines over every node, and
     the C client's tests (test_integration_cluster_client, run against the same cluster).
-  - cte_cluster: cte-server nodes (cluster-enabled yes). When the server does not start in
-    cluster mode or CLUSTER INFO fails on it, the tests that need it skip, saying why. They
-    check the tag calls through the cluster and that TQUERY/TSEARCH merged over the nodes
-    equal one node holding the same data.
+  - cte_cluster: cte-server nodes (cluster-enabled yes): the tag calls through the cluster,
+    and TQUERY/TSEARCH merged over the nodes equal to one node holding the same data.
 """
 import os
 import random
@@ -20,7 +18,7 @@ import time
 import pytest
 
 from conftest import (CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT, SANITIZE, NeedMore,
-                      RespConn, Server, ServerStartError, free_port, parse_reply, start_cte)
+                      RespConn, Server, free_port, parse_reply, start_cte)
 
 BUILD = os.path.dirname(os.path.abspath(CTE_SERVER))
 C_TEST = os.environ.get("CTE_CLUSTER_C_TEST") or \
@@ -109,28 +107,12 @@ def redis_cluster():
 
 @pytest.fixture(scope="module")
 def cte_cluster():
-    """3 cte-server nodes in a cluster, or a skip that says why not."""
+    """3 cte-server nodes in a cluster made by redis-cli --cluster create."""
     if CTE_KIND != "cte":
         pytest.skip("CTE_KIND is not cte")
+    nodes = _start_nodes("cte", CTE_SERVER)
     try:
-        nodes = _start_nodes("cte", CTE_SERVER)
-    except ServerStartError as e:
-        pytest.skip("cte-server does not start in cluster mode yet: %s" % str(e)[:300])
-    try:
-        try:
-            _call(nodes[0].port, "CLUSTER", "INFO")
-        except RuntimeError as e:
-            pytest.skip("cte-server has no cluster mode yet (CLUSTER INFO: %s)" % e)
-        try:
-            socket.create_connection(("127.0.0.1", nodes[0].bus_port), timeout=2).close()
-        except OSError as e:
-            pytest.skip("cte-server has no cluster bus listening yet (port %d: %s)" %
-                        (nodes[0].bus_port, e))
-        try:
-            _create(nodes, timeout=20)
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
-            pytest.skip("cte-server nodes do not form a cluster with redis-cli --cluster "
-                        "create yet: %s" % str(e)[:500])
+        _create(nodes, timeout=60)
         yield nodes
     finally:
         for s in nodes:
@@ -452,15 +434,9 @@ def test_one_node_cte_cluster_serves_tags_and_merged_queries():
     queries (the window path asks TINFO) and pipelines give what a Client gives."""
     if CTE_KIND != "cte":
         pytest.skip("CTE_KIND is not cte")
+    node = _start_nodes("cte", CTE_SERVER, n=1)[0]
     try:
-        node = _start_nodes("cte", CTE_SERVER, n=1)[0]
-    except ServerStartError as e:
-        pytest.skip("cte-server does not start in cluster mode yet: %s" % str(e)[:300])
-    try:
-        try:
-            _call(node.port, "CLUSTER", "ADDSLOTSRANGE", 0, 16383)
-        except RuntimeError as e:
-            pytest.skip("cte-server has no CLUSTER ADDSLOTSRANGE yet: %s" % e)
+        _call(node.port, "CLUSTER", "ADDSLOTSRANGE", 0, 16383)
         addr = "tcp://127.0.0.1:%d" % node.port
         with cte.Cluster(addr) as cl, cte.Client(addr) as one:
             assert cl.primaries() == [("127.0.0.1", node.port)]

@@ -1,8 +1,7 @@
 """The cluster tooling end to end: tools/cluster (start, status, kill -9, restart, stop) and
 cte-ycsb's redis binding with redis.cluster=true (slot routing, MOVED/ASK during a
 `redis-cli --cluster reshard`), against 3-node clusters of Debian's redis-server and of
-cte-server. The cte-server runs are skipped, with the reason, while cte-server does not answer
-CLUSTER INFO in cluster mode. cte-ycsb is found beside CTE_SERVER (build/ycsb/cte-ycsb) unless
+cte-server. cte-ycsb is found beside CTE_SERVER (build/ycsb/cte-ycsb) unless
 CTE_YCSB names it."""
 import os
 import re
@@ -13,8 +12,7 @@ import time
 import pytest
 import redis
 
-from conftest import CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT, ServerStartError, \
-    start_cte
+from conftest import CTE_KIND, CTE_SERVER, REDIS_CLI, REDIS_SERVER, ROOT
 
 TOOL = str(ROOT / "tools" / "cluster")
 YCSB = os.environ.get("CTE_YCSB") or os.path.join(os.path.dirname(os.path.abspath(CTE_SERVER)),
@@ -33,35 +31,9 @@ def tool(*args, check=True, timeout=90):
     return p
 
 
-def cte_cluster_skip_reason():
-    """None when cte-server answers CLUSTER INFO with cluster-enabled yes, else why not."""
-    if CTE_KIND != "cte":
-        return None
-    try:
-        s = start_cte(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"])
-    except ServerStartError as e:
-        return "cte-server does not start with cluster-enabled yes: %s" % str(e)[:300]
-    try:
-        r = redis.Redis(port=s.port, socket_timeout=5).execute_command("CLUSTER", "INFO")
-        if b"cluster_state:" not in r:
-            return "cte-server's CLUSTER INFO has no cluster_state: %r" % r[:200]
-        return None
-    except redis.ResponseError as e:
-        return "cte-server answers CLUSTER INFO with: %s" % e
-    finally:
-        s.stop(check=False)
-
-
-_CTE_SKIP = {}
-
-
 def server_args(kind):
     if kind == "redis":
         return ["--server", "redis", "--bin", REDIS_SERVER, "--aof"]
-    if "reason" not in _CTE_SKIP:
-        _CTE_SKIP["reason"] = cte_cluster_skip_reason()
-    if _CTE_SKIP["reason"]:
-        pytest.skip(_CTE_SKIP["reason"])
     return ["--server", CTE_KIND, "--bin", CTE_SERVER]
 
 
@@ -102,14 +74,6 @@ def cluster(request, tmp_path_factory):
     assert len(addrs) == 3 and all(re.fullmatch(r"127\.0\.0\.1:\d+", a) for a in addrs), p.stdout
     yield Cluster(kind, d, addrs)
     tool("stop", "--dir", d, "--clean", check=False)
-
-
-def skip_without_migrate(cluster):
-    """redis-cli --cluster reshard moves keys with MIGRATE: skip while the server lacks it."""
-    with pytest.raises(redis.ResponseError) as e:
-        cluster.client(0).execute_command("MIGRATE")  # wrong arity, or unknown
-    if "unknown command" in str(e.value):
-        pytest.skip("%s-server has no MIGRATE yet (reshards move keys with it)" % cluster.kind)
 
 
 def ycsb(phase, port, *props, threads=2, timeout=120, extra=()):
@@ -165,7 +129,6 @@ def test_ycsb_cluster_load_and_run_have_no_failure(cluster):
 
 @pytest.mark.skipif(not os.path.exists(YCSB), reason="no cte-ycsb at %s" % YCSB)
 def test_ycsb_run_during_a_reshard_loses_nothing(cluster):
-    skip_without_migrate(cluster)
     for i in range(3):
         cluster.client(i).flushall()
     assert_all_ok(ycsb("load", cluster.ports[0]), RECORDS)
@@ -200,7 +163,6 @@ def test_ycsb_follows_ask_during_a_migration_and_moved_after_it(cluster):
     """One slot migrated by hand (SETSLOT IMPORTING/MIGRATING, MIGRATE KEYS): every read of
     its keys gets -ASK from the old owner and must succeed on the new one after ASKING; once
     the slot is assigned (SETSLOT NODE), the old owner answers -MOVED."""
-    skip_without_migrate(cluster)
     for i in range(3):
         cluster.client(i).flushall()
     assert_all_ok(ycsb("load", cluster.ports[0], "dataintegrity=true"), RECORDS)
