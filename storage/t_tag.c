@@ -339,8 +339,13 @@ const char *blob_name(const blob_t *b, size_t *len)
 blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen)
 {
     blob_t *b = tag_blob(t, name, nlen);
-    if (b) b->refs++;
+    if (b) blob_hold(b);
     return b;
+}
+
+void blob_hold(blob_t *b)
+{
+    b->refs++;
 }
 
 void tag_blob_release(blob_t *b)

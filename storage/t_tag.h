@@ -86,6 +86,9 @@ void blob_set_observer(const blob_t *b, void *p);
 /* The blob of t named name with a reference the caller holds (NULL if missing): it stays
  * readable after a TDEL, DEL or FLUSHALL until tag_blob_release (which takes NULL too). */
 blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen);
+/* The same for a blob the caller has: b stays readable (its observer slot included) until
+ * tag_blob_release, also when a plan on it ends and it was deleted meanwhile. */
+void blob_hold(blob_t *b);
 void tag_blob_release(blob_t *b);
 /* 1 if b's last write plan failed and tag_plan_finish undid it while b was still a blob of
  * its tag; 0 if it did not fail, or b had been deleted meanwhile (nothing was undone). */

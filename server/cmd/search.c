@@ -61,7 +61,7 @@ static size_t scratch_cap;
 /* ---- feeding the catalogue ---- */
 
 typedef struct text_read {
-    const blob_t *blob; /* identity only: never dereferenced after the plan */
+    blob_t *blob; /* held (blob_hold) until the read is indexed: it may be deleted meanwhile */
     uint64_t gen, len;
     int truncated;
     char *buf;
@@ -88,6 +88,7 @@ static void read_done(void *ud, int status)
         else
             search_blob_text(cat, r->blob, r->gen, NULL, 0);
     }
+    tag_blob_release(r->blob);
     xfree(r->buf);
     xfree(r);
     if (--reads_inflight == 0) searchcmd_on_writes_settled();
@@ -142,6 +143,7 @@ static void index_contents(blob_t *b, uint64_t gen)
     if (rc == ST_PENDING) {
         text_read_t *r = xmalloc(sizeof(*r));
         *r = (text_read_t){b, gen, n, info.size > n, buf};
+        blob_hold(b);
         reads_inflight++;
         executor_run(plan, 0, read_done, r);
         return;
