@@ -9,6 +9,7 @@
 #include "common/glob.h"
 #include "common/util.h"
 #include "server/clientmap.h"
+#include "server/cluster/cluster.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -251,7 +252,10 @@ long long pubsub_publish(const char *channel, size_t clen, const char *msg, size
 
 static void publish_cmd(client_t *c)
 {
-    reply_int(c, pubsub_publish(c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len));
+    const resp_arg_t *ch = &c->argv[1], *msg = &c->argv[2];
+    reply_int(c, pubsub_publish(ch->ptr, ch->len, msg->ptr, msg->len));
+    /* the reply counts this node's receivers only, as Redis's */
+    if (cluster) cluster_bus_publish(ch->ptr, ch->len, msg->ptr, msg->len);
 }
 
 struct chan_ctx {

@@ -1,4 +1,4 @@
-/* server/cluster/bus.c - the cluster bus: links, MEET/PING/PONG gossip, FAIL, UPDATE.
+/* server/cluster/bus.c - the cluster bus: links, MEET/PING/PONG gossip, FAIL, UPDATE, PUBLISH.
  *
  * Behaves as Redis Cluster 7.0's bus (cluster.c: clusterProcessPacket, clusterCron,
  * clusterSendPing) on our own wire format (bus_msg.h, docs/cluster-bus.md):
@@ -17,6 +17,8 @@
  *   - slot claims are applied by config epoch (cluster_apply_slots); a sender that claims slots
  *     we know a newer owner of gets an UPDATE; equal config epochs of two masters are resolved
  *     by cluster_handle_epoch_collision; current epochs propagate as a maximum.
+ *   - a PUBLISH goes to every node (clusterPropagatePublish), which delivers it to its own
+ *     subscribers only (pubsub_publish) and sends it nowhere else.
  * One departure from Redis: a node that this node newly flags PFAIL is told to every other
  * node at once (a PING each), so failure reports meet the quorum within about node-timeout
  * instead of waiting for the next periodic ping.
@@ -34,6 +36,7 @@
 #include "common/util.h"
 #include "server/cluster/bus_msg.h"
 #include "server/cluster/cluster.h"
+#include "server/pubsub.h"
 #include "server/reply.h"
 #include "server/server.h"
 
@@ -647,6 +650,15 @@ static void process_update(cluster_node_t *sender, const bus_msg_t *m)
     cluster_apply_slots(n, m->about_config_epoch, m->about_slots);
 }
 
+/* A PUBLISH from a known node: its channel's and patterns' subscribers here get it (Redis's
+ * pubsubPublishMessage on a PUBLISH packet); it goes no further. */
+static void process_publish(cluster_node_t *sender, const bus_msg_t *m)
+{
+    if (!sender) return;
+    pubsub_publish((const char *)m->channel, m->channel_len, (const char *)m->message,
+                   m->message_len);
+}
+
 /* One whole, decoded message from l. */
 static void process(cluster_link_t *l, const bus_msg_t *m)
 {
@@ -711,6 +723,9 @@ static void process(cluster_link_t *l, const bus_msg_t *m)
         break;
     case BUS_UPDATE:
         process_update(sender, m);
+        break;
+    case BUS_PUBLISH:
+        process_publish(sender, m);
         break;
     }
 }
@@ -1069,6 +1084,29 @@ void cluster_bus_broadcast_pong(void)
     if (started) broadcast_ping(BUS_PONG);
 }
 
+void cluster_bus_publish(const char *channel, size_t clen, const char *msg, size_t mlen)
+{
+    if (!started) return;
+    if (clen + mlen > BUS_PUBLISH_DATA_MAX) {
+        static long long last_ms;
+        long long now = time_ms();
+        if (now - last_ms >= 1000) {
+            log_warning("Cluster bus: a PUBLISH of %zu bytes (channel and message) is past the "
+                        "bus's %d: delivered on this node only",
+                        clen + mlen, BUS_PUBLISH_DATA_MAX);
+            last_ms = now;
+        }
+        return;
+    }
+    bus_msg_t m = {0};
+    build_hdr(&m.hdr, BUS_PUBLISH);
+    m.channel = (const uint8_t *)channel;
+    m.channel_len = (uint32_t)clen;
+    m.message = (const uint8_t *)msg;
+    m.message_len = (uint32_t)mlen;
+    broadcast(&m);
+}
+
 static void link_reply(client_t *c, const cluster_link_t *l)
 {
     reply_map(c, 6);
@@ -1101,5 +1139,5 @@ void cluster_bus_links_reply(client_t *c)
 
 const char *cluster_bus_msg_name(int t)
 {
-    return t >= BUS_MEET && t <= BUS_UPDATE ? bus_msg_type_name(t) : NULL;
+    return t >= BUS_MEET && t <= BUS_TYPE_LAST ? bus_msg_type_name(t) : NULL;
 }

@@ -26,7 +26,8 @@
  *
  * Gossip entry (BUS_GOSSIP_LEN = 104 bytes): id 40, ping_sent 4, pong_received 4, ip 46,
  * port 2, bus port 2, flags 2, reserved 4 (0). FAIL body: the failing node's id (40).
- * UPDATE body: id 40, config epoch 8, slot bitmap 2048.
+ * UPDATE body: id 40, config epoch 8, slot bitmap 2048. PUBLISH body: channel length 4,
+ * message length 4, the channel's bytes, the message's bytes (lengths exact).
  *
  * Pure functions; any thread. */
 #include "server/cluster/bus_msg.h"
@@ -172,6 +173,7 @@ static int body_len_ok(int type, uint32_t len)
 {
     if (type == BUS_FAIL) return len == BUS_HDR_LEN + BUS_FAIL_LEN;
     if (type == BUS_UPDATE) return len == BUS_HDR_LEN + BUS_UPDATE_LEN;
+    if (type == BUS_PUBLISH) return len >= BUS_HDR_LEN + BUS_PUBLISH_MIN;
     return (len - BUS_HDR_LEN) % BUS_GOSSIP_LEN == 0;
 }
 
@@ -182,7 +184,7 @@ int bus_msg_peek(const uint8_t *p, size_t n, uint32_t *len)
     if (n >= OFF_TYPE && get16(p + OFF_VERSION) != BUS_VERSION) return BUS_EVERSION;
     if (n >= OFF_LEN) {
         uint16_t t = get16(p + OFF_TYPE);
-        if (t < BUS_MEET || t > BUS_UPDATE) return BUS_ETYPE;
+        if (t < BUS_MEET || t > BUS_TYPE_LAST) return BUS_ETYPE;
     }
     if (n < BUS_PREFIX_LEN) return ST_PENDING;
     uint32_t l = get32(p + OFF_LEN);
@@ -249,6 +251,8 @@ int bus_msg_decode(const uint8_t *p, size_t n, bus_msg_t *m)
     m->gossip_wire = NULL;
     m->about[0] = '\0';
     m->about_config_epoch = 0;
+    m->channel = m->message = NULL;
+    m->channel_len = m->message_len = 0;
     const uint8_t *body = p + BUS_HDR_LEN;
     switch (m->hdr.type) {
     case BUS_MEET:
@@ -270,6 +274,17 @@ int bus_msg_decode(const uint8_t *p, size_t n, bus_msg_t *m)
         m->about_config_epoch = get64(body + BUS_ID_LEN);
         memcpy(m->about_slots, body + BUS_ID_LEN + 8, BUS_SLOT_BYTES);
         return 0;
+    case BUS_PUBLISH: {
+        if (m->count) return BUS_ELENGTH;
+        size_t data = n - BUS_HDR_LEN - BUS_PUBLISH_MIN; /* peek checked n >= that */
+        uint32_t clen = get32(body), mlen = get32(body + 4);
+        if (clen > data || mlen != data - clen) return BUS_ELENGTH;
+        m->channel_len = clen;
+        m->message_len = mlen;
+        m->channel = body + BUS_PUBLISH_MIN;
+        m->message = m->channel + clen;
+        return 0;
+    }
     }
     return BUS_ETYPE; /* bus_msg_peek checked the type: not reached */
 }
@@ -300,6 +315,8 @@ static size_t body_len(const bus_msg_t *m)
         return BUS_FAIL_LEN;
     case BUS_UPDATE:
         return BUS_UPDATE_LEN;
+    case BUS_PUBLISH:
+        return BUS_PUBLISH_MIN + (size_t)m->channel_len + m->message_len;
     default:
         return (size_t)m->count * BUS_GOSSIP_LEN;
     }
@@ -308,7 +325,9 @@ static size_t body_len(const bus_msg_t *m)
 size_t bus_msg_encode(const bus_msg_t *m, buf_t *out)
 {
     const bus_hdr_t *h = &m->hdr;
-    assert(h->type >= BUS_MEET && h->type <= BUS_UPDATE && m->count <= BUS_GOSSIP_MAX);
+    assert(h->type >= BUS_MEET && h->type <= BUS_TYPE_LAST && m->count <= BUS_GOSSIP_MAX);
+    assert(h->type != BUS_PUBLISH ||
+           (size_t)m->channel_len + m->message_len <= BUS_PUBLISH_DATA_MAX);
     assert(bus_msg_valid_id(h->sender) && valid_role(h->flags));
     size_t len = BUS_HDR_LEN + body_len(m);
     buf_reserve(out, len);
@@ -338,6 +357,13 @@ size_t bus_msg_encode(const bus_msg_t *m, buf_t *out)
         put64(body + BUS_ID_LEN, m->about_config_epoch);
         memcpy(body + BUS_ID_LEN + 8, m->about_slots, BUS_SLOT_BYTES);
     }
+    if (h->type == BUS_PUBLISH) {
+        put32(body, m->channel_len);
+        put32(body + 4, m->message_len);
+        if (m->channel_len) memcpy(body + BUS_PUBLISH_MIN, m->channel, m->channel_len);
+        if (m->message_len)
+            memcpy(body + BUS_PUBLISH_MIN + m->channel_len, m->message, m->message_len);
+    }
     for (int i = 0; h->type <= BUS_PONG && i < m->count; i++)
         encode_gossip(body + (size_t)i * BUS_GOSSIP_LEN, &m->gossip[i]);
     out->len += len;
@@ -359,7 +385,7 @@ const char *bus_msg_strerror(int err)
 
 const char *bus_msg_type_name(int type)
 {
-    static const char *const names[BUS_TYPE_COUNT] = {NULL,   "meet", "ping",
-                                                      "pong", "fail", "update"};
+    static const char *const names[BUS_TYPE_COUNT] = {NULL,   "meet",   "ping",   "pong",
+                                                      "fail", "update", "publish"};
     return type > 0 && type < BUS_TYPE_COUNT ? names[type] : "unknown";
 }

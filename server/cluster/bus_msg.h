@@ -2,8 +2,9 @@
  *
  * The format is ours (docs/cluster-bus.md draws it byte by byte): a fixed header of
  * BUS_HDR_LEN bytes (magic, version, type, total length, the sender's id, epochs, ports,
- * address, hostname, flags and slot bitmap) and a body whose size the type fixes (FAIL, UPDATE) or
- * the header's count of gossip entries fixes (MEET, PING, PONG). Integers are big-endian.
+ * address, hostname, flags and slot bitmap) and a body whose size the type fixes (FAIL, UPDATE),
+ * the header's count of gossip entries fixes (MEET, PING, PONG), or two length fields fix
+ * (PUBLISH: a channel and a message). Integers are big-endian.
  *
  * Decoding is a pure function of the bytes: nothing is allocated, every field is checked, and
  * the total length is bounded by BUS_MSG_MAX before a reader keeps more than a header's worth
@@ -28,12 +29,23 @@
 #define BUS_GOSSIP_LEN 104
 #define BUS_FAIL_LEN BUS_ID_LEN
 #define BUS_UPDATE_LEN (BUS_ID_LEN + 8 + BUS_SLOT_BYTES)
+#define BUS_PUBLISH_MIN 8 /* PUBLISH body: channel length 4, message length 4, then the bytes */
 /* The longest message accepted: a PING with about 2,500 gossip entries. */
 #define BUS_MSG_MAX (256 * 1024)
 #define BUS_GOSSIP_MAX ((BUS_MSG_MAX - BUS_HDR_LEN) / BUS_GOSSIP_LEN)
+/* The most bytes of channel plus message one PUBLISH carries. */
+#define BUS_PUBLISH_DATA_MAX (BUS_MSG_MAX - BUS_HDR_LEN - BUS_PUBLISH_MIN)
 
-enum bus_type { BUS_MEET = 1, BUS_PING = 2, BUS_PONG = 3, BUS_FAIL = 4, BUS_UPDATE = 5 };
-#define BUS_TYPE_COUNT 6 /* counter arrays are indexed by type; 0 is unused */
+enum bus_type {
+    BUS_MEET = 1,
+    BUS_PING = 2,
+    BUS_PONG = 3,
+    BUS_FAIL = 4,
+    BUS_UPDATE = 5,
+    BUS_PUBLISH = 6,
+};
+#define BUS_TYPE_LAST BUS_PUBLISH
+#define BUS_TYPE_COUNT 7 /* counter arrays are indexed by type; 0 is unused */
 
 /* Node flags on the wire (the header's sender flags and each gossip entry's). */
 enum bus_flag {
@@ -92,6 +104,9 @@ typedef struct bus_msg {
     char about[BUS_ID_LEN + 1];  /* FAIL, UPDATE: the node the message is about */
     uint64_t about_config_epoch; /* UPDATE: its config epoch */
     uint8_t about_slots[BUS_SLOT_BYTES]; /* UPDATE: its slots */
+    /* PUBLISH: the channel and the message; decoding points them into the caller's bytes */
+    const uint8_t *channel, *message;
+    uint32_t channel_len, message_len;
 } bus_msg_t;
 
 /* Looks at the first n bytes of a message. Returns 0 with *len set to the total length
@@ -108,12 +123,13 @@ int bus_msg_decode(const uint8_t *p, size_t n, bus_msg_t *m);
 void bus_msg_gossip(const bus_msg_t *m, int i, bus_gossip_t *g);
 
 /* Appends the encoding of m to out; returns the bytes appended. m must be valid (the fields
- * the decoder checks are asserted) and count at most BUS_GOSSIP_MAX. */
+ * the decoder checks are asserted), count at most BUS_GOSSIP_MAX, and a PUBLISH's channel_len
+ * + message_len at most BUS_PUBLISH_DATA_MAX. */
 size_t bus_msg_encode(const bus_msg_t *m, buf_t *out);
 
 /* Text for a BUS_E* code (or any other status). */
 const char *bus_msg_strerror(int err);
-/* "meet", "ping", "pong", "fail", "update"; "unknown" for anything else. */
+/* "meet", "ping", "pong", "fail", "update", "publish"; "unknown" for anything else. */
 const char *bus_msg_type_name(int type);
 /* 1 if the NUL-terminated s fits the address field: shorter than BUS_IP_LEN, only hex
  * digits, '.' and ':'. */

@@ -301,6 +301,11 @@ void cluster_bus_node_freed(cluster_node_t *n);
 /* Tells every node of a change of myself's slots or epoch now (a PONG to all), as Redis does
  * after CLUSTER SETSLOT NODE / BUMPEPOCH. */
 void cluster_bus_broadcast_pong(void);
+/* After a PUBLISH delivered here: sends it to every other node (Redis's
+ * clusterPropagatePublish), each of which delivers it to its own subscribers only. A channel
+ * and message of more than BUS_PUBLISH_DATA_MAX bytes together stay on this node (a warning
+ * is logged). */
+void cluster_bus_publish(const char *channel, size_t clen, const char *msg, size_t mlen);
 /* Replies CLUSTER LINKS (Redis 7.0's array of maps). */
 void cluster_bus_links_reply(client_t *c);
 /* The name of message type t (< CLUSTER_MSG_TYPES) for the stats lines, or NULL if unused. */

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int drc = bus_msg_decode(copy, n, &m);
     CHECK(drc == 0 || is_bus_err(drc));
     if (drc == 0) {
-        CHECK(m.hdr.type >= BUS_MEET && m.hdr.type <= BUS_UPDATE);
+        CHECK(m.hdr.type >= BUS_MEET && m.hdr.type <= BUS_TYPE_LAST);
         bus_gossip_t *g = m.count ? malloc(sizeof(*g) * m.count) : NULL;
         for (int i = 0; i < m.count; i++) bus_msg_gossip(&m, i, &g[i]);
         m.gossip = g;

@@ -211,7 +211,7 @@ Test(bus_msg, another_version_or_type_is_refused)
     p[5] = BUS_VERSION;
     p[7] = 0;
     cr_assert_eq(bus_msg_decode(p, b.len, &d), BUS_ETYPE);
-    p[7] = 6;
+    p[7] = BUS_TYPE_LAST + 1;
     cr_assert_eq(bus_msg_decode(p, b.len, &d), BUS_ETYPE);
     p[7] = BUS_PING;
     cr_assert_eq(bus_msg_decode(p, b.len, &d), 0);
@@ -313,6 +313,126 @@ Test(bus_msg, the_largest_ping_fits_the_bound)
 Test(bus_msg, names_and_errors_have_text)
 {
     cr_assert_str_eq(bus_msg_type_name(BUS_UPDATE), "update");
+    cr_assert_str_eq(bus_msg_type_name(BUS_PUBLISH), "publish");
     cr_assert_str_eq(bus_msg_type_name(77), "unknown");
     cr_assert_str_eq(bus_msg_strerror(BUS_EVERSION), "unsupported version");
+}
+
+/* ---- PUBLISH ---- */
+
+/* Encodes a PUBLISH of channel and message (clen, mlen bytes) into b (initialized here). */
+static void sample_publish(buf_t *b, const char *ch, uint32_t clen, const char *msg, uint32_t mlen)
+{
+    bus_msg_t m = {0};
+    sample_hdr(&m.hdr, BUS_PUBLISH);
+    m.channel = (const uint8_t *)ch;
+    m.channel_len = clen;
+    m.message = (const uint8_t *)msg;
+    m.message_len = mlen;
+    buf_init(b);
+    cr_assert_eq(bus_msg_encode(&m, b), BUS_HDR_LEN + BUS_PUBLISH_MIN + clen + mlen);
+}
+
+Test(bus_msg, publish_round_trips_binary_channel_and_message)
+{
+    buf_t b;
+    sample_publish(&b, "news\0x", 6, "hello\r\n\0world", 14);
+    const uint8_t *body = (const uint8_t *)b.data + BUS_HDR_LEN;
+    cr_assert_eq(body[3], 6); /* the channel length, big-endian */
+    cr_assert_eq(body[7], 14);
+    bus_msg_t d;
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), 0);
+    bus_hdr_t want;
+    sample_hdr(&want, BUS_PUBLISH);
+    assert_hdr_eq(&d.hdr, &want);
+    cr_assert_eq(d.count, 0);
+    cr_assert_eq(d.channel_len, 6);
+    cr_assert_eq(memcmp(d.channel, "news\0x", 6), 0);
+    cr_assert_eq(d.message_len, 14);
+    cr_assert_eq(memcmp(d.message, "hello\r\n\0world", 14), 0);
+    cr_assert(d.channel >= (const uint8_t *)b.data && d.message + 14 == (uint8_t *)b.data + b.len);
+    buf_deinit(&b);
+
+    /* empty channel and message: the smallest PUBLISH */
+    sample_publish(&b, NULL, 0, NULL, 0);
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), 0);
+    cr_assert_eq(d.channel_len + d.message_len, 0);
+    buf_deinit(&b);
+}
+
+Test(bus_msg, the_largest_publish_fits_the_bound)
+{
+    char *big = malloc(BUS_PUBLISH_DATA_MAX);
+    memset(big, 'm', BUS_PUBLISH_DATA_MAX);
+    buf_t b;
+    sample_publish(&b, big, 3, big, BUS_PUBLISH_DATA_MAX - 3);
+    cr_assert_eq(b.len, BUS_MSG_MAX);
+    uint32_t len;
+    cr_assert_eq(bus_msg_peek((uint8_t *)b.data, BUS_PREFIX_LEN, &len), 0);
+    bus_msg_t d;
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), 0);
+    cr_assert_eq(d.message_len, BUS_PUBLISH_DATA_MAX - 3);
+    /* one byte more is refused from the prefix */
+    put32be((uint8_t *)b.data + 8, BUS_MSG_MAX + 1);
+    cr_assert_eq(bus_msg_peek((uint8_t *)b.data, BUS_PREFIX_LEN, &len), BUS_ELENGTH);
+    buf_deinit(&b);
+    free(big);
+}
+
+Test(bus_msg, every_publish_truncation_is_refused)
+{
+    buf_t b;
+    sample_publish(&b, "chan", 4, "message", 7);
+    for (size_t n = 0; n < b.len; n++) {
+        uint8_t *p = malloc(n ? n : 1);
+        memcpy(p, b.data, n);
+        uint32_t len = 0;
+        int rc = bus_msg_peek(p, n, &len);
+        if (n < BUS_PREFIX_LEN)
+            cr_assert_eq(rc, ST_PENDING, "n=%zu rc=%d", n, rc);
+        else
+            cr_assert(rc == 0 && len == b.len, "n=%zu", n);
+        bus_msg_t d;
+        cr_assert_eq(bus_msg_decode(p, n, &d), BUS_ELENGTH, "n=%zu", n);
+        free(p);
+    }
+    /* a total length that cuts the body short of its two length fields */
+    uint32_t len;
+    put32be((uint8_t *)b.data + 8, BUS_HDR_LEN + BUS_PUBLISH_MIN - 1);
+    cr_assert_eq(bus_msg_peek((uint8_t *)b.data, BUS_PREFIX_LEN, &len), BUS_ELENGTH);
+    buf_deinit(&b);
+}
+
+/* Sets the channel and message length fields of a PUBLISH and expects decode to answer rc. */
+static void expect_publish_lengths(uint32_t clen, uint32_t mlen, int rc)
+{
+    buf_t b;
+    sample_publish(&b, "chan", 4, "message", 7); /* 11 bytes of data */
+    uint8_t *body = (uint8_t *)b.data + BUS_HDR_LEN;
+    put32be(body, clen);
+    put32be(body + 4, mlen);
+    bus_msg_t d;
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), rc, "clen %u mlen %u", clen, mlen);
+    if (rc == 0) cr_assert(d.channel_len == clen && d.message_len == mlen);
+    buf_deinit(&b);
+}
+
+Test(bus_msg, publish_lengths_must_add_up_exactly)
+{
+    expect_publish_lengths(4, 7, 0);
+    expect_publish_lengths(11, 0, 0); /* another split of the same bytes is still a message */
+    expect_publish_lengths(0, 11, 0);
+    expect_publish_lengths(4, 6, BUS_ELENGTH);  /* a byte left over */
+    expect_publish_lengths(4, 8, BUS_ELENGTH);  /* a byte short */
+    expect_publish_lengths(12, 0, BUS_ELENGTH); /* the channel alone is longer than the body */
+    expect_publish_lengths(0xffffffffu, 12, BUS_ELENGTH); /* would wrap around in 32 bits */
+    expect_publish_lengths(5, 0xffffffffu, BUS_ELENGTH);
+    expect_publish_lengths(BUS_MSG_MAX, BUS_MSG_MAX, BUS_ELENGTH);
+    /* a PUBLISH has no gossip count */
+    buf_t b;
+    sample_publish(&b, "chan", 4, "message", 7);
+    b.data[13] = 1;
+    bus_msg_t d;
+    cr_assert_eq(bus_msg_decode((uint8_t *)b.data, b.len, &d), BUS_ELENGTH);
+    buf_deinit(&b);
 }
