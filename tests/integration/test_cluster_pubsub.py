@@ -68,6 +68,13 @@ def test_publish_reaches_channel_and_pattern_subscribers_on_other_nodes_once(nod
         assert n1.redis().publish("news", "from one") == 1
         assert [m["data"] for m in messages(s1)] == [b"from one"]
         assert [m["data"] for m in messages(s2)] == [b"from one"]
+        # from a script and from MULTI as well
+        assert r3.eval("return redis.call('PUBLISH', ARGV[1], ARGV[2])", 0, "news", "lua") == 0
+        pipe = r3.pipeline(transaction=True)
+        pipe.publish("news", "multi")
+        assert pipe.execute() == [0]
+        assert [m["data"] for m in messages(s1)] == [b"lua", b"multi"]
+        assert [m["data"] for m in messages(s2)] == [b"lua", b"multi"]
         # a channel nobody matches reaches nobody, anywhere
         assert r3.publish("other", "x") == 0
         assert messages(s1, 0.3) == [] and messages(s2, 0.3) == []
