@@ -5,7 +5,6 @@ RedisCluster pub/sub works across nodes. One 3-node cluster for the whole file."
 import random
 import socket
 import struct
-import time
 
 import pytest
 
