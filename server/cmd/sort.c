@@ -102,13 +102,22 @@ static int parse_opts(client_t *c, int readonly, sort_opts_t *o)
             o->by = &c->argv[++j];
             /* Redis looks for the '*' with strchr: bytes after a NUL do not count. */
             size_t n = strnlen(o->by->ptr, o->by->len);
-            if (!memchr(o->by->ptr, '*', n)) o->dontsort = 1;
-            else if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
+            if (!memchr(o->by->ptr, '*', n)) {
+                o->dontsort = 1;
+            } else if (srv.cfg.cluster_enabled) {
+                /* the keys a pattern names may live on other nodes */
+                reply_error(c, "ERR BY option of SORT denied in Cluster mode.");
+                return -1;
+            } else if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
                 reply_error(c, "ERR BY option of SORT denied due to insufficient ACL "
                                "permissions.");
                 return -1;
             }
         } else if (word_is(a, "get") && left >= 1) {
+            if (srv.cfg.cluster_enabled) {
+                reply_error(c, "ERR GET option of SORT denied in Cluster mode.");
+                return -1;
+            }
             if (!acl_check_all_keys(c, ACL_KEYS_READ)) {
                 reply_error(c, "ERR GET option of SORT denied due to insufficient ACL "
                                "permissions.");

@@ -1079,3 +1079,19 @@ def test_keys_of_another_nodes_slot_become_importing():
             assert c.call("GET", k) == R("$", b"v")
     finally:
         stop_nodes([a, b])
+
+
+def test_sort_by_and_get_patterns_refused(node):
+    """Redis 7.0 refuses SORT's BY with a pattern and GET in cluster mode (the keys a pattern
+    names may live on other nodes); BY without '*' (no sorting) stays allowed."""
+    assert node.call("RPUSH", "l", 3, 1, 2) == R(":", 3)
+    by = err("ERR BY option of SORT denied in Cluster mode.")
+    get = err("ERR GET option of SORT denied in Cluster mode.")
+    assert node.call("SORT", "l", "BY", "w_*") == by
+    assert node.call("SORT_RO", "l", "BY", "w_*") == by
+    assert node.call("SORT", "l", "BY", "w_*", "STORE", "{l}2") == by
+    assert node.call("SORT", "l", "GET", "#") == get
+    assert node.call("SORT", "l", "GET", "o_*") == get
+    assert node.call("EXISTS", "{l}2") == R(":", 0)
+    assert node.py("SORT", "l", "BY", "nosort") == [b"3", b"1", b"2"]
+    assert node.py("SORT", "l") == [b"1", b"2", b"3"]
