@@ -498,20 +498,14 @@ int cte_cluster_command(cte_cluster_t *cl, cte_reply_t **reply, int argc, const 
 
 int cte_cluster_call(cte_cluster_t *cl, cte_reply_t **reply, const char *arg0, ...)
 {
-    const char *argv[64];
-    int argc = 0;
+    const char *argv[CTE_CALL_MAX_ARGS];
     va_list ap;
 
     *reply = NULL;
     va_start(ap, arg0);
-    for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
-        if (argc == 64) {
-            va_end(ap);
-            return set_err(cl, CTE_E_INVAL, "cte_cluster_call takes at most 64 arguments");
-        }
-        argv[argc++] = a;
-    }
+    int argc = cte__call_args(arg0, ap, argv);
     va_end(ap);
+    if (argc < 0) return set_err(cl, CTE_E_INVAL, "cte_cluster_call takes at most 64 arguments");
     return cte_cluster_command(cl, reply, argc, argv, NULL);
 }
 

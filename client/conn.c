@@ -702,22 +702,26 @@ int cte_command(cte_conn_t *c, cte_reply_t **reply, int argc, const char *const 
     return r && !*reply ? CTE_E_NOMEM : rc;
 }
 
+int cte__call_args(const char *arg0, va_list ap, const char **argv)
+{
+    int argc = 0;
+    for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
+        if (argc == CTE_CALL_MAX_ARGS) return -1;
+        argv[argc++] = a;
+    }
+    return argc;
+}
+
 int cte_call(cte_conn_t *c, cte_reply_t **reply, const char *arg0, ...)
 {
-    const char *argv[64];
-    int argc = 0;
+    const char *argv[CTE_CALL_MAX_ARGS];
     va_list ap;
 
     *reply = NULL;
     va_start(ap, arg0);
-    for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
-        if (argc == 64) {
-            va_end(ap);
-            return cte__set_error(c, CTE_E_INVAL, "cte_call takes at most 64 arguments");
-        }
-        argv[argc++] = a;
-    }
+    int argc = cte__call_args(arg0, ap, argv);
     va_end(ap);
+    if (argc < 0) return cte__set_error(c, CTE_E_INVAL, "cte_call takes at most 64 arguments");
     return cte_command(c, reply, argc, argv, NULL);
 }
 

@@ -5,6 +5,7 @@
 #include "cte/cte.h"
 #include "uri.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Arguments of at least this many bytes are written from the caller's buffer (writev). */
@@ -23,6 +24,10 @@ int cte__roundtrip_into(cte_conn_t *c, int argc, const char *const *argv, const 
 cte_reply_t *cte__take_last(cte_conn_t *c);
 /* Records a local failure's description for cte_conn_errmsg; returns status. */
 int cte__set_error(cte_conn_t *c, int status, const char *msg);
+/* The NULL-terminated arguments of a varargs call (cte_call, cte_cluster_call): arg0 and then
+ * ap's into argv (CTE_CALL_MAX_ARGS entries). Returns their count, or -1 when there are more. */
+#define CTE_CALL_MAX_ARGS 64
+int cte__call_args(const char *arg0, va_list ap, const char **argv);
 int cte__protocol(const cte_conn_t *c);
 /* The connection's sticky failure (0 while usable). */
 int cte__broken(const cte_conn_t *c);
