@@ -42,6 +42,15 @@ KEEP_TMP = os.environ.get("CTE_KEEP_TMP", "") == "1"
 LOG_TAIL = 20000  # characters of log attached to a failure report, per server
 
 
+def proc_kb(pid, field):
+    """A /proc/<pid>/status field in kB ("VmRSS", "VmHWM", "VmSize")."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
 # ----------------------------------------------------------------------------------------
 # Raw RESP client
 

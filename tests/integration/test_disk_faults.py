@@ -31,7 +31,7 @@ import time
 
 import pytest
 
-from conftest import CTE_KIND, SANITIZE
+from conftest import CTE_KIND, SANITIZE, proc_kb
 
 pytestmark = pytest.mark.skipif(CTE_KIND != "cte", reason="tiers are cte-server's own")
 
@@ -364,14 +364,6 @@ def test_failed_rewrite_backs_off_removes_its_temp_file_and_says_so(server_facto
 
 
 # ---- a large TGET is streamed ----
-
-
-def proc_kb(pid, field):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise KeyError(field)
 
 
 def put_big(r, name, size, piece=32 * MB):

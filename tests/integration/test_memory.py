@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import CTE_KIND, SANITIZE
+from conftest import CTE_KIND, SANITIZE, proc_kb
 
 MB = 1 << 20
 KEYS = 100000  # about 100 MB of 1 KiB values
@@ -19,11 +19,7 @@ pytestmark = pytest.mark.skipif(SANITIZE, reason="an ASan build does not allocat
 
 
 def rss(server):
-    with open("/proc/%d/status" % server.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
+    return proc_kb(server.proc.pid, "VmRSS") * 1024
 
 
 def fill(r, n, size=1024, batch=1000):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import SANITIZE, free_port
+from conftest import SANITIZE, free_port, proc_kb
 
 MB = 1 << 20
 
@@ -446,14 +446,6 @@ def check_marks(r, key, blob, size, marks):
     assert r.execute_command("TSIZE", key, blob) == size
     for off, data in marks.items():
         assert r.execute_command("TGET", key, blob, off, len(data)) == data, off
-
-
-def proc_kb(pid, field):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise KeyError(field)
 
 
 def test_256mib_tag_streams_without_blocking_or_holding_it(server_factory):
