@@ -227,3 +227,25 @@ def cluster_factory():
 
     yield factory
     stop_nodes(started, check=True)
+
+
+def crc16(data):
+    """CRC16-XMODEM, bit by bit: an implementation independent of the server's table."""
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def keyslot(key):
+    if isinstance(key, str):
+        key = key.encode()
+    s = key.find(b"{")
+    if s >= 0:
+        e = key.find(b"}", s + 1)
+        if e > s + 1:
+            key = key[s + 1:e]
+    return crc16(key) % SLOTS

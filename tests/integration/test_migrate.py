@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from cluster_util import keyslot
 from conftest import SANITIZE, free_port, proc_kb
 
 MB = 1 << 20
@@ -512,22 +513,6 @@ def test_256mib_tag_streams_without_blocking_or_holding_it(server_factory):
     # the source lost the tag it moved; the write that waited made a new one afterwards (had
     # it run during the transfer, its blob would have gone with the tag's deletion)
     assert r.execute_command("TLIST", "t") == [b"late"]
-
-
-def keyslot(key):
-    """Redis Cluster's slot: CRC16 (XMODEM) of the key or of its hash tag, mod 16384."""
-    start = key.find(b"{")
-    if start >= 0:
-        end = key.find(b"}", start + 1)
-        if end > start + 1:
-            key = key[start + 1:end]
-    crc = 0
-    for byte in key:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc % 16384
 
 
 def test_source_killed_mid_transfer(server_factory):
