@@ -159,9 +159,11 @@ long long cluster_node_timeout(void);
 /* The port the bus listens on: cluster-port, or port + 10000 when it is 0, as they were at
  * start (CONFIG SET port does not move it). */
 int cluster_bus_listen_port(void);
-/* Writes the config file now (tmp file, fsync, rename, fsync of the directory). 0, or -errno
- * (logged once per streak of failures; cluster_before_sleep tries again every tick). */
-int cluster_save_config(void);
+/* Writes the config file now (tmp file, rename; with do_fsync the file and the directory are
+ * fsynced first and after, as Redis fsyncs for epoch changes, votes and SAVECONFIG but not for
+ * SETSLOT and gossip). 0, or -errno (logged once per streak of failures; cluster_before_sleep
+ * tries again every tick). */
+int cluster_save_config(int do_fsync);
 
 /* ---- nodes ---- */
 

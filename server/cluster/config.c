@@ -6,8 +6,10 @@
  *        <config epoch> <connected|disconnected> [<slot>|<from>-<to>|[<slot>->-<id>]|
  *        [<slot>-<-<id>]]...
  *   vars currentEpoch <n> lastVoteEpoch <n>
- * Writing goes to <file>.tmp, is fsynced, renamed over the file and the directory fsynced, so
- * a crash leaves the old or the new file, never half of one. The server runs in dir, so a
+ * Writing goes to <file>.tmp, renamed over the file, so a crash of the process leaves the old
+ * or the new file, never half of one; when asked (CLUSTER_TODO_FSYNC_CONFIG: epochs, votes,
+ * SAVECONFIG, shutdown) the file is fsynced before the rename and the directory after, so that
+ * holds for a crash of the machine too. The server runs in dir, so a
  * relative path is inside it (Redis's rule). Loop thread only. */
 #include "common/alloc.h"
 #include "common/buf.h"
@@ -80,7 +82,7 @@ static int fsync_dir(const char *path)
 
 static int failing; /* the last save failed */
 
-int cluster_save_config(void)
+int cluster_save_config(int do_fsync)
 {
     buf_t b;
     buf_init(&b);
@@ -108,10 +110,10 @@ int cluster_save_config(void)
         }
         off += (size_t)w;
     }
-    if (!rc && fsync(fd) < 0) rc = -errno;
+    if (!rc && do_fsync && fsync(fd) < 0) rc = -errno;
     close(fd);
     if (!rc && rename(tmp, srv.cfg.cluster_config_file) < 0) rc = -errno;
-    if (!rc) fsync_dir(srv.cfg.cluster_config_file);
+    if (!rc && do_fsync) fsync_dir(srv.cfg.cluster_config_file);
     if (rc) unlink(tmp);
 out:
     if (rc && !failing) /* once per failing streak: the cron retries every tick */

@@ -623,7 +623,7 @@ int cluster_init(char *err, size_t errlen)
     cluster__apply_announced();
     if (fresh) {
         log_notice("No cluster configuration found, I'm %.40s", cluster->myself->id);
-        if (cluster_save_config() < 0) {
+        if (cluster_save_config(1) < 0) {
             snprintf(err, errlen, "Can't write the cluster configuration file %s",
                      srv.cfg.cluster_config_file);
             goto fail;
@@ -669,7 +669,7 @@ void cluster_deinit(void)
 {
     if (!cluster) return;
     cluster_bus_stop();
-    if (cluster->todo & CLUSTER_TODO_SAVE_CONFIG) cluster_save_config();
+    if (cluster->todo & CLUSTER_TODO_SAVE_CONFIG) cluster_save_config(1);
     cluster__free();
 }
 
@@ -692,8 +692,9 @@ void cluster_before_sleep(void)
     cluster->todo = 0;
     if (todo & CLUSTER_TODO_UPDATE_STATE) cluster_update_state();
     /* Redis exits when it cannot save; we keep serving and try again at the next tick */
-    if ((todo & CLUSTER_TODO_SAVE_CONFIG) && cluster_save_config() < 0)
-        cluster->todo |= CLUSTER_TODO_SAVE_CONFIG;
+    if ((todo & CLUSTER_TODO_SAVE_CONFIG) &&
+        cluster_save_config((todo & CLUSTER_TODO_FSYNC_CONFIG) != 0) < 0)
+        cluster->todo |= todo & (CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_FSYNC_CONFIG);
 }
 
 /* Redis's verifyClusterConfigWithData, once the keyspace is loaded: a slot that holds keys but

@@ -579,7 +579,7 @@ static void set_config_epoch_cmd(client_t *c)
 static void saveconfig_cmd(client_t *c)
 {
     REQUIRE_CLUSTER(c);
-    int rc = cluster_save_config();
+    int rc = cluster_save_config(1);
     if (rc == 0) {
         cluster->todo &= ~(uint32_t)(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_FSYNC_CONFIG);
         reply_ok(c);
