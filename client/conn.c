@@ -454,6 +454,8 @@ static int step(cte_conn_t *c, int timeout_ms, int *idle)
 static int drive_until(cte_conn_t *c, const int *flag, int need_flush_only)
 {
     while (flag ? !*flag : (need_flush_only ? c->unsent > 0 : c->pcount > 0)) {
+        /* a flush is done once the last byte is out: step would go on to wait for a reply */
+        if (need_flush_only && (send_some(c) < 0 || !c->unsent)) return c->broken;
         int idle, rc = step(c, c->timeout_ms > 0 ? c->timeout_ms : -1, &idle);
         if (rc < 0) return rc;
         if (idle) return conn_fail(c, CTE_E_TIMEOUT, NULL); /* the server sent nothing */

@@ -686,7 +686,10 @@ int cte_dataset_write(cte_dataset_t *d, const uint64_t *start, const uint64_t *c
         slab_chunk(d, &s);
         if ((rc = write_chunk(d, &s, buf, score)) != 0) return rc;
     } while (slab_next(d, &s));
-    return 0;
+    /* small requests (over shm a chunk's put is a reference into the data area) stay batched
+     * in the connection until a READ_CHUNK's worth: send them now, or the server would only
+     * see the last of them at the caller's next call, after its computing */
+    return cte_flush(d->c);
 }
 
 int cte_dataset_wait(cte_dataset_t *d)

@@ -433,6 +433,45 @@ LTest(dataset, metadata_and_chunks_survive_a_restart_through_the_aof, .init = se
 
 /* ---- listing, deleting, errors ---- */
 
+/* A write's puts reach the server when cte_dataset_write returns, not at the writer's next call
+ * (a simulation computes between its writes): another connection sees every chunk stored
+ * while the writer's connection is left alone. Over shm a chunk's put is a small request
+ * referring to the data area, which stayed batched in the connection before. */
+static void writes_are_sent_at_once(enum transport t)
+{
+    cte_conn_t *c = conn(t), *other = conn(TCP);
+    uint64_t shape[1] = {64 * 4096}, chunk[1] = {4096}, zero[1] = {0};
+    uint8_t *data = malloc(shape[0]);
+    memset(data, 7, shape[0]);
+    cte_dataset_t *d;
+    OK(cte_dataset_create(c, "sent", "x", CTE_UINT8, 1, shape, chunk, &d));
+    OK(cte_dataset_write(d, zero, shape, data, -1));
+    uint64_t blobs = 0;
+    for (int i = 0; i < 500 && blobs < 65; i++) { /* the meta blob and 64 chunks */
+        int rc = cte_len(other, "sent", &blobs);
+        cr_assert(rc == 0 || rc == CTE_E_NOTFOUND, "TLEN: %s", cte_strerror(rc));
+        if (blobs < 65) usleep(10000);
+    }
+    cr_assert_eq(blobs, 65, "only %llu of 65 blobs stored while the writer computed",
+                 (unsigned long long)blobs);
+    OK(cte_dataset_close(d));
+    free(data);
+    cte_conn_free(other);
+    cte_conn_free(c);
+}
+
+LTest(dataset, writes_reach_the_server_before_the_next_call_over_tcp, .init = setup,
+      .fini = teardown)
+{
+    writes_are_sent_at_once(TCP);
+}
+
+LTest(dataset, writes_reach_the_server_before_the_next_call_over_shared_memory, .init = setup,
+      .fini = teardown)
+{
+    writes_are_sent_at_once(SHM);
+}
+
 LTest(dataset, list_and_delete, .init = setup, .fini = teardown)
 {
     cte_conn_t *c = conn(TCP);

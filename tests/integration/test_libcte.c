@@ -434,6 +434,30 @@ LTest(libcte, async_errors_and_a_sync_call_behind_async_ones, .init = setup, .fi
     cte_conn_free(c);
 }
 
+/* cte_flush sends and returns: a request whose reply cannot come yet (a BLPOP that waits a
+ * second) is still pending after it, over every transport; cte_wait_all then completes it. */
+static void flush_does_not_wait_for_replies(cte_conn_t *c)
+{
+    int seen[3] = {0};
+    const char *blpop[] = {"BLPOP", "flush-nolist", "1"};
+    OK(cte_command_async(c, 3, blpop, NULL, count_done, seen));
+    OK(cte_flush(c));
+    cr_assert_eq(cte_pending(c), 1, "cte_flush waited for the BLPOP's reply");
+    OK(cte_wait_all(c));
+    cr_assert_eq(cte_pending(c), 0);
+    cr_assert_eq(seen[0], 1);
+    cte_conn_free(c);
+}
+
+LTest(libcte, flush_sends_without_waiting_for_a_reply, .init = setup, .fini = teardown)
+{
+    char addr[160];
+    flush_does_not_wait_for_replies(tcp_conn(0));
+    snprintf(addr, sizeof addr, "unix:%s", S.sock);
+    flush_does_not_wait_for_replies(open_or_fail(addr, 0));
+    flush_does_not_wait_for_replies(shm_conn(0));
+}
+
 /* ---- the generic call ---- */
 
 LTest(libcte, generic_call_in_resp2_and_resp3, .init = setup, .fini = teardown)

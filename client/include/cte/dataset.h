@@ -14,7 +14,9 @@
  * caller's buffer chunk by chunk (over shm straight into the connection's request data area:
  * the only client-side copy) and queues one TPUT per chunk, or per contiguous run of a chunk
  * the hyperslab covers only partly (at its offset in the chunk blob), at the caller's score.
- * The caller's buffer may be changed or freed as soon as the call returns. At most
+ * The caller's buffer may be changed or freed as soon as the call returns, and the puts are
+ * in the server's hands by then (sent, not left batched in the connection), so they are
+ * stored while the caller computes. At most
  * `max_inflight` bytes of queued puts are unanswered at a time (cte_dataset_set_max_inflight,
  * default 256 MiB): a write that would exceed it first waits for replies. cte_dataset_wait
  * waits for every queued put and returns the first failure among them.
@@ -101,7 +103,8 @@ uint64_t cte_dataset_bytes(const cte_dataset_t *d);
 /* Queues the write of the hyperslab start[0..rank) + count[0..rank) from buf, which holds
  * product(count) elements in row-major order. Each chunk (or run) becomes a TPUT at score
  * (< 0: none, the server's default placement; else at most 1). Returns 0 when everything is
- * queued, CTE_E_INVAL when the hyperslab leaves the shape (nothing is queued), or a failure
+ * queued and sent, CTE_E_INVAL when the hyperslab leaves the shape (nothing is queued), or a
+ * failure
  * (then some chunks may have been queued; cte_dataset_wait still waits for them). A count
  * with a 0 entry writes nothing. */
 int cte_dataset_write(cte_dataset_t *d, const uint64_t *start, const uint64_t *count,
