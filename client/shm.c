@@ -51,6 +51,7 @@ typedef struct shm_seg {
     uint64_t ring, mask, data;   /* data: bytes of each area (0: none) */
     uint64_t req_head, rep_tail; /* the client's own truth */
     uint64_t rq_head, rq_tail;   /* request data area: allocated, freed (indices, ever) */
+    shm_gaps_t rq_gaps;          /* its bytes skipped by moves to its start */
     uint64_t rd_released;        /* reply data area: published rd_tail */
     int req_efd, rep_efd;
     int ended; /* the socket showed the server's end (set by wait) */
@@ -214,8 +215,8 @@ static char *shm_req_alloc(cte_transport_t *t, size_t n, uint64_t *off)
 {
     shm_seg_t *s = t->impl;
     if (!s || !s->data || n > s->data) return NULL;
-    uint64_t at = shm_area_at(s->rq_head, s->rq_tail, s->data, n); /* contiguous */
-    if (at + n - s->rq_tail > s->data) return NULL;
+    uint64_t at = shm_area_at(&s->rq_gaps, s->rq_head, &s->rq_tail, s->data, n); /* contiguous */
+    if (at == UINT64_MAX) return NULL;
     s->rq_head = at + n;
     *off = at & (s->data - 1);
     return (char *)s->reqd + *off;
@@ -230,7 +231,14 @@ static uint64_t shm_req_mark(cte_transport_t *t)
 static void shm_req_rewind(cte_transport_t *t, uint64_t mark)
 {
     shm_seg_t *s = t->impl;
-    if (s && mark >= s->rq_tail && mark <= s->rq_head) s->rq_head = mark;
+    if (!s || mark > s->rq_head) return;
+    while (s->rq_gaps.n) { /* the gaps those allocations made */
+        unsigned last = (s->rq_gaps.first + s->rq_gaps.n - 1) % SHM_GAPS;
+        if (s->rq_gaps.from[last] < mark) break;
+        s->rq_gaps.n--;
+    }
+    /* below the tail only when an allocation found the area empty and moved both */
+    s->rq_head = mark < s->rq_tail ? s->rq_tail : mark;
 }
 
 static void shm_req_free(cte_transport_t *t, uint64_t mark)

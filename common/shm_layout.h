@@ -28,20 +28,52 @@ typedef struct shm_hdr {
 /* Values of at least this many bytes travel through the data areas (both directions). */
 #define SHM_AREA_MIN 2048
 /* Both sides allocate in their area in order, but go back to its start once an allocation
- * would pass this many bytes and what is still in use fits before it: the bytes in flight
- * then stay in the caches instead of sweeping the whole area through them. */
+ * would pass this many bytes while what is in use (with it) is at most half of it: small
+ * values in flight then stay in the caches instead of sweeping the whole area through them.
+ * Larger volumes go round the whole area (going back would leave the writer only the bytes
+ * before the head, and it would be refused soon after every move). */
 #define SHM_AREA_HOT (1024 * 1024)
 
+/* The bytes a move to the area's start skipped (from the old head to the start): free as
+ * soon as everything given out before them is released. Up to SHM_GAPS are remembered; a
+ * forced move past that many counts its bytes as in use until the tail passes them. */
+#define SHM_GAPS 4
+typedef struct shm_gaps {
+    uint64_t from[SHM_GAPS], to[SHM_GAPS];
+    unsigned first, n;
+} shm_gaps_t;
+
 /* Where the next allocation of len bytes in an area of size bytes (a power of two) starts,
- * as an index: at head, or at the area's start (position 0) when head's position leaves too
- * little before the end or passes SHM_AREA_HOT with room before it (used: head - tail bytes
- * still in use). The caller checks that the result + len - tail <= size. */
-static inline uint64_t shm_area_at(uint64_t head, uint64_t tail, uint64_t size, uint64_t len)
+ * as an index, or UINT64_MAX when it does not fit; *tail (bytes released, ever) moves past
+ * the gaps it has reached. The allocation goes at head, or at the area's start (position 0)
+ * when head's position leaves too little before the end or passes SHM_AREA_HOT with little
+ * in use (above). Without the gaps, the bytes skipped by such a move would count
+ * as in use until the first allocation after it is released: a writer one or two
+ * allocations ahead of its reader would find the area full after every move. */
+static inline uint64_t shm_area_at(shm_gaps_t *g, uint64_t head, uint64_t *tail, uint64_t size,
+                                   uint64_t len)
 {
-    uint64_t pos = head & (size - 1);
-    if (pos + len > size || (pos + len > SHM_AREA_HOT && (head - tail) + len <= pos))
-        return head + (size - pos);
-    return head;
+    uint64_t t = *tail;
+    while (g->n && t >= g->from[g->first]) {
+        if (t < g->to[g->first]) t = g->to[g->first];
+        g->first = (g->first + 1) % SHM_GAPS;
+        g->n--;
+    }
+    *tail = t;
+    uint64_t pos = head & (size - 1), at = head;
+    int hot = g->n < SHM_GAPS && pos + len > SHM_AREA_HOT && (head - t) + len <= SHM_AREA_HOT / 2;
+    if (pos + len > size || hot) {
+        at = head + (size - pos);
+        if (head == t) t = at; /* nothing in use: nothing is skipped */
+    }
+    if (len > size || at + len - t > size) return UINT64_MAX;
+    if (at != head && t != at && g->n < SHM_GAPS) {
+        unsigned i = (g->first + g->n++) % SHM_GAPS;
+        g->from[i] = head;
+        g->to[i] = at;
+    }
+    *tail = t;
+    return at;
 }
 
 _Static_assert(offsetof(shm_hdr_t, ring_size) == 8, "layout");

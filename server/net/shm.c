@@ -92,6 +92,8 @@ typedef struct shm_conn {
     uint64_t ring, mask, data;                  /* data: bytes of each area (0: none) */
     uint64_t req_tail, rep_head, rep_tail_seen; /* the server's own truth */
     uint64_t rd_head, rd_tail_seen;             /* reply data area: given out, released */
+    uint64_t rd_floor;  /* the area is free up to here, whatever rd_tail says: gaps passed */
+    shm_gaps_t rd_gaps; /* bytes of the reply area skipped by moves to its start */
     uint64_t last_ns;                           /* last activity while hot */
     int hot, closing, nclosed;
     struct shm_conn *prev, *next;
@@ -197,8 +199,10 @@ static char *shm_area_take(client_t *c, size_t len, char *hdr, size_t *hdrlen)
         return NULL;
     }
     sc->rd_tail_seen = tail;
-    uint64_t at = shm_area_at(sc->rd_head, tail, sc->data, len + 1);
-    if (at + len + 1 - tail > sc->data) return NULL;
+    if (sc->rd_floor > tail) tail = sc->rd_floor; /* past gaps (see shm_area_at) */
+    uint64_t at = shm_area_at(&sc->rd_gaps, sc->rd_head, &tail, sc->data, len + 1);
+    if (at == UINT64_MAX) return NULL;
+    sc->rd_floor = tail;
     sc->rd_head = at + len + 1;
     srv.stat.shm_data_out_bytes += len;
     size_t n = 0; /* "&<len>,<index>\r\n" */
