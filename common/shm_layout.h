@@ -28,10 +28,8 @@ typedef struct shm_hdr {
 /* Values of at least this many bytes travel through the data areas (both directions). */
 #define SHM_AREA_MIN 2048
 /* Both sides allocate in their area in order, but go back to its start once an allocation
- * would pass this many bytes while what is in use (with it) is at most half of it: small
- * values in flight then stay in the caches instead of sweeping the whole area through them.
- * Larger volumes go round the whole area (going back would leave the writer only the bytes
- * before the head, and it would be refused soon after every move). */
+ * would pass this many bytes and what is still in use fits before it: the bytes in flight
+ * then stay in the caches instead of sweeping the whole area through them. */
 #define SHM_AREA_HOT (1024 * 1024)
 
 /* The bytes a move to the area's start skipped (from the old head to the start): free as
@@ -46,8 +44,8 @@ typedef struct shm_gaps {
 /* Where the next allocation of len bytes in an area of size bytes (a power of two) starts,
  * as an index, or UINT64_MAX when it does not fit; *tail (bytes released, ever) moves past
  * the gaps it has reached. The allocation goes at head, or at the area's start (position 0)
- * when head's position leaves too little before the end or passes SHM_AREA_HOT with little
- * in use (above). Without the gaps, the bytes skipped by such a move would count
+ * when head's position leaves too little before the end or passes SHM_AREA_HOT with what is
+ * in use fitting before it. Without the gaps, the bytes skipped by such a move would count
  * as in use until the first allocation after it is released: a writer one or two
  * allocations ahead of its reader would find the area full after every move. */
 static inline uint64_t shm_area_at(shm_gaps_t *g, uint64_t head, uint64_t *tail, uint64_t size,
@@ -61,7 +59,7 @@ static inline uint64_t shm_area_at(shm_gaps_t *g, uint64_t head, uint64_t *tail,
     }
     *tail = t;
     uint64_t pos = head & (size - 1), at = head;
-    int hot = g->n < SHM_GAPS && pos + len > SHM_AREA_HOT && (head - t) + len <= SHM_AREA_HOT / 2;
+    int hot = g->n < SHM_GAPS && pos + len > SHM_AREA_HOT && (head - t) + len <= pos;
     if (pos + len > size || hot) {
         at = head + (size - pos);
         if (head == t) t = at; /* nothing in use: nothing is skipped */

@@ -92,9 +92,11 @@ typedef struct shm_conn {
     uint64_t ring, mask, data;                  /* data: bytes of each area (0: none) */
     uint64_t req_tail, rep_head, rep_tail_seen; /* the server's own truth */
     uint64_t rd_head, rd_tail_seen;             /* reply data area: given out, released */
-    uint64_t rd_floor;  /* the area is free up to here, whatever rd_tail says: gaps passed */
-    shm_gaps_t rd_gaps; /* bytes of the reply area skipped by moves to its start */
     uint64_t last_ns;                           /* last activity while hot */
+    /* the reply area is free up to rd_floor whatever rd_tail says (gaps passed); rd_gaps:
+     * its bytes skipped by moves to its start (shm_area_at) */
+    uint64_t rd_floor;
+    shm_gaps_t rd_gaps;
     int hot, closing, nclosed;
     struct shm_conn *prev, *next;
 } shm_conn_t;
