@@ -12,14 +12,12 @@ them slots, join them with CLUSTER MEET and wait for the cluster to agree.
 Every node's own options can be passed as extra_args ("--cluster-node-timeout", "500").
 """
 import os
-import subprocess
 import tempfile
 import time
 
 import pytest
 
-from conftest import (CTE_SERVER, R, Server, ServerStartError, _ALL_SERVERS, _die_with_parent,
-                      free_port)
+from conftest import CTE_SERVER, R, Server, free_port
 
 SLOTS = 16384
 
@@ -41,41 +39,21 @@ class ClusterNode(Server):
         return super().argv() + ["--cluster-enabled", "yes", "--cluster-port",
                                  str(self.bus_port)]
 
-    def start(self, attempts=5, same_dir=False):
-        keep = self.port is not None and self.bus_port is not None
-        last = ""
-        for _ in range(1 if keep else attempts):
-            if not (same_dir and self.tmpdir and os.path.isdir(self.tmpdir)):
-                self.tmpdir = tempfile.mkdtemp(prefix="cte-it-cluster-")
-                for fname, text in self.files.items():
-                    with open(os.path.join(self.tmpdir, fname), "w") as f:
-                        f.write(text)
-            self.unixsocket = os.path.join(self.tmpdir, "s.sock")
-            self.logpath = os.path.join(self.tmpdir, "server.log")
-            if not keep:
-                self.port = free_port()
-                self.bus_port = free_port()
-                while self.bus_port == self.port:
-                    self.bus_port = free_port()
-            with open(self.logpath, "ab" if same_dir else "wb") as log:
-                self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, cwd=self.tmpdir,
-                                             env=self.env, preexec_fn=_die_with_parent)
-            self.started_at = time.time()
-            self.stopped_at = None
-            _ALL_SERVERS.append(self)
-            ok, why = self._wait_ready()
-            if ok:
-                return self
-            last = "%s\n--- log ---\n%s" % (why, self.log_text())
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            self.returncode = self.proc.returncode
-            self.stopped_at = time.time()
-            if "in use" not in last.lower() and "another process" not in why:
-                break
-        raise ServerStartError("%s did not start: %s" % (self.name, last))
+    def _fresh_dir(self):
+        self.tmpdir = tempfile.mkdtemp(prefix="cte-it-cluster-")
+        for fname, text in self.files.items():
+            with open(os.path.join(self.tmpdir, fname), "w") as f:
+                f.write(text)
+
+    def _ports_fixed(self):
+        """Given, or kept from the last run (a restart finds its nodes.conf's ports)."""
+        return self.port is not None and self.bus_port is not None
+
+    def _pick_ports(self):
+        self.port = free_port()
+        self.bus_port = free_port()
+        while self.bus_port == self.port:
+            self.bus_port = free_port()
 
     # --- shortcuts -----------------------------------------------------------------------
 

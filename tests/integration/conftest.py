@@ -373,6 +373,17 @@ class Server:
                     "--appendonly", "no"]
         return base + self.extra_args
 
+    def _fresh_dir(self):
+        """A new temp dir for a run (a subclass may put files in it)."""
+        self.tmpdir = tempfile.mkdtemp(prefix="cte-it-%s-" % self.kind)
+
+    def _ports_fixed(self):
+        """Whether the ports are given (then one attempt, no new ports on a clash)."""
+        return False
+
+    def _pick_ports(self):
+        self.port = free_port()
+
     def start(self, attempts=5, same_dir=False):
         """Starts the server on a fresh temp dir, or with same_dir on the dir of its last run
         (persistence tests: the restarted server finds its files)."""
@@ -380,17 +391,20 @@ class Server:
             raise ServerStartError("%s binary not found: %s (build it first, or set "
                                    "CTE_SERVER)" % (self.name, self.binary))
         last = ""
-        for _ in range(attempts):
+        fixed = self._ports_fixed()
+        for _ in range(1 if fixed else attempts):
             if not (same_dir and self.tmpdir and os.path.isdir(self.tmpdir)):
-                self.tmpdir = tempfile.mkdtemp(prefix="cte-it-%s-" % self.kind)
+                self._fresh_dir()
             self.unixsocket = os.path.join(self.tmpdir, "s.sock")
             self.logpath = os.path.join(self.tmpdir, "server.log")
-            self.port = free_port()
+            if not fixed:
+                self._pick_ports()
             with open(self.logpath, "ab" if same_dir else "wb") as log:
                 self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, cwd=self.tmpdir,
                                              env=self.env, preexec_fn=_die_with_parent)
             self.started_at = time.time()
+            self.stopped_at = None
             _ALL_SERVERS.append(self)
             ok, why = self._wait_ready()
             if ok:
