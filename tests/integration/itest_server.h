@@ -1,8 +1,8 @@
 /* itest_server.h - the server under test, shared by the C integration tests (test_hiredis.c,
  * test_libcte.c, test_shm.c): one server per test, fork/exec'd on a free loopback port with
  * its own temp dir (log, Unix socket, data), stopped with SIGTERM (its exit status checked) and
- * removed afterwards. Each test file brings how it execs the server (its flags) and how it
- * knows the server is ready (its own client library). Header only: each test is one program. */
+ * removed afterwards. Each test file brings the server's flags (itest_exec) and how it knows
+ * the server is ready (its own client library). Header only: each test is one program. */
 #ifndef CTE_TESTS_ITEST_SERVER_H
 #define CTE_TESTS_ITEST_SERVER_H
 
@@ -10,12 +10,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -120,6 +122,33 @@ static inline void remove_dir(void)
 {
     if (S.dir[0] && nftw(S.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
         fprintf(stderr, "could not remove %s: %s\n", S.dir, strerror(errno));
+}
+
+/* In the forked child: output to S.log (appended: a restart in the same dir keeps the first
+ * run's log), killed with the parent, working dir S.dir; execs the server with --port, --bind
+ * 127.0.0.1, --unixsocket S.sock, --dir S.dir and then the NULL-terminated extra arguments
+ * (at most 32). bin: the program (NULL: server_path(), the cte-server under test). Never
+ * returns. */
+static inline void itest_exec(const char *bin, const char *const *extra)
+{
+    char port[16];
+    if (!bin) bin = server_path();
+    const char *argv[48] = {bin, "--port", port, "--bind", "127.0.0.1",
+                            "--unixsocket", S.sock, "--dir", S.dir};
+    int n = 9, fd = open(S.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    snprintf(port, sizeof port, "%d", S.port);
+    if (chdir(S.dir) != 0) _exit(126);
+    for (int i = 0; extra && extra[i] && n < 47; i++) argv[n++] = extra[i];
+    argv[n] = NULL;
+    execv(bin, (char *const *)argv);
+    fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+    _exit(127);
 }
 
 /* Starts a server in a new /tmp/<prefix>XXXXXX: exec_server runs in the child, ready waits

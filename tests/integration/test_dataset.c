@@ -12,12 +12,10 @@
 
 #include <criterion/criterion.h>
 
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "tests/integration/itest_server.h"
@@ -30,25 +28,12 @@ static int aof;      /* appendonly yes (the dir is kept across a restart) */
 
 static void exec_server(void)
 {
-    char port[16], disk[256];
-    int fd = open(S.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (fd >= 0) dup2(fd, 1), dup2(fd, 2), close(fd);
-    snprintf(port, sizeof port, "%d", S.port);
+    char disk[256];
     snprintf(disk, sizeof disk, "disk:file:256mb:%s/tier", S.dir);
-    if (chdir(S.dir) != 0) _exit(126);
-    const char *argv[32] = {server_path(),     "--port", port,    "--bind", "127.0.0.1",
-                            "--unixsocket",    S.sock,   "--dir", S.dir,    "--appendonly",
-                            aof ? "yes" : "no"};
-    int n = 11;
-    if (tiny_ram) {
-        argv[n++] = "--tier", argv[n++] = "ram:ram:1mb";
-        argv[n++] = "--tier", argv[n++] = disk;
-    }
-    argv[n] = NULL;
-    execv(server_path(), (char *const *)argv);
-    fprintf(stderr, "exec %s: %m\n", server_path());
-    _exit(127);
+    const char *extra[] = {"--appendonly", aof ? "yes" : "no", "--tier", "ram:ram:1mb",
+                           "--tier", disk, NULL};
+    if (!tiny_ram) extra[2] = NULL;
+    itest_exec(NULL, extra);
 }
 
 static int wait_ready(void)

@@ -18,7 +18,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -27,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -40,21 +38,8 @@
 
 static void exec_server(void)
 {
-    char port[16];
-    int fd = open(S.log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-    }
-    snprintf(port, sizeof port, "%d", S.port);
-    if (chdir(S.dir) != 0) _exit(126);
-    execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
-          S.sock, "--dir", S.dir, "--appendonly", "no", (char *)NULL);
-    fprintf(stderr, "exec %s: %s\n", server_path(), strerror(errno));
-    _exit(127);
+    const char *extra[] = {"--appendonly", "no", NULL};
+    itest_exec(NULL, extra);
 }
 
 /* Waits until the server answers PING; returns 0, or -1 if it exited or timed out. */

@@ -39,30 +39,12 @@
 
 static void exec_server(void)
 {
-    char port[16];
-    int fd = open(S.log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-    }
-    snprintf(port, sizeof port, "%d", S.port);
-    if (chdir(S.dir) != 0) _exit(126);
-    if (S.redis)
-        execl("/usr/bin/redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
-              "--unixsocket", S.sock, "--dir", S.dir, "--save", "", "--appendonly", "no",
-              "--enable-debug-command", "yes", (char *)NULL);
-    if (S.pass)
-        execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
-              S.sock, "--dir", S.dir, "--appendonly", "no", "--requirepass", S.pass, (char *)NULL);
-    else
-        execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
-              S.sock, "--dir", S.dir, "--appendonly", "no", "--enable-debug-command", "yes",
-              (char *)NULL);
-    fprintf(stderr, "exec %s: %s\n", server_path(), strerror(errno));
-    _exit(127);
+    const char *redis[] = {"--save", "", "--appendonly", "no", "--enable-debug-command", "yes",
+                           NULL};
+    const char *pass[] = {"--appendonly", "no", "--requirepass", S.pass, NULL};
+    const char *plain[] = {"--appendonly", "no", "--enable-debug-command", "yes", NULL};
+    if (S.redis) itest_exec("/usr/bin/redis-server", redis);
+    itest_exec(NULL, S.pass ? pass : plain);
 }
 
 static void tcp_addr(char *buf, size_t n, const char *auth, const char *tail)

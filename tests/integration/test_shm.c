@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -26,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -40,17 +38,8 @@
 
 static void exec_server(void)
 {
-    char port[16];
-    int fd = open(S.log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-    snprintf(port, sizeof port, "%d", S.port);
-    if (chdir(S.dir) != 0) _exit(126);
-    execl(server_path(), server_path(), "--port", port, "--bind", "127.0.0.1", "--unixsocket",
-          S.sock, "--unixsocketperm", "777", "--dir", S.dir, "--appendonly", "no", (char *)NULL);
-    _exit(127);
+    const char *extra[] = {"--unixsocketperm", "777", "--appendonly", "no", NULL};
+    itest_exec(NULL, extra);
 }
 
 static cte_conn_t *open_or_fail(const char *kind)
