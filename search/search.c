@@ -362,6 +362,22 @@ int search_tags_step(search_t *s, int db, rx_t *rx, search_cursor_t *cur, uint64
     return 1;
 }
 
+uint64_t search_tag_range(search_t *s, const tag_obj_t *t, const char *from, size_t flen,
+                          uint64_t count, void (*emit)(void *ud, const char *name, size_t len),
+                          void *ud)
+{
+    stag_t *st = stag_find(s, t);
+    if (!st) return 0;
+    uint64_t n = 0;
+    for (ordset_node_t *x = ordset_seek(&st->blobs, from, flen); x && n < count;
+         x = ordset_next(x), n++) {
+        size_t klen;
+        const char *k = ordset_key(x, &klen);
+        emit(ud, k, klen);
+    }
+    return n;
+}
+
 /* Visits the blobs of one tag from the cursor; returns 0 when the budget ran out inside. */
 static int blobs_of(stag_t *st, rx_t *brx, search_cursor_t *cur, int resume, uint64_t *spent,
                     uint64_t budget, search_emit_fn *emit, void *ud)
