@@ -764,6 +764,10 @@ static void tmeta_cmd(client_t *c)
             reply_error(c, i < 3 ? "ERR time is negative" : "ERR counter is negative");
             return;
         }
+        if (i < 3 && v[i] > TAG_TIME_MAX) {
+            reply_error(c, "ERR time is out of range");
+            return;
+        }
     }
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
