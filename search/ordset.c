@@ -36,7 +36,7 @@ typedef struct sep {
 } sep_t;
 
 typedef struct inner {
-    uint32_t n;                  /* children */
+    uint32_t n; /* children */
     void *child[INNER_MAX];
     sep_t *sep[INNER_MAX]; /* sep[0] is NULL */
 } inner_t;

@@ -429,8 +429,7 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
     /* inside a tag: go on there (if the tag is still filed), else after the last tag */
     int inside = cur->phase == 1;
     ordset_iter_t it;
-    int more =
-        resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, !inside, prefix, plen, &it);
+    int more = resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, !inside, prefix, plen, &it);
     uint64_t spent = 0;
     for (; more; more = ordset_next(&it)) {
         size_t klen;
@@ -446,7 +445,8 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
             cur->phase = 1;
             cur->has_blob = 0;
         }
-        if (!blobs_of(ordset_iter_val(&it), brx, cur, same && cur->has_blob, &spent, budget, emit, ud))
+        if (!blobs_of(ordset_iter_val(&it), brx, cur, same && cur->has_blob, &spent, budget, emit,
+                      ud))
             return 0;
         cur->phase = 2;
     }
