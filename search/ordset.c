@@ -9,9 +9,11 @@
  * one before it (copied, so deleting the value it came from leaves it valid).
  * Invariants: all leaves are at depth s->depth; no node but the root is empty; a node that
  * drops below a quarter of its room after a delete is merged with a sibling or shares its
- * entries with it, so every node but the root holds at least a quarter. A split of the
- * rightmost node when the new value goes at its end (keys that only grow: the time index)
- * leaves the left node full, so those leaves are full, not half. Loop thread only. */
+ * entries with it; an inner node splits in halves, or 24 and 9 at the end of the rightmost
+ * one, so every inner node but the root holds at least a quarter (the depth is O(log n)). A split
+ * of the rightmost leaf when the new value goes at its end (keys that only grow: the time index)
+ * leaves the left leaf full and the new one with that value alone, so those leaves are full, not
+ * half. Loop thread only. */
 #include "search/ordset.h"
 
 #include "common/alloc.h"
@@ -274,7 +276,10 @@ static void insert_up(ordset_t *s, ordset_iter_t *it, int k, sep_t *sp, void *r)
     sep[at] = sp;
     memcpy(&child[at + 1], &in->child[at], sizeof(void *) * (INNER_MAX - at));
     memcpy(&sep[at + 1], &in->sep[at], sizeof(sep_t *) * (INNER_MAX - at));
-    uint32_t keep = at == INNER_MAX && rightmost(it, k) ? INNER_MAX : (INNER_MAX + 1) / 2;
+    /* halves, or at the end of the rightmost node (growing keys) three quarters on the left:
+     * either way both keep more than INNER_MIN, so no inner node but the root falls below it */
+    uint32_t keep =
+        at == INNER_MAX && rightmost(it, k) ? INNER_MAX - INNER_MIN : (INNER_MAX + 1) / 2;
     inner_t *right = inner_new(s);
     right->n = INNER_MAX + 1 - keep;
     memcpy(right->child, &child[keep], sizeof(void *) * right->n);
@@ -383,6 +388,7 @@ static void rebalance_pair(ordset_t *s, inner_t *p, uint32_t a, int is_leaf)
     }
     /* inner nodes: the parent's separator between them comes down between their entries */
     inner_t *l = ln, *r = rn;
+    assert(nl > 0 && nr > 0); /* inner nodes are mended at a quarter, never empty */
     void *child[2 * INNER_MAX];
     sep_t *sep[2 * INNER_MAX];
     memcpy(child, l->child, sizeof(void *) * nl);

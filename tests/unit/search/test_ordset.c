@@ -183,6 +183,46 @@ Test(ordset, random_keys_cost_about_a_dozen_bytes_each)
     free(k);
 }
 
+/* The time index's pattern: keys that only grow are appended while random ones leave (a
+ * rightmost leaf of one value emptied again, under inner nodes split at the end). */
+Test(ordset, appends_mixed_with_random_deletes_stay_ordered, .timeout = 60)
+{
+    enum { N = 60000 };
+    uint8_t(*k)[8] = malloc(sizeof(*k) * N);
+    int *live = malloc(sizeof(int) * N), nlive = 0, next = 0;
+    ordset_t s;
+    ordset_init(&s, u64_key);
+    srand(10);
+    for (int round = 0; next < N; round++) {
+        if (rand() % 100 < 55 || nlive == 0) {
+            for (int b = 0; b < 8; b++) k[next][b] = (uint8_t)((uint64_t)next >> (56 - 8 * b));
+            ordset_insert(&s, k[next]);
+            live[nlive++] = next++;
+        } else {
+            int j = rand() % 2 ? rand() % nlive : nlive - 1, i = live[j]; /* or a newest */
+            cr_assert_eq(ordset_delete(&s, k[i], 8), k[i]);
+            live[j] = live[--nlive];
+        }
+        if (round % 20000) continue;
+        ordset_iter_t it;
+        const char *prev = NULL;
+        int n = 0;
+        for (int more = ordset_seek(&s, NULL, 0, &it); more; more = ordset_next(&it), n++) {
+            size_t len;
+            const char *key = ordset_iter_key(&it, &len);
+            cr_assert(!prev || memcmp(prev, key, 8) < 0);
+            prev = key;
+        }
+        cr_assert_eq(n, nlive);
+    }
+    cr_assert_eq(ordset_size(&s), (uint64_t)nlive);
+    for (int j = 0; j < nlive; j++) cr_assert_eq(ordset_delete(&s, k[live[j]], 8), k[live[j]]);
+    cr_assert_eq(ordset_memory(&s), 0);
+    ordset_deinit(&s);
+    free(live);
+    free(k);
+}
+
 static const char *str_key(const void *v, size_t *len)
 {
     *len = strlen(v);
