@@ -456,3 +456,41 @@ void *ordset_delete(ordset_t *s, const void *key, size_t len)
     mend(s, &it, s->depth);
     return val;
 }
+
+/* ---- checking (tests) ---- */
+
+/* Checks the subtree n at depth d whose keys must lie in [lo, hi) (NULL: unbounded); adds its
+ * values to *count. Returns 0, or -1 at the first broken invariant. */
+static int check_node(const ordset_t *s, const void *n, int d, const sep_t *lo, const sep_t *hi,
+                      int root, uint64_t *count)
+{
+    if (d == s->depth) {
+        const leaf_t *l = n;
+        if (l->n > l->cap || (!root && (l->n == 0 || l->cap != LEAF_MAX))) return -1;
+        for (uint32_t i = 0; i < l->n; i++) {
+            size_t len, plen = 0;
+            const char *k = s->key(l->v[i], &len), *prev = i ? s->key(l->v[i - 1], &plen) : NULL;
+            if (lo && ordset_cmp(lo->key, lo->len, k, len) > 0) return -1;
+            if (hi && ordset_cmp(k, len, hi->key, hi->len) >= 0) return -1;
+            if (prev && ordset_cmp(prev, plen, k, len) >= 0) return -1;
+        }
+        *count += l->n;
+        return 0;
+    }
+    const inner_t *in = n;
+    if (in->n > INNER_MAX || in->n < (root ? 2u : (uint32_t)INNER_MIN) || in->sep[0]) return -1;
+    for (uint32_t i = 0; i < in->n; i++) {
+        const sep_t *a = i ? in->sep[i] : lo, *b = i + 1 < in->n ? in->sep[i + 1] : hi;
+        if (i && !in->sep[i]) return -1;
+        if (check_node(s, in->child[i], d + 1, a, b, 0, count) < 0) return -1;
+    }
+    return 0;
+}
+
+int ordset__check(const ordset_t *s)
+{
+    uint64_t count = 0;
+    if (!s->root) return s->size == 0 && s->depth == 0 ? 0 : -1;
+    if (check_node(s, s->root, 0, NULL, NULL, 1, &count) < 0) return -1;
+    return count == s->size ? 0 : -1;
+}

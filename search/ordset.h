@@ -71,6 +71,10 @@ static inline size_t ordset_memory(const ordset_t *s)
     return s->bytes;
 }
 
+/* Tests: 0 when every invariant of ordset.c holds (keys in order within their separators'
+ * bounds, leaves at one depth, no node below its minimum, the size), else -1. O(n). */
+int ordset__check(const ordset_t *s);
+
 /* Bytewise comparison as the set orders keys: <0, 0, >0. */
 int ordset_cmp(const void *a, size_t alen, const void *b, size_t blen);
 

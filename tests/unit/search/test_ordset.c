@@ -103,14 +103,19 @@ static void random_rounds(int n, int maxlen, int rounds, int insert_pct)
         int more = ordset_seek(&s, keys[j], lens[j], &it);
         cr_assert_eq(more ? (int *)ordset_iter_val(&it) - present : -1, want);
         cr_assert_eq(ordset_get(&s, keys[j], lens[j]), present[j] ? &present[j] : NULL);
+        if (round % 301 == 0) cr_assert_eq(ordset__check(&s), 0, "round %d", round);
     }
     check_walk(&s, n);
+    cr_assert_eq(ordset__check(&s), 0);
     /* delete everything: nothing is left */
     for (int i = 0; i < n; i++)
         if (present[i]) {
             cr_assert_eq(ordset_delete(&s, keys[i], lens[i]), &present[i]);
             present[i] = 0;
-            if (i % 97 == 0) check_walk(&s, n);
+            if (i % 97 == 0) {
+                check_walk(&s, n);
+                cr_assert_eq(ordset__check(&s), 0);
+            }
         }
     cr_assert_eq(ordset_size(&s), 0);
     cr_assert_eq(ordset_memory(&s), 0);
@@ -147,6 +152,7 @@ Test(ordset, growing_keys_fill_their_leaves)
     }
     /* leaves of 31 values in 256 bytes (8.3 bytes a value), and the inner nodes: under 10 */
     cr_assert_lt(ordset_memory(&s), (size_t)N * 10, "%zu bytes", ordset_memory(&s));
+    cr_assert_eq(ordset__check(&s), 0);
     ordset_iter_t it;
     int i = 0;
     for (int more = ordset_seek(&s, NULL, 0, &it); more; more = ordset_next(&it), i++)
@@ -156,6 +162,7 @@ Test(ordset, growing_keys_fill_their_leaves)
     for (i = 0; i < N; i++)
         if (i % 10) cr_assert_eq(ordset_delete(&s, k[i], 8), k[i]);
     cr_assert_lt(ordset_memory(&s), (size_t)(N / 10) * 48, "%zu bytes", ordset_memory(&s));
+    cr_assert_eq(ordset__check(&s), 0);
     i = 0;
     for (int more = ordset_seek(&s, "\0\0\0\0\0\0\0\x05", 8, &it); more;
          more = ordset_next(&it), i += 10)
@@ -204,6 +211,7 @@ Test(ordset, appends_mixed_with_random_deletes_stay_ordered, .timeout = 60)
             live[j] = live[--nlive];
         }
         if (round % 20000) continue;
+        cr_assert_eq(ordset__check(&s), 0, "round %d", round);
         ordset_iter_t it;
         const char *prev = NULL;
         int n = 0;
