@@ -1,14 +1,19 @@
-/* ordset.c - a skip list of byte-string keys (see ordset.h).
+/* ordset.c - a B+ tree of the caller's pointers ordered by their keys (see ordset.h).
  *
- * Node layout, one allocation:
- *   | val (8) | key (8) | len (4) | level (1) | pad | next[level] (8 each) |
- * The key bytes are the caller's (a blob's name, a tag's name, a time key in its entry), so a
- * node of one link is a 32-byte block whatever the key: copying the keys in cost 16 bytes and
- * more an entry.
- * The head node has no key and as many links as the set's tallest node (at least 4); an empty
- * set has no head at all. Levels are drawn with p = 1/4 (Redis's
- * zset skip list uses the same), so a node has 1.33 links on average. Invariant: at every
- * level the links visit keys in strictly increasing ordset_cmp order. Loop thread only. */
+ * Leaves hold values only, in key order, one allocation each:
+ *   | n (2) | cap (2) | pad (4) | v[cap] (8 each) |
+ * (LEAF_MAX = 31: a 256-byte block). A set's only leaf starts with room for 2 values and
+ * doubles up to LEAF_MAX, so a tag of one blob costs a 32-byte leaf; every other leaf has
+ * LEAF_MAX. Inner nodes hold up to INNER_MAX children and, for every child but the first, a
+ * separator: a copy of a key that is <= every key below that child and > every key below the
+ * one before it (copied, so deleting the value it came from leaves it valid).
+ * Invariants: all leaves are at depth s->depth; no node but the root is empty; a node that
+ * drops below a quarter of its room after a delete is merged with a sibling or shares its
+ * entries with it; an inner node splits in halves, or 24 and 9 at the end of the rightmost
+ * one, so every inner node but the root holds at least a quarter (the depth is O(log n)). A split
+ * of the rightmost leaf when the new value goes at its end (keys that only grow: the time index)
+ * leaves the left leaf full and the new one with that value alone, so those leaves are full, not
+ * half. Loop thread only. */
 #include "search/ordset.h"
 
 #include "common/alloc.h"
@@ -16,64 +21,93 @@
 #include <assert.h>
 #include <string.h>
 
-struct ordset_node {
-    void *val;
-    const char *key;
-    uint32_t len;
-    uint8_t level;
-    ordset_node_t *next[];
-};
+#define LEAF_MAX 31
+#define INNER_MAX 32
+#define LEAF_MIN (LEAF_MAX / 4)
+#define INNER_MIN (INNER_MAX / 4)
 
-static ordset_node_t *node_new(ordset_t *s, int level, const void *key, size_t len, void *val)
+typedef struct leaf {
+    uint16_t n, cap;
+    uint32_t pad;
+    void *v[];
+} leaf_t;
+
+typedef struct sep {
+    uint32_t len;
+    char key[];
+} sep_t;
+
+typedef struct inner {
+    uint32_t n; /* children */
+    void *child[INNER_MAX];
+    sep_t *sep[INNER_MAX]; /* sep[0] is NULL */
+} inner_t;
+
+/* ---- allocation ---- */
+
+static leaf_t *leaf_new(ordset_t *s, int cap)
 {
-    ordset_node_t *n = xmalloc(sizeof(*n) + sizeof(ordset_node_t *) * (size_t)level);
-    n->val = val;
-    n->key = key;
-    n->len = (uint32_t)len;
-    n->level = (uint8_t)level;
-    memset(n->next, 0, sizeof(ordset_node_t *) * (size_t)level);
-    s->bytes += alloc_size(n);
-    return n;
+    leaf_t *l = xmalloc(sizeof(*l) + sizeof(void *) * (size_t)cap);
+    l->n = 0;
+    l->cap = (uint16_t)cap;
+    l->pad = 0;
+    s->bytes += alloc_size(l);
+    return l;
 }
 
-static void node_free(ordset_t *s, ordset_node_t *n)
+static inner_t *inner_new(ordset_t *s)
+{
+    inner_t *in = xcalloc(1, sizeof(*in));
+    s->bytes += alloc_size(in);
+    return in;
+}
+
+static void node_free(ordset_t *s, void *n)
 {
     s->bytes -= alloc_size(n);
     xfree(n);
 }
 
-void ordset_init(ordset_t *s)
+static sep_t *sep_new(ordset_t *s, const char *key, size_t len)
 {
-    memset(s, 0, sizeof(*s));
-    s->rng = 0x9e3779b97f4a7c15ull;
-    s->level = 1;
+    sep_t *p = xmalloc(sizeof(*p) + len);
+    p->len = (uint32_t)len;
+    memcpy(p->key, key, len);
+    s->bytes += alloc_size(p);
+    return p;
 }
 
-/* The head has as many links as the tallest node needs (grown on demand), so an empty or small
- * set costs little: a tag with a few blobs holds one of these. */
-static void head_reserve(ordset_t *s, int level)
+/* A separator for a node whose first value is v. */
+static sep_t *sep_of(ordset_t *s, const void *v)
 {
-    if (s->head && s->head->level >= level) return;
-    int old = s->head ? s->head->level : 0;
-    if (s->head) s->bytes -= alloc_size(s->head);
-    s->head = xrealloc(s->head, sizeof(ordset_node_t) + sizeof(ordset_node_t *) * (size_t)level);
-    s->bytes += alloc_size(s->head);
-    memset(&s->head->next[old], 0, sizeof(ordset_node_t *) * (size_t)(level - old));
-    s->head->val = NULL;
-    s->head->key = NULL;
-    s->head->len = 0;
-    s->head->level = (uint8_t)level;
+    size_t len;
+    const char *key = s->key(v, &len);
+    return sep_new(s, key, len);
+}
+
+void ordset_init(ordset_t *s, ordset_key_fn *key)
+{
+    memset(s, 0, sizeof(*s));
+    s->key = key;
+}
+
+static void free_tree(ordset_t *s, void *n, int depth)
+{
+    if (depth > 0) {
+        inner_t *in = n;
+        for (uint32_t i = 0; i < in->n; i++) {
+            free_tree(s, in->child[i], depth - 1);
+            if (in->sep[i]) node_free(s, in->sep[i]);
+        }
+    }
+    node_free(s, n);
 }
 
 void ordset_deinit(ordset_t *s)
 {
-    ordset_node_t *n = s->head;
-    while (n) {
-        ordset_node_t *next = n->next[0];
-        node_free(s, n);
-        n = next;
-    }
-    s->head = NULL;
+    if (s->root) free_tree(s, s->root, s->depth);
+    s->root = NULL;
+    s->depth = 0;
     s->size = 0;
 }
 
@@ -85,95 +119,378 @@ int ordset_cmp(const void *a, size_t alen, const void *b, size_t blen)
     return alen < blen ? -1 : alen > blen;
 }
 
-static int random_level(ordset_t *s)
+/* ---- search ---- */
+
+/* The child of in whose keys may hold key: the last one whose separator is <= key. */
+static uint32_t route(const inner_t *in, const void *key, size_t len)
 {
-    /* xorshift64: two bits per level give p = 1/4 */
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 7;
-    s->rng ^= s->rng << 17;
-    uint64_t r = s->rng;
-    int level = 1;
-    while (level < ORDSET_MAX_LEVEL && (r & 3) == 0) {
-        level++;
-        r >>= 2;
+    uint32_t lo = 1, hi = in->n; /* the first separator > key, in [1, n] */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (ordset_cmp(in->sep[mid]->key, in->sep[mid]->len, key, len) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return level;
+    return lo - 1;
 }
 
-/* Fills update[i] with the last node at level i whose key is < key; returns the node after
- * update[0] (the first >= key), or NULL. */
-static ordset_node_t *find_before(const ordset_t *s, const void *key, size_t len,
-                                  ordset_node_t **update)
+/* The first position of l whose key is >= key; *eq says whether it is key. */
+static uint32_t leaf_pos(const ordset_t *s, const leaf_t *l, const void *key, size_t len, int *eq)
 {
-    ordset_node_t *x = s->head;
-    if (!x) return NULL;
-    for (int i = s->level - 1; i >= 0; i--) {
-        while (x->next[i] && ordset_cmp(x->next[i]->key, x->next[i]->len, key, len) < 0)
-            x = x->next[i];
-        if (update) update[i] = x;
+    uint32_t lo = 0, hi = l->n;
+    int c = 1;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        size_t kl;
+        const char *k = s->key(l->v[mid], &kl);
+        int m = ordset_cmp(k, kl, key, len);
+        if (m < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+            c = m;
+        }
     }
-    return x->next[0];
+    *eq = lo < l->n && c == 0;
+    return lo;
 }
 
-void ordset_insert(ordset_t *s, const void *key, size_t len, void *val)
+/* Fills it with the path from the root to the leaf that may hold key and the position there;
+ * returns 1 when key is present. The set is not empty. */
+static int descend(const ordset_t *s, const void *key, size_t len, ordset_iter_t *it)
 {
-    ordset_node_t *update[ORDSET_MAX_LEVEL];
-    int level = random_level(s);
-    head_reserve(s, level > 4 ? level : 4);
-    ordset_node_t *at = find_before(s, key, len, update);
-    assert(!at || ordset_cmp(at->key, at->len, key, len) != 0);
-    (void)at;
-    for (int i = s->level; i < level; i++) update[i] = s->head;
-    if (level > s->level) s->level = level;
-    ordset_node_t *n = node_new(s, level, key, len, val);
-    for (int i = 0; i < level; i++) {
-        n->next[i] = update[i]->next[i];
-        update[i]->next[i] = n;
+    void *n = s->root;
+    it->s = s;
+    for (int k = 0; k < s->depth; k++) {
+        inner_t *in = n;
+        uint32_t i = route(in, key, len);
+        it->node[k] = in;
+        it->idx[k] = (uint16_t)i;
+        n = in->child[i];
     }
-    s->size++;
+    int eq;
+    it->node[s->depth] = n;
+    it->idx[s->depth] = (uint16_t)leaf_pos(s, n, key, len, &eq);
+    return eq;
 }
 
-void *ordset_delete(ordset_t *s, const void *key, size_t len)
+/* From a position one past a leaf's last value, the first value of the next leaf: 1, or 0
+ * at the end of the set. */
+static int settle(ordset_iter_t *it)
 {
-    ordset_node_t *update[ORDSET_MAX_LEVEL];
-    ordset_node_t *n = find_before(s, key, len, update);
-    if (!n || ordset_cmp(n->key, n->len, key, len) != 0) return NULL;
-    for (int i = 0; i < n->level; i++) update[i]->next[i] = n->next[i];
-    while (s->level > 1 && !s->head->next[s->level - 1]) s->level--;
-    void *val = n->val;
-    node_free(s, n);
-    if (--s->size == 0) { /* an empty set holds nothing */
-        node_free(s, s->head);
-        s->head = NULL;
-        s->level = 1;
+    int d = it->s->depth;
+    const leaf_t *l = it->node[d];
+    if (!l) return 0;
+    if (it->idx[d] < l->n) return 1;
+    int up = d - 1;
+    while (up >= 0 && it->idx[up] + 1u >= ((inner_t *)it->node[up])->n) up--;
+    if (up < 0) return 0;
+    it->idx[up]++;
+    for (int k = up; k < d; k++) {
+        it->node[k + 1] = ((inner_t *)it->node[k])->child[it->idx[k]];
+        it->idx[k + 1] = 0;
     }
-    return val;
+    return 1;
+}
+
+int ordset_seek(const ordset_t *s, const void *key, size_t len, ordset_iter_t *it)
+{
+    if (!s->root) {
+        it->s = s;
+        it->node[s->depth] = NULL;
+        return 0;
+    }
+    descend(s, key, len, it);
+    return settle(it);
+}
+
+int ordset_next(ordset_iter_t *it)
+{
+    int d = it->s->depth;
+    const leaf_t *l = it->node[d];
+    if (!l) return 0;
+    if (it->idx[d] < l->n) it->idx[d]++;
+    return settle(it);
+}
+
+void *ordset_iter_val(const ordset_iter_t *it)
+{
+    int d = it->s->depth;
+    return ((leaf_t *)it->node[d])->v[it->idx[d]];
+}
+
+const char *ordset_iter_key(const ordset_iter_t *it, size_t *len)
+{
+    return it->s->key(ordset_iter_val(it), len);
 }
 
 void *ordset_get(const ordset_t *s, const void *key, size_t len)
 {
-    ordset_node_t *n = find_before(s, key, len, NULL);
-    if (!n || ordset_cmp(n->key, n->len, key, len) != 0) return NULL;
-    return n->val;
+    ordset_iter_t it;
+    if (!s->root || !descend(s, key, len, &it)) return NULL;
+    return ordset_iter_val(&it);
 }
 
-ordset_node_t *ordset_seek(const ordset_t *s, const void *key, size_t len)
+/* ---- insert ---- */
+
+/* 1 when the path goes down the last child at every level. */
+static int rightmost(const ordset_iter_t *it, int levels)
 {
-    return find_before(s, key, len, NULL);
+    for (int k = 0; k < levels; k++)
+        if (it->idx[k] + 1u != ((inner_t *)it->node[k])->n) return 0;
+    return 1;
 }
 
-ordset_node_t *ordset_next(const ordset_node_t *n)
+/* Puts child r with separator sp right after the child the path takes at level k (k -1: a
+ * new root above the old one). */
+static void insert_up(ordset_t *s, ordset_iter_t *it, int k, sep_t *sp, void *r)
 {
-    return n->next[0];
+    if (k < 0) {
+        assert(s->depth < ORDSET_MAX_DEPTH);
+        inner_t *root = inner_new(s);
+        root->n = 2;
+        root->child[0] = s->root;
+        root->child[1] = r;
+        root->sep[1] = sp;
+        s->root = root;
+        s->depth++;
+        return;
+    }
+    inner_t *in = it->node[k];
+    uint32_t at = it->idx[k] + 1u;
+    if (in->n < INNER_MAX) {
+        memmove(&in->child[at + 1], &in->child[at], sizeof(void *) * (in->n - at));
+        memmove(&in->sep[at + 1], &in->sep[at], sizeof(sep_t *) * (in->n - at));
+        in->child[at] = r;
+        in->sep[at] = sp;
+        in->n++;
+        return;
+    }
+    /* full: the INNER_MAX + 1 entries split in two; the right one's first separator goes up */
+    void *child[INNER_MAX + 1];
+    sep_t *sep[INNER_MAX + 1];
+    memcpy(child, in->child, sizeof(void *) * at);
+    memcpy(sep, in->sep, sizeof(sep_t *) * at);
+    child[at] = r;
+    sep[at] = sp;
+    memcpy(&child[at + 1], &in->child[at], sizeof(void *) * (INNER_MAX - at));
+    memcpy(&sep[at + 1], &in->sep[at], sizeof(sep_t *) * (INNER_MAX - at));
+    /* halves, or at the end of the rightmost node (growing keys) three quarters on the left:
+     * either way both keep more than INNER_MIN, so no inner node but the root falls below it */
+    uint32_t keep =
+        at == INNER_MAX && rightmost(it, k) ? INNER_MAX - INNER_MIN : (INNER_MAX + 1) / 2;
+    inner_t *right = inner_new(s);
+    right->n = INNER_MAX + 1 - keep;
+    memcpy(right->child, &child[keep], sizeof(void *) * right->n);
+    memcpy(right->sep, &sep[keep], sizeof(sep_t *) * right->n);
+    sep_t *up = right->sep[0];
+    right->sep[0] = NULL;
+    in->n = keep;
+    memcpy(in->child, child, sizeof(void *) * keep);
+    memcpy(in->sep, sep, sizeof(sep_t *) * keep);
+    memset(&in->child[keep], 0, sizeof(void *) * (INNER_MAX - keep));
+    memset(&in->sep[keep], 0, sizeof(sep_t *) * (INNER_MAX - keep));
+    insert_up(s, it, k - 1, up, right);
 }
 
-const char *ordset_key(const ordset_node_t *n, size_t *len)
+static void leaf_put(leaf_t *l, uint32_t pos, void *val)
 {
-    *len = n->len;
-    return n->key;
+    memmove(&l->v[pos + 1], &l->v[pos], sizeof(void *) * (l->n - pos));
+    l->v[pos] = val;
+    l->n++;
 }
 
-void *ordset_val(const ordset_node_t *n)
+void ordset_insert(ordset_t *s, void *val)
 {
-    return n->val;
+    size_t len;
+    const char *key = s->key(val, &len);
+    if (!s->root) s->root = leaf_new(s, 2);
+    ordset_iter_t it;
+    int eq = descend(s, key, len, &it);
+    assert(!eq);
+    (void)eq;
+    leaf_t *l = it.node[s->depth];
+    uint32_t pos = it.idx[s->depth];
+    s->size++;
+    if (l->n < l->cap) {
+        leaf_put(l, pos, val);
+        return;
+    }
+    if (l->cap < LEAF_MAX) { /* the only leaf grows */
+        assert(s->depth == 0);
+        int cap = l->cap * 2 < LEAF_MAX ? l->cap * 2 : LEAF_MAX;
+        s->bytes -= alloc_size(l);
+        l = xrealloc(l, sizeof(*l) + sizeof(void *) * (size_t)cap);
+        s->bytes += alloc_size(l);
+        l->cap = (uint16_t)cap;
+        s->root = l;
+        leaf_put(l, pos, val);
+        return;
+    }
+    uint32_t keep = pos == LEAF_MAX && rightmost(&it, s->depth) ? LEAF_MAX : (LEAF_MAX + 1) / 2;
+    leaf_t *r = leaf_new(s, LEAF_MAX);
+    r->n = (uint16_t)(l->n - keep);
+    memcpy(r->v, &l->v[keep], sizeof(void *) * r->n);
+    l->n = (uint16_t)keep;
+    if (pos <= keep && keep < LEAF_MAX)
+        leaf_put(l, pos, val);
+    else
+        leaf_put(r, pos - keep, val);
+    insert_up(s, &it, s->depth - 1, sep_of(s, r->v[0]), r);
+}
+
+/* ---- delete ---- */
+
+static uint32_t node_n(const void *n, int is_leaf)
+{
+    return is_leaf ? ((const leaf_t *)n)->n : ((const inner_t *)n)->n;
+}
+
+/* Removes entry i (child and separator) of in; the separator is the caller's now. */
+static sep_t *inner_remove(inner_t *in, uint32_t i)
+{
+    sep_t *sp = in->sep[i];
+    memmove(&in->child[i], &in->child[i + 1], sizeof(void *) * (in->n - i - 1));
+    memmove(&in->sep[i], &in->sep[i + 1], sizeof(sep_t *) * (in->n - i - 1));
+    in->n--;
+    in->child[in->n] = NULL;
+    in->sep[in->n] = NULL;
+    return sp;
+}
+
+/* Children a and a + 1 of p: merged when their entries fit one node, else shared evenly. */
+static void rebalance_pair(ordset_t *s, inner_t *p, uint32_t a, int is_leaf)
+{
+    void *ln = p->child[a], *rn = p->child[a + 1];
+    uint32_t nl = node_n(ln, is_leaf), nr = node_n(rn, is_leaf);
+    uint32_t max = is_leaf ? LEAF_MAX : INNER_MAX, total = nl + nr, half = total / 2;
+    if (is_leaf) {
+        leaf_t *l = ln, *r = rn;
+        assert(l->cap == LEAF_MAX && r->cap == LEAF_MAX);
+        void *v[2 * LEAF_MAX];
+        memcpy(v, l->v, sizeof(void *) * nl);
+        memcpy(&v[nl], r->v, sizeof(void *) * nr);
+        if (total <= max) {
+            memcpy(l->v, v, sizeof(void *) * total);
+            l->n = (uint16_t)total;
+            node_free(s, inner_remove(p, a + 1));
+            node_free(s, r);
+            return;
+        }
+        memcpy(l->v, v, sizeof(void *) * half);
+        memcpy(r->v, &v[half], sizeof(void *) * (total - half));
+        l->n = (uint16_t)half;
+        r->n = (uint16_t)(total - half);
+        node_free(s, p->sep[a + 1]);
+        p->sep[a + 1] = sep_of(s, r->v[0]);
+        return;
+    }
+    /* inner nodes: the parent's separator between them comes down between their entries */
+    inner_t *l = ln, *r = rn;
+    assert(nl > 0 && nr > 0); /* inner nodes are mended at a quarter, never empty */
+    void *child[2 * INNER_MAX];
+    sep_t *sep[2 * INNER_MAX];
+    memcpy(child, l->child, sizeof(void *) * nl);
+    memcpy(sep, l->sep, sizeof(sep_t *) * nl);
+    memcpy(&child[nl], r->child, sizeof(void *) * nr);
+    memcpy(&sep[nl], r->sep, sizeof(sep_t *) * nr);
+    sep[nl] = p->sep[a + 1];
+    if (total <= max) {
+        memcpy(l->child, child, sizeof(void *) * total);
+        memcpy(l->sep, sep, sizeof(sep_t *) * total);
+        l->n = total;
+        inner_remove(p, a + 1); /* its separator went down into l */
+        node_free(s, r);
+        return;
+    }
+    memset(l->child, 0, sizeof(l->child));
+    memset(l->sep, 0, sizeof(l->sep));
+    memset(r->child, 0, sizeof(r->child));
+    memset(r->sep, 0, sizeof(r->sep));
+    memcpy(l->child, child, sizeof(void *) * half);
+    memcpy(l->sep, sep, sizeof(sep_t *) * half);
+    l->n = half;
+    r->n = total - half;
+    memcpy(r->child, &child[half], sizeof(void *) * r->n);
+    memcpy(r->sep, &sep[half], sizeof(sep_t *) * r->n);
+    p->sep[a + 1] = r->sep[0];
+    r->sep[0] = NULL;
+}
+
+/* After a delete below the path's node at level k: mends that node if it holds too little,
+ * then its parent. */
+static void mend(ordset_t *s, ordset_iter_t *it, int k)
+{
+    int is_leaf = k == s->depth;
+    void *n = it->node[k];
+    uint32_t cnt = node_n(n, is_leaf);
+    if (k == 0) { /* the root: an empty leaf goes, an inner node of one child gives way */
+        if (is_leaf && cnt == 0) {
+            node_free(s, n);
+            s->root = NULL;
+        } else if (!is_leaf && cnt == 1) {
+            s->root = ((inner_t *)n)->child[0];
+            node_free(s, n);
+            s->depth--;
+        }
+        return;
+    }
+    if (cnt >= (is_leaf ? LEAF_MIN : INNER_MIN)) return;
+    inner_t *p = it->node[k - 1];
+    uint32_t i = it->idx[k - 1];
+    rebalance_pair(s, p, i + 1 < p->n ? i : i - 1, is_leaf);
+    mend(s, it, k - 1);
+}
+
+void *ordset_delete(ordset_t *s, const void *key, size_t len)
+{
+    ordset_iter_t it;
+    if (!s->root || !descend(s, key, len, &it)) return NULL;
+    leaf_t *l = it.node[s->depth];
+    uint32_t pos = it.idx[s->depth];
+    void *val = l->v[pos];
+    memmove(&l->v[pos], &l->v[pos + 1], sizeof(void *) * (l->n - pos - 1u));
+    l->n--;
+    s->size--;
+    mend(s, &it, s->depth);
+    return val;
+}
+
+/* ---- checking (tests) ---- */
+
+/* Checks the subtree n at depth d whose keys must lie in [lo, hi) (NULL: unbounded); adds its
+ * values to *count. Returns 0, or -1 at the first broken invariant. */
+static int check_node(const ordset_t *s, const void *n, int d, const sep_t *lo, const sep_t *hi,
+                      int root, uint64_t *count)
+{
+    if (d == s->depth) {
+        const leaf_t *l = n;
+        if (l->n > l->cap || (!root && (l->n == 0 || l->cap != LEAF_MAX))) return -1;
+        for (uint32_t i = 0; i < l->n; i++) {
+            size_t len, plen = 0;
+            const char *k = s->key(l->v[i], &len), *prev = i ? s->key(l->v[i - 1], &plen) : NULL;
+            if (lo && ordset_cmp(lo->key, lo->len, k, len) > 0) return -1;
+            if (hi && ordset_cmp(k, len, hi->key, hi->len) >= 0) return -1;
+            if (prev && ordset_cmp(prev, plen, k, len) >= 0) return -1;
+        }
+        *count += l->n;
+        return 0;
+    }
+    const inner_t *in = n;
+    if (in->n > INNER_MAX || in->n < (root ? 2u : (uint32_t)INNER_MIN) || in->sep[0]) return -1;
+    for (uint32_t i = 0; i < in->n; i++) {
+        const sep_t *a = i ? in->sep[i] : lo, *b = i + 1 < in->n ? in->sep[i + 1] : hi;
+        if (i && !in->sep[i]) return -1;
+        if (check_node(s, in->child[i], d + 1, a, b, 0, count) < 0) return -1;
+    }
+    return 0;
+}
+
+int ordset__check(const ordset_t *s)
+{
+    uint64_t count = 0;
+    if (!s->root) return s->size == 0 && s->depth == 0 ? 0 : -1;
+    if (check_node(s, s->root, 0, NULL, NULL, 1, &count) < 0) return -1;
+    return count == s->size ? 0 : -1;
 }

@@ -80,6 +80,25 @@ static stag_t *stag_find(search_t *s, const tag_obj_t *t)
     return (stag_t *)dict_find(&s->tags, &t, sizeof(t), dict_hash(&t, sizeof(t)));
 }
 
+/* The ordsets' keys: a tag's name, a blob's name, a time key (all in the values). */
+static const char *tag_name_key(const void *v, size_t *len)
+{
+    const stag_t *st = v;
+    *len = st->nlen;
+    return st->name;
+}
+
+static const char *blob_name_key(const void *v, size_t *len)
+{
+    return blob_name(((const sdoc_t *)v)->obj, len);
+}
+
+static const char *time_key_of(const void *v, size_t *len)
+{
+    *len = 16;
+    return (const char *)((const sdoc_t *)v)->tkey;
+}
+
 static sdoc_t *sdoc_find(const blob_t *b)
 {
     return blob_observer(b);
@@ -92,7 +111,7 @@ static stag_t *stag_get(search_t *s, const tag_obj_t *t)
     st = xcalloc(1, sizeof(*st));
     st->obj = t;
     st->node.hash = dict_hash(&t, sizeof(t));
-    ordset_init(&st->blobs);
+    ordset_init(&st->blobs, blob_name_key);
     dict_insert(&s->tags, &st->node);
     return st;
 }
@@ -106,11 +125,11 @@ search_t *search_new(int ndb)
     s->dbs = xcalloc((size_t)ndb, sizeof(sdb_t *));
     for (int i = 0; i < ndb; i++) {
         s->dbs[i] = xcalloc(1, sizeof(sdb_t));
-        ordset_init(&s->dbs[i]->tags);
+        ordset_init(&s->dbs[i]->tags, tag_name_key);
         s->dbs[i]->id = i;
     }
     dict_init(&s->tags, &stag_type);
-    ordset_init(&s->times);
+    ordset_init(&s->times, time_key_of);
     s->ix = bm25_new();
     return s;
 }
@@ -129,8 +148,9 @@ void search_free(search_t *s)
     static const dict_type_t tag_free_type = {stag_key, free_tag};
     /* every sdoc is in `times`; its blob lives on (storage reports a blob before freeing it)
      * and may meet another catalogue later, so its slot is cleared */
-    for (ordset_node_t *n = ordset_seek(&s->times, NULL, 0); n; n = ordset_next(n)) {
-        sdoc_t *d = ordset_val(n);
+    ordset_iter_t it;
+    for (int more = ordset_seek(&s->times, NULL, 0, &it); more; more = ordset_next(&it)) {
+        sdoc_t *d = ordset_iter_val(&it);
         blob_set_observer(d->obj, NULL);
         xfree(d);
     }
@@ -174,7 +194,7 @@ void search_tag_bind(search_t *s, const tag_obj_t *t, int db, const char *name, 
     s->tag_names += len;
     st->nlen = len;
     st->db = d;
-    ordset_insert(&d->tags, st->name, len, st);
+    ordset_insert(&d->tags, st);
 }
 
 void search_swapdb(search_t *s, int a, int b)
@@ -217,8 +237,6 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
     sdoc_t *d = sdoc_find(b);
     if (!d) {
         stag_t *st = stag_get(s, t);
-        size_t nlen;
-        const char *name = blob_name(b, &nlen);
         d = xcalloc(1, sizeof(*d));
         d->obj = b;
         d->tag = st;
@@ -226,13 +244,13 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
         blob_set_observer(b, d);
         s->ndocs++;
         size_t before = ordset_memory(&st->blobs);
-        ordset_insert(&st->blobs, name, nlen, d);
+        ordset_insert(&st->blobs, d);
         s->tag_names += ordset_memory(&st->blobs) - before;
-        ordset_insert(&s->times, d->tkey, 16, d);
+        ordset_insert(&s->times, d);
     } else if (key_time(d->tkey) != info.mtime) {
         ordset_delete(&s->times, d->tkey, 16);
         time_key(info.mtime, key_u64(d->tkey + 8), d->tkey);
-        ordset_insert(&s->times, d->tkey, 16, d);
+        ordset_insert(&s->times, d);
     }
     d->gen = (uint32_t)++s->gen;
     return s->gen;
@@ -286,7 +304,8 @@ void search_tag_freed(search_t *s, const tag_obj_t *t)
     stag_t *st = stag_find(s, t);
     if (!st) return;
     /* storage reports every blob before the tag: any left are removed here all the same */
-    for (ordset_node_t *n; (n = ordset_seek(&st->blobs, NULL, 0));) doc_remove(s, ordset_val(n));
+    for (ordset_iter_t it; ordset_seek(&st->blobs, NULL, 0, &it);)
+        doc_remove(s, ordset_iter_val(&it));
     unbind(st);
     dict_unlink(&s->tags, &st->obj, sizeof(st->obj), st->node.hash);
     assert(ordset_memory(&st->blobs) == 0);
@@ -325,19 +344,20 @@ static inline int has_prefix(const char *k, size_t klen, const char *p, size_t p
     return klen >= plen && (plen == 0 || memcmp(k, p, plen) == 0);
 }
 
-/* The first node of set at or after the cursor key (strictly after it when after is set),
- * or at the pattern's literal prefix when there is no cursor key. */
-static ordset_node_t *resume_at(const ordset_t *set, const buf_t *at, int have, int after,
-                                const char *prefix, size_t plen)
+/* Points it at the first entry of set at or after the cursor key (strictly after it when
+ * after is set), or at the pattern's literal prefix when there is no cursor key; 0 when there
+ * is none. */
+static int resume_at(const ordset_t *set, const buf_t *at, int have, int after, const char *prefix,
+                     size_t plen, ordset_iter_t *it)
 {
-    if (!have) return ordset_seek(set, prefix, plen);
-    ordset_node_t *n = ordset_seek(set, at->data, at->len);
+    if (!have) return ordset_seek(set, prefix, plen, it);
+    int more = ordset_seek(set, at->data, at->len, it);
     size_t klen;
-    if (n && after) {
-        const char *k = ordset_key(n, &klen);
-        if (klen == at->len && memcmp(k, at->data, klen) == 0) n = ordset_next(n);
+    if (more && after) {
+        const char *k = ordset_iter_key(it, &klen);
+        if (klen == at->len && memcmp(k, at->data, klen) == 0) more = ordset_next(it);
     }
-    return n;
+    return more;
 }
 
 int search_tags_step(search_t *s, int db, rx_t *rx, search_cursor_t *cur, uint64_t budget,
@@ -345,10 +365,11 @@ int search_tags_step(search_t *s, int db, rx_t *rx, search_cursor_t *cur, uint64
 {
     size_t plen;
     const char *prefix = rx_prefix(rx, &plen);
-    ordset_node_t *n = resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, 1, prefix, plen);
-    for (uint64_t spent = 0; n; n = ordset_next(n)) {
+    ordset_iter_t it;
+    int more = resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, 1, prefix, plen, &it);
+    for (uint64_t spent = 0; more; more = ordset_next(&it)) {
         size_t klen;
-        const char *k = ordset_key(n, &klen);
+        const char *k = ordset_iter_key(&it, &klen);
         if (!has_prefix(k, klen, prefix, plen)) break;
         if (spent++ == budget) {
             cur->phase = 2; /* the tag before n was the last one seen */
@@ -362,16 +383,34 @@ int search_tags_step(search_t *s, int db, rx_t *rx, search_cursor_t *cur, uint64
     return 1;
 }
 
+uint64_t search_tag_range(search_t *s, const tag_obj_t *t, const char *from, size_t flen,
+                          uint64_t count, void (*emit)(void *ud, const char *name, size_t len),
+                          void *ud)
+{
+    stag_t *st = stag_find(s, t);
+    if (!st) return 0;
+    uint64_t n = 0;
+    ordset_iter_t it;
+    for (int more = ordset_seek(&st->blobs, from, flen, &it); more && n < count;
+         more = ordset_next(&it), n++) {
+        size_t klen;
+        const char *k = ordset_iter_key(&it, &klen);
+        emit(ud, k, klen);
+    }
+    return n;
+}
+
 /* Visits the blobs of one tag from the cursor; returns 0 when the budget ran out inside. */
 static int blobs_of(stag_t *st, rx_t *brx, search_cursor_t *cur, int resume, uint64_t *spent,
                     uint64_t budget, search_emit_fn *emit, void *ud)
 {
     size_t plen;
     const char *prefix = rx_prefix(brx, &plen);
-    ordset_node_t *n = resume_at(&st->blobs, &cur->blob, resume, 1, prefix, plen);
-    for (; n; n = ordset_next(n)) {
+    ordset_iter_t it;
+    for (int more = resume_at(&st->blobs, &cur->blob, resume, 1, prefix, plen, &it); more;
+         more = ordset_next(&it)) {
         size_t klen;
-        const char *k = ordset_key(n, &klen);
+        const char *k = ordset_iter_key(&it, &klen);
         if (!has_prefix(k, klen, prefix, plen)) break;
         if ((*spent)++ >= budget) return 0;
         cur->visited++;
@@ -389,12 +428,12 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
     const char *prefix = rx_prefix(trx, &plen);
     /* inside a tag: go on there (if the tag is still filed), else after the last tag */
     int inside = cur->phase == 1;
-    ordset_node_t *n =
-        resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, !inside, prefix, plen);
+    ordset_iter_t it;
+    int more = resume_at(&s->dbs[db]->tags, &cur->tag, cur->phase != 0, !inside, prefix, plen, &it);
     uint64_t spent = 0;
-    for (; n; n = ordset_next(n)) {
+    for (; more; more = ordset_next(&it)) {
         size_t klen;
-        const char *k = ordset_key(n, &klen);
+        const char *k = ordset_iter_key(&it, &klen);
         if (!has_prefix(k, klen, prefix, plen)) break;
         int same = inside && klen == cur->tag.len && memcmp(k, cur->tag.data, klen) == 0;
         inside = 0;
@@ -406,7 +445,8 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
             cur->phase = 1;
             cur->has_blob = 0;
         }
-        if (!blobs_of(ordset_val(n), brx, cur, same && cur->has_blob, &spent, budget, emit, ud))
+        if (!blobs_of(ordset_iter_val(&it), brx, cur, same && cur->has_blob, &spent, budget, emit,
+                      ud))
             return 0;
         cur->phase = 2;
     }
@@ -418,16 +458,17 @@ int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long sinc
 {
     uint8_t start[16];
     time_key(since, 0, start);
-    ordset_node_t *n = cur->phase ? resume_at(&s->times, &cur->tag, 1, 1, NULL, 0)
-                                  : ordset_seek(&s->times, start, 16);
+    ordset_iter_t it;
+    int more = cur->phase ? resume_at(&s->times, &cur->tag, 1, 1, NULL, 0, &it)
+                          : ordset_seek(&s->times, start, 16, &it);
     sdb_t *d = s->dbs[db];
-    for (uint64_t spent = 0; n; n = ordset_next(n)) {
+    for (uint64_t spent = 0; more; more = ordset_next(&it)) {
         size_t klen;
-        const char *k = ordset_key(n, &klen);
+        const char *k = ordset_iter_key(&it, &klen);
         if (key_time(k) > until) break;
         if (spent++ == budget) return 0;
         cur->visited++;
-        sdoc_t *doc = ordset_val(n);
+        sdoc_t *doc = ordset_iter_val(&it);
         stag_t *st = doc->tag;
         size_t blen;
         const char *bname = blob_name(doc->obj, &blen);

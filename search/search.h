@@ -79,6 +79,13 @@ void search_cursor_deinit(search_cursor_t *cur);
  * for the whole query is reported exactly once. */
 int search_tags_step(search_t *s, int db, rx_t *rx, search_cursor_t *cur, uint64_t budget,
                      search_emit_fn *emit, void *ud);
+/* TLIST tag FROM/COUNT: the names of tag object t's blobs from the first one >= from[0..flen)
+ * on (flen 0: from the first), in bytewise order, at most count of them: emit(ud, name, len)
+ * for each (the bytes are valid during the call). Returns how many were emitted.
+ * O(log n + count). */
+uint64_t search_tag_range(search_t *s, const tag_obj_t *t, const char *from, size_t flen,
+                          uint64_t count, void (*emit)(void *ud, const char *name, size_t len),
+                          void *ud);
 /* TQUERY BLOBS without a window: (tag, blob) pairs matching both patterns, by tag then blob. */
 int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t *cur,
                       uint64_t budget, search_emit_fn *emit, void *ud);

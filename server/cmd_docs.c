@@ -405,7 +405,7 @@ static cmd_doc_t docs[] = {
     {"tiers", ""},
     {"tinfo", "tag:k0 blob:s"},
     {"tlen", "tag:k0"},
-    {"tlist", "tag:k0"},
+    {"tlist", "tag:k0 from:s?=FROM count:i?=COUNT"},
     {"tmeta", "tag:k0 blob:s ctime:i mtime:i atime:i reads:i writes:i"},
     {"tput", "tag:k0 blob:s offset:i data:s score:d?"},
     {"tquery", "what:o(tags:b(tags:t regex:p) blobs:b(blobs:t tagregex:p blobregex:p since:i?=SINCE until:i?=UNTIL)) limit:i?=LIMIT"},

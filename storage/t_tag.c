@@ -42,23 +42,37 @@ struct blob {
     extlist_t *data;  /* NULL for an empty blob */
     uint64_t size;
     double score;
-    long long ctime, mtime, atime;
-    uint64_t reads, writes;
-    uint64_t tag_id; /* the tag's id, still known after the blob was deleted (wait names) */
-    void *observer;  /* tag_store's observer's own (blob_observer); storage never reads it */
+    long long ctime, mtime;
+    long long atime : 48;  /* 0..TAG_TIME_MAX (TMETA checks it), so 48 bits hold it */
+    int home : 8;          /* tier whose heap holds the blob, -1 for none */
+    unsigned writing : 1;  /* a write plan is in flight */
+    unsigned moving : 1;   /* a move plan is in flight */
+    unsigned retarget : 1; /* TPUT set a score: move to its tier once the write is done */
+    unsigned undone : 1;   /* the last write plan failed and was undone while b was in its tag */
+    uint32_t reads, writes; /* saturating: they stay at UINT32_MAX (count_up) */
+    uint32_t tag_id; /* the tag's id's low 32 bits, still known after the blob was deleted:
+                        wait names only, where two tags 2^32 ids apart only cause a spurious
+                        retry */
     uint32_t refs;
     uint32_t readers; /* read plans in flight */
     uint32_t heap_idx;
-    int8_t home;          /* tier whose heap holds the blob, -1 for none */
-    uint8_t writing : 1;  /* a write plan is in flight */
-    uint8_t moving : 1;   /* a move plan is in flight */
-    uint8_t retarget : 1; /* TPUT set a score: move to its tier once the write is done */
-    uint8_t undone : 1;   /* the last write plan failed and was undone while b was in its tag */
+    void *observer; /* tag_store's observer's own (blob_observer); storage never reads it */
     char name[];
 };
-/* At most 128 bytes before the name (120 today): a name of up to 31 bytes and its NUL keep
- * a blob in jemalloc's 160-byte class. */
-_Static_assert(sizeof(blob_t) <= 128, "blob_t grew past 128 bytes");
+/* 104 bytes before the name: a name of up to 23 bytes and its NUL (YCSB's "user" and 19
+ * digits) keep a blob in jemalloc's 128-byte class, up to 55 bytes in the 160-byte one. */
+_Static_assert(sizeof(blob_t) <= 104, "blob_t grew past 104 bytes");
+
+/* A saturating counter's increment. */
+static void count_up(uint32_t *n)
+{
+    if (*n != UINT32_MAX) (*n)++;
+}
+
+static uint32_t counter32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
 
 struct tag_obj {
     obj_t h;
@@ -398,7 +412,7 @@ static blob_t *blob_create(tag_obj_t *t, const char *name, size_t len, double sc
     b->node.aux = (uint32_t)len;
     b->node.hash = dict_hash(name, len);
     b->tag = t;
-    b->tag_id = t->id;
+    b->tag_id = (uint32_t)t->id;
     b->score = score;
     b->ctime = b->mtime = b->atime = now;
     b->refs = 1;
@@ -768,7 +782,8 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
         else xfree(copy);
     }
     b->mtime = now;
-    b->writes++;
+    uint32_t old_writes = b->writes;
+    count_up(&b->writes);
     if (end > old || b->score != old_score) rehome(b); /* an overwrite in place keeps its heap slot */
     *size_out = b->size;
     if (has_score && !created && b->score != old_score) b->retarget = 1;
@@ -781,7 +796,7 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
     p->undo_size = old;
     p->undo_score = old_score;
     p->undo_mtime = old_mtime;
-    p->undo_writes = b->writes - 1;
+    p->undo_writes = old_writes;
     b->writing = 1;
     b->undone = 0;
     writes_in_flight++;
@@ -851,7 +866,7 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
     if (!blob_idle(b)) return ST_BUSY;
     shrink_to(b, size);
     b->mtime = now;
-    b->writes++;
+    count_up(&b->writes);
     if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
     return ST_OK;
 }
@@ -863,9 +878,10 @@ int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, l
     if (!b) return ST_MISSING;
     b->ctime = ctime;
     b->mtime = mtime;
+    assert(atime >= 0 && atime <= TAG_TIME_MAX);
     b->atime = atime;
-    b->reads = reads;
-    b->writes = writes;
+    b->reads = counter32(reads);
+    b->writes = counter32(writes);
     if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
     return ST_OK;
 }
@@ -940,7 +956,7 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
     blob_t *b = tag_blob(t, name, nlen);
     assert(b && !b->writing && off + len <= (off >= b->size ? off : b->size));
     b->atime = now;
-    b->reads++;
+    count_up(&b->reads);
     return read_range(b, off, len, dst, 1, plan);
 }
 
@@ -987,7 +1003,7 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
 
 /* ---- readers (a TGET streamed in pieces) ---- */
 
-static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf);
+static size_t blob_waitname(uint32_t tag_id, const char *name, size_t nlen, char *buf);
 
 struct tag_reader {
     blob_t *b;     /* a reference */
@@ -1017,7 +1033,7 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     x->off = off;
     x->len = *len;
     b->atime = now;
-    b->reads++;
+    count_up(&b->reads);
     *r = x;
     return ST_OK;
 }
@@ -1137,7 +1153,7 @@ static void finish_move(tag_plan_t *p, int status)
     rehome(b);
 }
 
-static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf);
+static size_t blob_waitname(uint32_t tag_id, const char *name, size_t nlen, char *buf);
 
 void tag_plan_finish(tag_plan_t *p, int status,
                      void (*wake)(void *ud, const char *name, size_t len), void *ud)
@@ -1165,18 +1181,18 @@ void tag_plan_finish(tag_plan_t *p, int status,
 }
 
 /* "\xffblob" + tag id + 32-bit hash of the name: collisions only cause a spurious retry */
-static size_t blob_waitname(uint64_t tag_id, const char *name, size_t nlen, char *buf)
+static size_t blob_waitname(uint32_t tag_id, const char *name, size_t nlen, char *buf)
 {
     uint32_t h = dict_hash(name, nlen);
     memcpy(buf, "\xff" "blob", 5);
-    memcpy(buf + 5, &tag_id, 8);
-    memcpy(buf + 13, &h, 4);
-    return 17;
+    memcpy(buf + 5, &tag_id, 4);
+    memcpy(buf + 9, &h, 4);
+    return 13;
 }
 
 size_t tag_blob_waitname(const tag_obj_t *t, const char *name, size_t nlen, char *buf)
 {
-    return blob_waitname(t->id, name, nlen, buf);
+    return blob_waitname((uint32_t)t->id, name, nlen, buf);
 }
 
 int tag_blob_busy(tag_obj_t *t, const char *name, size_t nlen, int for_write)
@@ -1216,8 +1232,9 @@ int tag_organize_step(long long now, int budget, double half_life_s)
         }
         blob_t *b = h->v[org_idx++];
         if (!blob_idle(b)) continue;
-        double score = tag_access_score(b->reads + b->writes, now - b->atime, half_life_s);
-        if (b->mtime > b->atime) score = tag_access_score(b->reads + b->writes,
+        uint64_t n = (uint64_t)b->reads + b->writes;
+        double score = tag_access_score(n, now - b->atime, half_life_s);
+        if (b->mtime > b->atime) score = tag_access_score(n,
                                                           now - b->mtime, half_life_s);
         b->score = score;
         rehome(b); /* may reorder the heap: the scan may see a blob twice or skip one */

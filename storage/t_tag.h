@@ -173,8 +173,12 @@ size_t tag_space_waitname(char *buf);
  * is 0 every blob's bytes on file tiers are what its metadata says (a snapshot can read them). */
 uint64_t tag_writes_in_flight(void);
 
-/* Sets a blob's times (Unix ms) and counters, as the append-only file restores them. Returns
- * ST_OK or ST_MISSING. */
+/* The latest time a blob can hold (Unix ms, 2^47 - 1: the year 6429): times are 48 bits. */
+#define TAG_TIME_MAX ((1LL << 47) - 1)
+
+/* Sets a blob's times (Unix ms, 0..TAG_TIME_MAX: asserted) and counters (each kept up to
+ * UINT32_MAX: counters saturate there), as the append-only file restores them. Returns ST_OK
+ * or ST_MISSING. */
 int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, long long mtime,
                  long long atime, uint64_t reads, uint64_t writes);
 

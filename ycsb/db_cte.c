@@ -18,35 +18,25 @@
  * The layout is written once into the blob _ycsb_layout of the same tag, and every later open
  * checks it, so a run cannot read records of another shape.
  *
- * Scans go through an ordered index the binding keeps beside the tag; YCSB's scan is "records
- * from startkey on, in key order". The index is split into buckets by the key's first
- * `prefix` bytes (the whole key when shorter): bucket <b> is the sorted set
- * _ycsb:<table>:index:<b> whose members are its keys (score 0, lexicographic order), and the
- * sorted set _ycsb:<table>:index lists the buckets' names the same way. Because a key's bucket
- * name is a prefix of the key, buckets follow each other in key order, so a scan reads the
- * bucket names from startkey's bucket on, then those buckets' keys from startkey on. Buckets
- * of up to 128 keys are listpacks (zset-max-listpack-entries), about 26 bytes a key where one
- * sorted set of every key is a skiplist of about 96: the default prefix, from recordcount,
- * gives buckets of 7 to 64 keys for YCSB's keys ("user" and decimal digits: 4 + d bytes make
- * about 9 x 10^(d-1) buckets). cte.indexprefix sets it; the first open writes it into the
- * layout and later ones take it from there.
+ * Scans read the tag's names in order from the server: TLIST <table> FROM <startkey> COUNT n
+ * lists the names from startkey on (inclusive, bytewise, which is YCSB's key order for its
+ * keys), from the per-tag name index cte-server's search catalogue keeps for every tag (with or
+ * without search-enabled), so the binding keeps no index of its own: a record costs its blob
+ * alone, and an insert and a scan one round trip less.
  *
- *   insert  TPUT table key 0 <whole record>, ZADD bucket 0 key, ZADD index 0 <bucket name>
- *           (all in flight together)
+ *   insert  TPUT table key 0 <whole record>
  *   update  TPUT table key <offset of the field> <header + value> per run of adjacent fields
  *   read    TGET table key (all fields), or TGET of the fields' span when they are dense,
  *           else one TGET per field, in flight together
- *   scan    ZRANGEBYLEX index [<startkey's bucket> + LIMIT 0 16, then ZRANGEBYLEX bucket
- *           [startkey + LIMIT 0 n for those buckets (in flight together, until n keys came),
- *           then the reads, up to cte.depth at once
- *   delete  TDEL table key, ZREM bucket key (a bucket's name stays listed when it empties:
- *           a scan reads an empty or missing bucket as no keys)
+ *   scan    TLIST table FROM startkey COUNT n+1 (one more: _ycsb_layout sorts before YCSB's
+ *           keys but may fall in a range of other keys; it is skipped), then the reads of the
+ *           first n names, up to cte.depth at once
+ *   delete  TDEL table key
  *
  * Properties: cte.uri (tcp://host:port, unix:PATH or shm:PATH; default tcp://127.0.0.1:6379),
  * cte.depth (requests in flight within one operation, 1..1024, default 16), cte.timeout (ms,
- * default 2000; 0 waits for ever), cte.indexprefix (1..1024, see above). One connection per client
- * thread; each operation completes before the next starts (YCSB's model), the depth only overlaps
- * the requests of one operation. */
+ * default 2000; 0 waits for ever). One connection per client thread; each operation completes
+ * before the next starts (YCSB's model), the depth only overlaps the requests of one operation. */
 #include "db.h"
 
 #include "cte/cte.h"
@@ -62,9 +52,6 @@
 static const char rec_magic[REC_HEAD] = {'\xff', 'Y', 'C', 1};
 #define DEPTH_MAX 1024
 #define URI_MAX 4096
-#define PREFIX_MAX 1024
-#define BUCKET_KEYS 64  /* the most keys the default prefix puts in a bucket, on average */
-#define SCAN_BUCKETS 16 /* bucket names a scan reads at once */
 
 typedef struct ctedb ctedb_t;
 
@@ -77,13 +64,9 @@ typedef struct req {
 struct ctedb {
     cte_conn_t *c;
     const db_schema_t *s;
-    char *tag, *index;
-    char *bkey;    /* a bucket's key name: index ":" then up to prefix bytes */
-    size_t ilen;   /* strlen(index) */
-    size_t prefix; /* bytes of a key naming its bucket */
+    char *tag;
+    size_t tlen; /* strlen(tag) */
     size_t hdr, slot, reclen;
-    cte_reply_t *bucket[SCAN_BUCKETS]; /* a scan's buckets' keys, copies */
-    req_t breq[SCAN_BUCKETS];          /* their requests: field is the slot */
     char *rec;   /* a record being written, or fields read one by one */
     size_t *got; /* per field read one by one: bytes that arrived (SIZE_MAX: none) */
     req_t *req;  /* fieldcount contexts */
@@ -98,8 +81,7 @@ static int ctedb_check(const props_t *p, util_err_t *e)
     int64_t v;
     int rc;
     if ((rc = props_long(p, "cte.depth", 16, 1, DEPTH_MAX, &v, e)) ||
-        (rc = props_long(p, "cte.timeout", 2000, 0, INT32_MAX, &v, e)) ||
-        (rc = props_long(p, "cte.indexprefix", 5, 1, PREFIX_MAX, &v, e)))
+        (rc = props_long(p, "cte.timeout", 2000, 0, INT32_MAX, &v, e)))
         return rc;
     const char *uri = props_get_or(p, "cte.uri", "tcp://127.0.0.1:6379");
     if (strlen(uri) > URI_MAX) return util_fail(e, "cte.uri is longer than %d bytes", URI_MAX);
@@ -113,11 +95,8 @@ static void ctedb_close(void *db)
     ctedb_t *d = db;
     if (!d) return;
     cte_reply_free(d->reply);
-    for (int i = 0; i < SCAN_BUCKETS; i++) cte_reply_free(d->bucket[i]);
     cte_conn_free(d->c);
     free(d->tag);
-    free(d->index);
-    free(d->bkey);
     free(d->rec);
     free(d->got);
     free(d->req);
@@ -140,39 +119,19 @@ static db_status_t fail(ctedb_t *d, int rc)
     return DB_ERROR;
 }
 
-/* The index prefix a layout blob names (its last line "index prefix N"), or 0. */
-static size_t layout_prefix(const char *have, size_t len, size_t head)
-{
-    const char *tail = ", index prefix ";
-    size_t tl = strlen(tail), v = 0, i = head + tl;
-    if (len < i + 2 || memcmp(have + head, tail, tl) != 0 || have[len - 1] != '\n') return 0;
-    for (; i < len - 1; i++) {
-        if (have[i] < '0' || have[i] > '9' || v > PREFIX_MAX) return 0;
-        v = v * 10 + (size_t)(have[i] - '0');
-    }
-    return v <= PREFIX_MAX ? v : 0;
-}
-
-/* Writes the layout blob if the tag has none, else checks it is ours and takes its index
- * prefix (d->prefix holds the one a new layout gets). */
+/* Writes the layout blob if the tag has none, else checks it is ours and of this shape
+ * (layout 2 had an index of sorted sets beside the tag: its tags are refused too). */
 static int check_layout(ctedb_t *d, util_err_t *e)
 {
     char want[200], have[200];
     size_t len;
-    int head = snprintf(want, sizeof want,
-                        "cte-ycsb record layout 2: head %d, fieldcount %zu, slot %zu, header %zu",
-                        REC_HEAD, d->s->fieldcount, d->slot, d->hdr);
-    int n =
-        head + snprintf(want + head, sizeof want - (size_t)head, ", index prefix %zu\n", d->prefix);
+    int n = snprintf(want, sizeof want,
+                     "cte-ycsb record layout 3: head %d, fieldcount %zu, slot %zu, header %zu\n",
+                     REC_HEAD, d->s->fieldcount, d->slot, d->hdr);
     int rc = cte_get(d->c, d->tag, LAYOUT_BLOB, 0, -1, have, sizeof have, &len);
-    size_t stored = rc == 0 && len >= (size_t)head && memcmp(have, want, (size_t)head) == 0
-                        ? layout_prefix(have, len, (size_t)head)
-                        : 0;
     if (rc == CTE_E_NOTFOUND)
         rc = cte_put(d->c, d->tag, LAYOUT_BLOB, 0, want, (size_t)n, -1, NULL);
-    else if (rc == 0 && stored)
-        d->prefix = stored;
-    else if (rc == 0)
+    else if (rc == 0 && (len != (size_t)n || memcmp(have, want, len) != 0))
         return util_fail(
             e,
             "cte: tag %s holds records of another layout (%.*s), not %.*s: use another "
@@ -185,21 +144,6 @@ static int check_layout(ctedb_t *d, util_err_t *e)
         return util_fail(e, "cte: reading the layout of tag %s: %s (%s)", d->tag, cte_strerror(rc),
                          cte_conn_errmsg(d->c));
     return 0;
-}
-
-/* cte.indexprefix, else 4 + d bytes with d the fewest digits that split recordcount keys of
- * YCSB's shape into buckets of at most BUCKET_KEYS on average (see top). */
-static size_t default_prefix(const props_t *p)
-{
-    int64_t v, records;
-    if (props_get(p, "cte.indexprefix")) {
-        props_long(p, "cte.indexprefix", 5, 1, PREFIX_MAX, &v, NULL);
-        return (size_t)v;
-    }
-    if (props_long(p, "recordcount", 0, 0, INT64_MAX, &records, NULL) < 0) records = 0;
-    size_t d = 1;
-    for (double buckets = 9; d < 18 && (double)records > buckets * BUCKET_KEYS; buckets *= 10) d++;
-    return 4 + d;
 }
 
 static int ctedb_open(void **out, const props_t *p, const db_schema_t *s, util_err_t *e)
@@ -215,11 +159,7 @@ static int ctedb_open(void **out, const props_t *p, const db_schema_t *s, util_e
     ctedb_t *d = util_xcalloc(1, sizeof *d);
     d->s = s;
     d->tag = util_xstrdup(s->table);
-    d->index = util_xmalloc(strlen(s->table) + 16);
-    sprintf(d->index, "_ycsb:%s:index", s->table);
-    d->ilen = strlen(d->index);
-    d->prefix = default_prefix(p);
-    d->bkey = util_xmalloc(d->ilen + 1 + PREFIX_MAX + 1);
+    d->tlen = strlen(d->tag);
     d->hdr = strcmp(lendist, "constant") == 0 ? 0 : 4;
     d->slot = d->hdr + s->fieldlength_max;
     d->reclen = REC_HEAD + d->slot * s->fieldcount;
@@ -227,7 +167,6 @@ static int ctedb_open(void **out, const props_t *p, const db_schema_t *s, util_e
     d->got = util_xcalloc(s->fieldcount, sizeof *d->got);
     d->req = util_xcalloc(s->fieldcount, sizeof *d->req);
     for (size_t i = 0; i < s->fieldcount; i++) d->req[i] = (req_t){d, i};
-    for (size_t i = 0; i < SCAN_BUCKETS; i++) d->breq[i] = (req_t){d, i};
     if (!(d->c = cte_conn_new())) {
         ctedb_close(d);
         return util_fail(e, "cte: out of memory");
@@ -331,16 +270,6 @@ static void add_cell(ctedb_t *d, size_t f, const char *slot, size_t avail, db_re
     db_result_add(out, d->s->field[f], d->s->field_len[f], slot + d->hdr, len);
 }
 
-/* Writes the key name of key's bucket into d->bkey; returns its length. */
-static size_t bucket_key(ctedb_t *d, const char *key, size_t klen)
-{
-    size_t n = klen < d->prefix ? klen : d->prefix;
-    memcpy(d->bkey, d->index, d->ilen);
-    d->bkey[d->ilen] = ':';
-    memcpy(d->bkey + d->ilen + 1, key, n);
-    return d->ilen + 1 + n;
-}
-
 static db_status_t ctedb_insert(void *db, const char *key, size_t klen, const db_value_t *v,
                                 size_t n)
 {
@@ -348,18 +277,8 @@ static db_status_t ctedb_insert(void *db, const char *key, size_t klen, const db
     memset(d->rec, 0, d->reclen);
     memcpy(d->rec, rec_magic, REC_HEAD);
     for (size_t i = 0; i < n; i++) place(d, &v[i]);
-    size_t blen = bucket_key(d, key, klen), nlen = blen - d->ilen - 1;
-    const char *argv[] = {"ZADD", d->bkey, "0", key}, *top[] = {"ZADD", d->index, "0", key};
-    const size_t lens[] = {4, blen, 1, klen}, tlens[] = {4, d->ilen, 1, nlen};
-    batch_begin(d);
-    int rc = cte_put_async(d->c, d->tag, key, 0, d->rec, d->reclen, -1, on_reply, d);
-    if (rc == 0) rc = cte_command_async(d->c, 4, argv, lens, on_reply, d);
-    if (rc == 0) rc = cte_command_async(d->c, 4, top, tlens, on_reply, d);
-    if (rc < 0) {
-        cte_wait_all(d->c);
-        return fail(d, rc);
-    }
-    return batch_end(d);
+    int rc = cte_put(d->c, d->tag, key, 0, d->rec, d->reclen, -1, NULL);
+    return rc < 0 ? fail(d, rc) : DB_OK;
 }
 
 static int by_field(const void *a, const void *b)
@@ -448,123 +367,45 @@ static db_status_t ctedb_read(void *db, const char *key, size_t klen, const size
     return read_each(d, key, fields, nf, out);
 }
 
-/* A bucket's keys from a scan's start: a copy of the reply goes to d->bucket[field]. */
-static void on_bucket(cte_conn_t *c, int status, const cte_reply_t *r, void *ud)
-{
-    req_t *q = ud;
-    if (status != 0 || !(q->d->bucket[q->field] = cte_reply_copy(r))) q->d->failed = 1;
-}
-
-static void free_buckets(ctedb_t *d)
-{
-    for (int i = 0; i < SCAN_BUCKETS; i++) {
-        cte_reply_free(d->bucket[i]);
-        d->bucket[i] = NULL;
-    }
-}
-
-/* Reads up to SCAN_BUCKETS bucket names from *from (a ZRANGEBYLEX bound, "[name" or "(name")
- * into d->reply, then those buckets' keys from startkey on, LIMIT want each, into d->bucket.
- * Returns the number of bucket names read, or a failure. */
-static int scan_step(ctedb_t *d, const char *from, size_t flen, const char *start, size_t slen,
-                     int want)
-{
-    char cnt[16], lim[16];
-    const char *targv[] = {"ZRANGEBYLEX", d->index, from, "+", "LIMIT", "0", lim};
-    size_t tlens[] = {
-        11, d->ilen, flen, 1, 5, 1, (size_t)snprintf(lim, sizeof lim, "%d", SCAN_BUCKETS)};
-    cte_reply_free(d->reply);
-    d->reply = NULL;
-    int rc = cte_command(d->c, &d->reply, 7, targv, tlens);
-    if (rc < 0) return rc;
-    size_t nb = cte_reply_len(d->reply);
-    free_buckets(d);
-    batch_begin(d);
-    for (size_t i = 0; i < nb && rc == 0; i++) {
-        size_t nlen;
-        const char *name = cte_reply_str(cte_reply_elem(d->reply, i), &nlen);
-        if (!name || nlen > PREFIX_MAX) continue;
-        memcpy(d->bkey + d->ilen + 1, name, nlen);
-        const char *argv[] = {"ZRANGEBYLEX", d->bkey, start, "+", "LIMIT", "0", cnt};
-        size_t lens[] = {
-            11, d->ilen + 1 + nlen, slen, 1, 5, 1, (size_t)snprintf(cnt, sizeof cnt, "%d", want)};
-        rc = cte_command_async(d->c, 7, argv, lens, on_bucket, &d->breq[i]);
-    }
-    int wrc = cte_wait_all(d->c);
-    if (rc == 0) rc = wrc;
-    if (rc == 0 && d->failed) rc = CTE_E_SERVER;
-    return rc < 0 ? rc : (int)nb;
-}
-
 static db_status_t ctedb_scan(void *db, const char *startkey, size_t klen, int count,
                               const size_t *fields, size_t nf, size_t *nrec)
 {
     ctedb_t *d = db;
-    /* bounds: "[startkey" for keys, "[<its bucket>" then "(<last bucket read>" for buckets */
-    char *start = util_xmalloc(klen + 2), *from = util_xmalloc(PREFIX_MAX + 2);
-    start[0] = from[0] = '[';
-    memcpy(start + 1, startkey, klen + 1);
-    size_t flen = 1 + (klen < d->prefix ? klen : d->prefix);
-    memcpy(from + 1, startkey, flen - 1);
-    memcpy(d->bkey, d->index, d->ilen);
-    d->bkey[d->ilen] = ':';
+    char cnt[24];
+    const char *argv[] = {"TLIST", d->tag, "FROM", startkey, "COUNT", cnt};
+    size_t lens[] = {
+        5, d->tlen, 4, klen, 5, (size_t)snprintf(cnt, sizeof cnt, "%lld", (long long)count + 1)};
+    *nrec = 0;
+    cte_reply_free(d->reply);
+    d->reply = NULL;
+    int rc = cte_command(d->c, &d->reply, 6, argv, lens);
+    if (rc < 0) return fail(d, rc);
     /* One field (or all): its range of each record; the reads overlap up to cte.depth. */
     size_t off = fields && nf == 1 ? field_off(d, fields[0]) : 0;
     int64_t len = fields && nf == 1 ? (int64_t)d->slot : -1;
-    size_t found = 0;
-    int left = count, rc = 0;
-    *nrec = 0;
-    while (left > 0) {
-        int nb = scan_step(d, from, flen, start, klen + 1, left);
-        if (nb < 0) {
-            rc = nb;
-            break;
-        }
-        batch_begin(d);
-        for (int b = 0; b < nb && left > 0 && rc == 0; b++) {
-            if (!d->bucket[b]) continue;
-            for (size_t i = 0; i < cte_reply_len(d->bucket[b]) && left > 0 && rc == 0; i++) {
-                const char *k = cte_reply_str(cte_reply_elem(d->bucket[b], i), NULL);
-                if (!k) continue;
-                rc = cte_get_async(d->c, d->tag, k, off, len, on_reply, d);
-                left--;
-            }
-        }
-        db_status_t st = rc < 0 ? (cte_wait_all(d->c), fail(d, rc)) : batch_end(d);
-        found += d->found;
-        if (st != DB_OK || nb < SCAN_BUCKETS) {
-            free_buckets(d);
-            free(start);
-            free(from);
-            *nrec = found;
-            return st;
-        }
-        size_t nlen; /* the next names after the last one read */
-        const char *last = cte_reply_str(cte_reply_elem(d->reply, (size_t)nb - 1), &nlen);
-        if (!last || nlen > PREFIX_MAX) break;
-        from[0] = '(';
-        memcpy(from + 1, last, nlen);
-        flen = 1 + nlen;
+    int left = count;
+    batch_begin(d);
+    for (size_t i = 0; i < cte_reply_len(d->reply) && left > 0 && rc == 0; i++) {
+        size_t nlen;
+        const char *k = cte_reply_str(cte_reply_elem(d->reply, i), &nlen);
+        if (!k || (nlen == sizeof LAYOUT_BLOB - 1 && memcmp(k, LAYOUT_BLOB, nlen) == 0)) continue;
+        rc = cte_get_async(d->c, d->tag, k, off, len, on_reply, d);
+        left--;
     }
-    free_buckets(d);
-    free(start);
-    free(from);
-    *nrec = found;
-    return rc < 0 ? fail(d, rc) : DB_OK;
+    db_status_t st = rc < 0 ? (cte_wait_all(d->c), fail(d, rc)) : batch_end(d);
+    *nrec = d->found;
+    return st;
 }
 
 static db_status_t ctedb_remove(void *db, const char *key, size_t klen)
 {
     ctedb_t *d = db;
-    size_t blen = bucket_key(d, key, klen);
-    const char *tdel[] = {"TDEL", d->tag, key}, *zrem[] = {"ZREM", d->bkey, key};
-    const size_t tl[] = {4, strlen(d->tag), klen}, zl[] = {4, blen, klen};
-    cte_reply_t *r1 = NULL, *r2 = NULL;
+    const char *tdel[] = {"TDEL", d->tag, key};
+    const size_t tl[] = {4, d->tlen, klen};
+    cte_reply_t *r1 = NULL;
     int rc = cte_command(d->c, &r1, 3, tdel, tl);
-    if (rc == 0) rc = cte_command(d->c, &r2, 3, zrem, zl);
     long long removed = rc == 0 ? cte_reply_int(r1) : 0;
     cte_reply_free(r1);
-    cte_reply_free(r2);
     if (rc < 0) return fail(d, rc);
     return removed ? DB_OK : DB_NOT_FOUND;
 }

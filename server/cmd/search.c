@@ -229,6 +229,12 @@ void searchcmd_cron(void)
     if (cat) search_cron(cat, COMPACT_BUDGET);
 }
 
+uint64_t searchcmd_tag_range(const tag_obj_t *t, const char *from, size_t flen, uint64_t count,
+                             void (*emit)(void *ud, const char *name, size_t len), void *ud)
+{
+    return cat ? search_tag_range(cat, t, from, flen, count, emit, ud) : 0;
+}
+
 void searchcmd_info(buf_t *b)
 {
     search_stats_t st = {0};

@@ -8,6 +8,7 @@
 #define CTE_SERVER_CMD_SEARCH_H
 
 #include "common/buf.h"
+#include "storage/t_tag.h"
 #include "server/client.h"
 #include "storage/db.h"
 
@@ -31,6 +32,11 @@ void searchcmd_cron(void);
  * from its first search-max-bytes-per-blob bytes (yes), or its contents leave the index (no).
  * RAM blobs at once, file-tier blobs through read plans as after a write. */
 void searchcmd_reindex_all(void);
+/* TLIST's ordered form: the names of tag object t's blobs from the first >= from[0..flen) on,
+ * bytewise, at most count (search_tag_range; the catalogue files every blob's name whether or
+ * not search-enabled indexes contents). Returns how many were emitted. */
+uint64_t searchcmd_tag_range(const tag_obj_t *t, const char *from, size_t flen, uint64_t count,
+                             void (*emit)(void *ud, const char *name, size_t len), void *ud);
 /* INFO's "# Search" section. */
 void searchcmd_info(buf_t *b);
 

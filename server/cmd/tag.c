@@ -23,6 +23,7 @@
 #include "server/server.h"
 #include "storage/t_tag.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -763,6 +764,10 @@ static void tmeta_cmd(client_t *c)
             reply_error(c, i < 3 ? "ERR time is negative" : "ERR counter is negative");
             return;
         }
+        if (i < 3 && v[i] > TAG_TIME_MAX) {
+            reply_error(c, "ERR time is out of range");
+            return;
+        }
     }
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
@@ -811,17 +816,52 @@ static void emit_name(void *ud, blob_t *b)
     reply_bulk(ud, name, len);
 }
 
+static void emit_range_name(void *ud, const char *name, size_t len)
+{
+    reply_bulk(ud, name, len);
+}
+
+/* TLIST tag [FROM blob] [COUNT n]: with either option, the names in bytewise order from the
+ * first one >= FROM (inclusive), at most COUNT, from the search catalogue's per-tag name
+ * index; without, every name in the tag's own (hash) order. */
 static void tlist_cmd(client_t *c)
 {
+    const resp_arg_t *from = NULL;
+    long long count = LLONG_MAX;
     int err;
+    for (int j = 2; j < c->argc; j += 2) {
+        if (j + 1 >= c->argc) {
+            reply_syntax_error(c);
+            return;
+        }
+        if (arg_is(&c->argv[j], "FROM")) {
+            from = &c->argv[j + 1];
+        } else if (arg_is(&c->argv[j], "COUNT")) {
+            if (arg_ll_or_reply(c, &c->argv[j + 1], &count, NULL) < 0) return;
+            if (count < 0) {
+                reply_error(c, "ERR value is out of range, must be positive");
+                return;
+            }
+        } else {
+            reply_syntax_error(c);
+            return;
+        }
+    }
     tag_obj_t *t = tag_at(c, &c->argv[1], &err);
     if (err) return;
     if (!t) {
         reply_array(c, 0);
         return;
     }
-    reply_array(c, (long long)tag_len(t));
-    tag_foreach(t, emit_name, c);
+    if (c->argc == 2) {
+        reply_array(c, (long long)tag_len(t));
+        tag_foreach(t, emit_name, c);
+        return;
+    }
+    size_t h = reply_defer(c);
+    uint64_t n = searchcmd_tag_range(t, from ? from->ptr : NULL, from ? from->len : 0,
+                                     (uint64_t)count, emit_range_name, c);
+    reply_defer_finish(c, h, '*', (long long)n);
 }
 
 static void tlen_cmd(client_t *c)
@@ -1014,8 +1054,9 @@ command_t cmds_tag[] = {
     CMD_ROW("tmeta", tmeta_cmd, 8, W | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
             "Sets the times and counters of a blob (as the append-only file restores them).",
             TAG_CPLX, .waitname = write_waitname),
-    CMD_ROW("tlist", tlist_cmd, 2, R, 1, 1, 1, "tag", "0.1.0",
-            "Returns the names of every blob of a tag.", TAG_CPLX, .waitname = read_waitname),
+    CMD_ROW("tlist", tlist_cmd, -2, R, 1, 1, 1, "tag", "0.1.0",
+            "Returns the names of the blobs of a tag, every one, or in order from a name on.",
+            "O(N) for every name, O(log N + COUNT) from a name on", .waitname = read_waitname),
     CMD_ROW("tscan", tscan_cmd, -3, R, 1, 1, 1, "tag", "0.1.0",
             "Incrementally lists the blobs of a tag.", TAG_CPLX, .waitname = read_waitname),
     CMD_ROW("tlen", tlen_cmd, 2, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",

@@ -133,6 +133,8 @@ static int read_blob(rdb_reader_t *r, tag_obj_t *t)
         rc = RDB_ERR;
     if (rc == RDB_OK && (!(score >= 0 && score <= 1) || tag_blob(t, name.p, name.len)))
         rc = RDB_ERR; /* a score out of [0, 1], a blob twice */
+    for (int i = 0; i < 3 && rc == RDB_OK; i++)
+        if (times[i] > (uint64_t)TAG_TIME_MAX) rc = RDB_ERR; /* TMETA would refuse it too */
     if (rc == RDB_OK && size == 0) rc = put_chunk(t, name.p, name.len, 0, NULL, 0, score);
     for (uint64_t off = 0; rc == RDB_OK && off < size;) {
         rdbw_str_t chunk;

@@ -782,6 +782,28 @@ def test_tag_dump_restore_round_trip(both):
     assert c.ping()
 
 
+def test_tag_payload_times_past_2_47_ms_are_refused(both):
+    """Blob times are kept in 48 bits: a payload with a time past 2^47 - 1 ms (TMETA's limit
+    too) is bad data, one at the limit comes back exactly."""
+    c, _ = both
+    c.execute_command("TPUT", "tt", "b", 0, "x")
+    body = bytearray(c.dump("tt")[:-10])
+    assert body[:5] == b"\xc8\x01\x01\x01b"  # type 200, format 1, one blob, its name
+    at = 5 + 8 + 16  # past the score, ctime and mtime: the atime
+    for atime, ok in ((1 << 47, False), ((1 << 47) - 1, True)):
+        body[at:at + 8] = struct.pack("<q", atime)
+        if not ok:
+            with pytest.raises(redis.ResponseError) as e:
+                c.restore("tt2", 0, payload(bytes(body)))
+            assert str(e.value) == "Bad data format"
+            assert c.exists("tt2") == 0
+            continue
+        assert c.restore("tt2", 0, payload(bytes(body))) == b"OK"
+        info = c.execute_command("TINFO", "tt2", "b")
+        info = dict(zip(info[::2], info[1::2])) if isinstance(info, list) else info
+        assert info[b"atime"] == atime
+
+
 def test_migrate_from_redis_lands_in_cte(both, cte_server):
     """redis-server's MIGRATE sends RESTORE (with REPLACE, and the TTL) over its own
     connection: the keys arrive whole, and Redis deletes its copies unless COPY."""

@@ -898,3 +898,87 @@ def test_info_tiers_and_tiers_agree_with_the_bytes_stored(server_factory):
         c.call("HELLO", "3")
         rep = c.call("TIERS")
         assert rep.kind == "*" and len(rep.val) == 2 and all(m.kind == "%" for m in rep.val), rep
+
+
+# ------------------------------------------------------------------------------------------
+# TLIST's ordered form
+
+
+def test_tlist_from_count_lists_names_in_byte_order_from_a_name_on(server_factory):
+    s = start(server_factory, extra=["--search-enabled", "no"])  # the names are kept all the same
+    r = client(s)
+    rng = random.Random(12)
+    names = {b"a", b"aa", b"a\x00", b"b", b"\xff", b"", b"user1", b"user10", b"user9"}
+    names |= {bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6))) for _ in range(300)}
+    for i, n in enumerate(sorted(names, key=lambda _: rng.random())):
+        # some on the file tier (score 0), the rest in RAM
+        r.execute_command("TPUT", "t", n, 0, b"x" * 10, 0 if i % 3 == 0 else 1)
+    wait_idle(s)
+    model = sorted(names)
+    tl = lambda *a: r.execute_command("TLIST", "t", *a)
+    assert tl("FROM", "", "COUNT", len(model) + 5) == model
+    assert tl("COUNT", 3) == model[:3]
+    assert tl("FROM", "a") == [n for n in model if n >= b"a"]
+    for _ in range(100):
+        start_at = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 4)))
+        count = rng.randrange(0, 20)
+        assert tl("FROM", start_at, "COUNT", count) == \
+            [n for n in model if n >= start_at][:count], (start_at, count)
+    assert tl("FROM", "a", "COUNT", 0) == []
+    assert tl("FROM", b"\xff\xff") == []
+    # paging: the name after x is x + "\0", so pages of 7 list every name once
+    seen, at = [], b""
+    while True:
+        page = tl("FROM", at, "COUNT", 7)
+        seen += page
+        if len(page) < 7:
+            break
+        at = page[-1] + b"\x00"
+    assert seen == model
+    # deletes and re-creation, a rename of the tag: the order follows
+    r.execute_command("TDEL", "t", "a", "b")
+    model.remove(b"a")
+    model.remove(b"b")
+    assert tl("FROM", "a", "COUNT", 2) == [n for n in model if n >= b"a"][:2]
+    r.execute_command("TPUT", "t", "b", 0, "y")
+    model = sorted(model + [b"b"])
+    assert r.rename("t", "t2")
+    assert r.execute_command("TLIST", "t2", "FROM", "") == model
+    assert r.execute_command("TLIST", "t", "FROM", "") == []
+    # plain TLIST is every name, in no particular order
+    assert sorted(r.execute_command("TLIST", "t2")) == model
+    # inside MULTI
+    p = r.pipeline(transaction=True)
+    p.execute_command("TLIST", "t2", "FROM", "user", "COUNT", 2)
+    p.execute_command("TLIST", "t2", "COUNT", 1)
+    assert p.execute() == [[n for n in model if n >= b"user"][:2], model[:1]]
+
+
+def test_tlist_from_count_rejects_bad_arguments(server_factory):
+    s = start(server_factory)
+    r = client(s)
+    r.execute_command("TPUT", "t", "a", 0, "x")
+    r.set("str", "v")
+    errors = [
+        (("t", "COUNT", -1), "value is out of range, must be positive"),
+        (("t", "COUNT", "x"), "value is not an integer or out of range"),
+        (("t", "COUNT", "9223372036854775808"), "value is not an integer or out of range"),
+        (("t", "COUNT"), "syntax error"),
+        (("t", "FROM"), "syntax error"),
+        (("t", "FROM", "a", "COUNT"), "syntax error"),
+        (("t", "LIMIT", 3), "syntax error"),
+        (("str", "FROM", "a"), "WRONGTYPE"),
+        (("str",), "WRONGTYPE"),
+    ]
+    for args, msg in errors:
+        with pytest.raises(Exception) as e:
+            r.execute_command("TLIST", *args)
+        assert msg in str(e.value), (args, e.value)
+    # a bad argument changes nothing and a missing tag is empty, not an error
+    assert r.execute_command("TLIST", "t", "FROM", "") == [b"a"]
+    assert r.execute_command("TLIST", "nope", "FROM", "a", "COUNT", 5) == []
+    # the largest COUNT is only a bound: nothing is sized by it
+    assert r.execute_command("TLIST", "t", "COUNT", "9223372036854775807") == [b"a"]
+    with s.conn() as c:
+        docs = repr(c.py("COMMAND", "DOCS", "tlist"))
+    assert "b'FROM'" in docs and "b'COUNT'" in docs, docs

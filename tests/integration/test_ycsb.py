@@ -4,7 +4,7 @@ TCP, the Unix socket and shared memory. Checks the report YCSB prints (its lines
 counts equal to the operation counts), the -s status lines, the throttle, and that the records
 are in the server as YCSB's Java binding stores them: a hash per key with field0..field9 and
 the key in the _indices sorted set with its Java String.hashCode() as score (redis binding); a
-fixed-layout blob per key and an ordered index (cte binding). cte-ycsb is found beside
+fixed-layout blob per key, scans through TLIST's ordered form (cte binding). cte-ycsb is found beside
 CTE_SERVER (build/ycsb/cte-ycsb) unless CTE_YCSB names it."""
 import os
 import re
@@ -220,25 +220,16 @@ def cte_args(server, transport):
     return ["-db", "cte", "-p", "cte.uri=" + cte_uri(server, transport)]
 
 
-def cte_index(c, prefix=None):
-    """The cte binding's scan index, checked: the bucket names listed in _ycsb:usertable:index,
-    each the first `prefix` bytes of every key of its bucket _ycsb:usertable:index:<name>, and
-    listpacks (small). Returns every key of the buckets in bucket order, which is key order."""
-    layout = c.py("TGET", "usertable", "_ycsb_layout").decode()
-    stored = int(re.search(r", index prefix (\d+)\n$", layout).group(1))
-    assert prefix is None or stored == prefix, layout
-    names = [b.decode() for b in c.py("ZRANGE", "_ycsb:usertable:index", 0, -1)]
+def cte_index(c):
+    """The cte binding's record keys in key order, from TLIST's ordered form (which scans use):
+    checked to be sorted, to be every name of the tag but the layout blob, and the only index
+    there is (the binding keeps no keys of its own beside the tag)."""
+    names = [b.decode() for b in c.py("TLIST", "usertable", "FROM", "", "COUNT", 1 << 40)]
     assert names == sorted(names)
-    listed = []
-    for name in names:
-        members = [k.decode() for k in c.py("ZRANGE", "_ycsb:usertable:index:" + name, 0, -1)]
-        assert all(k[:stored] == name for k in members), (name, members)
-        if members:
-            enc = c.py("OBJECT", "ENCODING", "_ycsb:usertable:index:" + name)
-            assert enc == b"listpack", (name, len(members), enc)
-        listed += members
-    assert listed == sorted(listed)
-    return listed
+    assert sorted(b.decode() for b in c.py("TLIST", "usertable")) == names
+    assert "_ycsb_layout" in names
+    assert c.py("KEYS", "_ycsb*") == []
+    return [k for k in names if k != "_ycsb_layout"]
 
 
 def check_cte_records(server, inserted):
@@ -252,8 +243,7 @@ def check_cte_records(server, inserted):
             assert blob[:4] == b"\xffYC\x01", blob[:4]
             assert len(blob) == 1004 and all(32 <= b <= 127 for b in blob[4:]), blob
         layout = c.py("TGET", "usertable", "_ycsb_layout")
-        assert layout == b"cte-ycsb record layout 2: head 4, fieldcount 10, slot 100, header 0, " \
-            b"index prefix 5\n"  # recordcount 200: buckets "user" and a digit, about 22 keys
+        assert layout == b"cte-ycsb record layout 3: head 4, fieldcount 10, slot 100, header 0\n"
         # binary records: the search index leaves them out (it holds the layout blob's text)
         info = c.py("INFO", "search").decode()
         assert re.search(r"^search_documents:1\r?$", info, re.M), info
@@ -330,42 +320,35 @@ def monitor_lines(server, run):
     return lines
 
 
-@pytest.mark.parametrize("prefix", [5, 7])
-def test_cte_binding_scans_read_the_next_keys_in_order(cte_server, prefix):
-    """Every scan reads exactly the count keys from its start key on, in key order, whether
-    they sit in one bucket or cross many (prefix 7: about one key a bucket, so scans of up to
-    100 keys page through the bucket names 16 at a time)."""
-    args = cte_args(cte_server, "tcp") + ["-p", "cte.indexprefix=%d" % prefix]
+def test_cte_binding_scans_read_the_next_keys_in_order(cte_server):
+    """Every scan is one TLIST usertable FROM <start> COUNT <n + 1> and then reads exactly the
+    n keys from its start key on, in key order (fewer when the start is near the end)."""
+    args = cte_args(cte_server, "tcp")
     ycsb("load", "e", args)
     with cte_server.conn() as c:
-        index = cte_index(c, prefix)
+        index = cte_index(c)
     assert len(index) == RECORDS
     scans = []
 
     def run():
         ycsb("run", "e", args + ["-p", "scanproportion=1", "-p", "insertproportion=0",
-                                 "-p", "operationcount=40"], threads=1)
+                                 "-p", "operationcount=60"], threads=1)
 
     for cmd in monitor_lines(cte_server, run):
-        if cmd[0] == "ZRANGEBYLEX" and cmd[1] == "_ycsb:usertable:index" and cmd[2][0] == "[":
-            scans.append({"start": None, "count": None, "read": []})
-        elif cmd[0] == "ZRANGEBYLEX" and cmd[1].startswith("_ycsb:usertable:index:"):
-            if scans[-1]["start"] is None:  # the first bucket asks for the scan's count
-                scans[-1]["start"], scans[-1]["count"] = cmd[2][1:], int(cmd[6])
-            assert cmd[2][1:] == scans[-1]["start"]
+        if cmd[0] == "TLIST":
+            assert cmd[1] == "usertable" and cmd[2] == "FROM" and cmd[4] == "COUNT", cmd
+            scans.append({"start": cmd[3], "count": int(cmd[5]) - 1, "read": []})
         elif cmd[0] == "TGET" and scans:
             scans[-1]["read"].append(cmd[2])
-    assert len(scans) == 40
-    pages = 0
+        assert not cmd[0].startswith("Z"), cmd  # no index of the binding's own
+    assert len(scans) == 60
+    short = 0
     for sc in scans:
-        if sc["start"] is None:  # a start past the last bucket: nothing to read
-            assert not sc["read"]
-            continue
+        assert 1 <= sc["count"] <= 100, sc  # workload e: maxscanlength 100, uniform
         want = [k for k in index if k >= sc["start"]][:sc["count"]]
         assert sc["read"] == want, sc
-        pages += len({k[:prefix] for k in sc["read"]}) > 16
-    if prefix == 7:
-        assert pages, "some scan crossed more than 16 buckets"
+        short += len(want) < sc["count"]
+    assert short < len(scans)
 
 
 BINDINGS = ["redis>cte-server", "redis>redis-server", "cte>tcp", "cte>shm"]

@@ -291,6 +291,47 @@ Test(search, pairs_come_by_tag_then_blob_bytewise)
     cr_assert_str_eq(got.items[3], "a\x01/z");
 }
 
+static void collect_name(void *ud, const char *name, size_t len)
+{
+    got_t *g = ud;
+    cr_assert_lt(g->n, 4096);
+    snprintf(g->items[g->n++], 40, "%.*s", (int)len, name);
+}
+
+Test(search, a_tag_range_lists_its_names_bytewise_from_a_name_on)
+{
+    int a = add_tag("a", 0), unbound = add_tag("u", -1), other = add_tag("b", 0);
+    const char *names[] = {"user9", "user10", "b", "user1", "a\xff", "a"};
+    for (int i = 0; i < 6; i++) put(a, names[i], "x", i);
+    put(unbound, "z", "x", 1);
+    put(other, "user2", "x", 1);
+    static got_t got;
+    got.n = 0;
+    cr_assert_eq(search_tag_range(S, tags[a].t, "user", 4, 100, collect_name, &got), 3);
+    cr_assert_str_eq(got.items[0], "user1");
+    cr_assert_str_eq(got.items[1], "user10");
+    cr_assert_str_eq(got.items[2], "user9");
+    got.n = 0; /* inclusive, bounded by count, and from the first name with no start */
+    cr_assert_eq(search_tag_range(S, tags[a].t, "b", 1, 2, collect_name, &got), 2);
+    cr_assert_str_eq(got.items[0], "b");
+    cr_assert_str_eq(got.items[1], "user1");
+    got.n = 0;
+    cr_assert_eq(search_tag_range(S, tags[a].t, NULL, 0, 2, collect_name, &got), 2);
+    cr_assert_str_eq(got.items[0], "a");
+    cr_assert_str_eq(got.items[1], "a\xff");
+    cr_assert_eq(search_tag_range(S, tags[a].t, "user", 4, 0, collect_name, &got), 0);
+    cr_assert_eq(search_tag_range(S, tags[a].t, "v", 1, 9, collect_name, &got), 0);
+    /* a tag not bound to a key yet lists its names too (the range is by object) */
+    got.n = 0;
+    cr_assert_eq(search_tag_range(S, tags[unbound].t, NULL, 0, 9, collect_name, &got), 1);
+    cr_assert_str_eq(got.items[0], "z");
+    /* deleted names leave the range */
+    cr_assert_eq(tag_del(tags[a].t, "user10", 6), 1);
+    got.n = 0;
+    cr_assert_eq(search_tag_range(S, tags[a].t, "user1", 5, 9, collect_name, &got), 2);
+    cr_assert_str_eq(got.items[1], "user9");
+}
+
 /* Churn between steps: names of tags 0..9 come and go; tags 10.. never change. */
 static void churn(void)
 {

@@ -86,6 +86,26 @@ Test(cmd_search, tquery_blobs_pairs_by_tag_then_blob)
     harness_expect(C, "TQUERY BLOBS a|b y LIMIT 1", "*2\r\n:2\r\n*2\r\n$1\r\na\r\n$1\r\ny\r\n");
 }
 
+Test(cmd_search, tlist_from_count_reads_the_name_index_in_byte_order)
+{
+    ok("CONFIG SET search-enabled no"); /* the names are filed all the same */
+    send("TPUT t b 0 x");
+    send("TPUT t a 0 x 0"); /* on the file tier */
+    send("TPUT t ab 0 x");
+    send("TPUT t c 0 x");
+    harness_expect(C, "TLIST t FROM ab", "*3\r\n$2\r\nab\r\n$1\r\nb\r\n$1\r\nc\r\n");
+    harness_expect(C, "TLIST t FROM aa COUNT 2", "*2\r\n$2\r\nab\r\n$1\r\nb\r\n");
+    harness_expect(C, "TLIST t COUNT 1", "*1\r\n$1\r\na\r\n");
+    harness_expect(C, "TLIST t FROM d", "*0\r\n");
+    harness_expect(C, "TLIST t FROM a COUNT 0", "*0\r\n");
+    harness_expect(C, "TLIST nope FROM a", "*0\r\n");
+    harness_expect(C, "TLIST t COUNT -1", "-ERR value is out of range, must be positive\r\n");
+    harness_expect(C, "TLIST t FROM a LIMIT 1", "-ERR syntax error\r\n");
+    send("TDEL t ab");
+    send("RENAME t u");
+    harness_expect(C, "TLIST u FROM a", "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n");
+}
+
 Test(cmd_search, tquery_window_is_inclusive_and_oldest_first)
 {
     /* mtimes come from the command clock: set them by writing at chosen times */

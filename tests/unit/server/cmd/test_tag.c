@@ -538,6 +538,33 @@ Test(cmd_tag, tinfo_map_in_resp3_and_flat_array_in_resp2)
     expect_err("TINFO t", "-ERR wrong number of arguments for 'tinfo' command", NULL);
 }
 
+Test(cmd_tag, tmeta_keeps_times_up_to_2_47_ms_and_counters_saturate_at_2_32)
+{
+    expect("TPUT t b 0 x", ":1\r\n");
+    expect("TMETA t b 1 2 140737488355327 4294967295 5000000000", "+OK\r\n");
+    const char *r = one("TINFO t b");
+    cr_assert(strstr(r, "$5\r\nctime\r\n:1\r\n$5\r\nmtime\r\n:2\r\n$5\r\natime\r\n"
+                        ":140737488355327\r\n$5\r\nreads\r\n:4294967295\r\n$6\r\nwrites\r\n"
+                        ":4294967295\r\n"),
+              "%s", escaped(r, strlen(r)));
+    /* at the top a counter stays there; reads and writes still set the times */
+    expect("TGET t b", "$1\r\nx\r\n");
+    expect("TPUT t b 0 y", ":1\r\n");
+    r = one("TINFO t b");
+    cr_assert(strstr(r, "$5\r\nreads\r\n:4294967295\r\n$6\r\nwrites\r\n:4294967295\r\n"),
+              "%s", escaped(r, strlen(r)));
+    cr_assert(!strstr(r, ":140737488355327\r\n"), "%s", escaped(r, strlen(r)));
+    for (int i = 0; i < 3; i++) {
+        char cmd[128];
+        long long v[3] = {5, 5, 5};
+        v[i] = 140737488355328LL;
+        snprintf(cmd, sizeof cmd, "TMETA t b %lld %lld %lld 1 1", v[0], v[1], v[2]);
+        expect_err(cmd, "-ERR time is out of range", NULL);
+    }
+    r = one("TINFO t b");
+    cr_assert(strstr(r, "$5\r\nctime\r\n:1\r\n"), "%s", escaped(r, strlen(r)));
+}
+
 /* ---- TLIST TSCAN TLEN ---- */
 
 static int cmp_str(const void *a, const void *b)
