@@ -203,8 +203,8 @@ static char *shm_area_take(client_t *c, size_t len, char *hdr, size_t *hdrlen)
     sc->rd_tail_seen = tail;
     if (sc->rd_floor > tail) tail = sc->rd_floor; /* past gaps (see shm_area_at) */
     uint64_t at = shm_area_at(&sc->rd_gaps, sc->rd_head, &tail, sc->data, len + 1);
+    sc->rd_floor = tail; /* gaps passed are forgotten by shm_area_at, room or not */
     if (at == UINT64_MAX) return NULL;
-    sc->rd_floor = tail;
     sc->rd_head = at + len + 1;
     srv.stat.shm_data_out_bytes += len;
     size_t n = 0; /* "&<len>,<index>\r\n" */
