@@ -43,10 +43,10 @@ typedef struct shm_gaps {
 
 /* Where the next allocation of len bytes in an area of size bytes (a power of two) starts,
  * as an index, or UINT64_MAX when it does not fit; *tail (bytes released, ever) moves past
- * the gaps it has reached, room or not (they are forgotten here). The allocation goes at head, or at the area's start (position 0)
- * when head's position leaves too little before the end or passes SHM_AREA_HOT with what is
- * in use fitting before it. Without the gaps, the bytes skipped by such a move would count
- * as in use until the first allocation after it is released: a writer one or two
+ * the gaps it has reached, room or not (they are forgotten here). The allocation goes at head, or
+ * at the area's start (position 0) when head's position leaves too little before the end or passes
+ * SHM_AREA_HOT with what is in use fitting before it. Without the gaps, the bytes skipped by such a
+ * move would count as in use until the first allocation after it is released: a writer one or two
  * allocations ahead of its reader would find the area full after every move. */
 static inline uint64_t shm_area_at(shm_gaps_t *g, uint64_t head, uint64_t *tail, uint64_t size,
                                    uint64_t len)

@@ -133,8 +133,8 @@ static inline void itest_exec(const char *bin, const char *const *extra)
 {
     char port[16];
     if (!bin) bin = server_path();
-    const char *argv[48] = {bin, "--port", port, "--bind", "127.0.0.1",
-                            "--unixsocket", S.sock, "--dir", S.dir};
+    const char *argv[48] = {bin,    "--port", port, "--bind", "127.0.0.1", "--unixsocket",
+                            S.sock, "--dir",  S.dir};
     int n = 9, fd = open(S.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (fd >= 0) {

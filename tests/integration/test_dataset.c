@@ -30,8 +30,8 @@ static void exec_server(void)
 {
     char disk[256];
     snprintf(disk, sizeof disk, "disk:file:256mb:%s/tier", S.dir);
-    const char *extra[] = {"--appendonly", aof ? "yes" : "no", "--tier", "ram:ram:1mb",
-                           "--tier", disk, NULL};
+    const char *extra[] = {
+        "--appendonly", aof ? "yes" : "no", "--tier", "ram:ram:1mb", "--tier", disk, NULL};
     if (!tiny_ram) extra[2] = NULL;
     itest_exec(NULL, extra);
 }

@@ -39,8 +39,8 @@
 
 static void exec_server(void)
 {
-    const char *redis[] = {"--save", "", "--appendonly", "no", "--enable-debug-command", "yes",
-                           NULL};
+    const char *redis[] = {"--save", "",  "--appendonly", "no", "--enable-debug-command",
+                           "yes",    NULL};
     const char *pass[] = {"--appendonly", "no", "--requirepass", S.pass, NULL};
     const char *plain[] = {"--appendonly", "no", "--enable-debug-command", "yes", NULL};
     if (S.redis) itest_exec("/usr/bin/redis-server", redis);
