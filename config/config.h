@@ -145,6 +145,7 @@ typedef struct config {
     int tcp_keepalive;     /* tcp-keepalive: seconds, 0 = off */
     int tcp_backlog;       /* tcp-backlog */
     int io_threads;        /* io-threads */
+    int socket_spin_us;    /* socket-spin-us: 0 = never spin */
     /* general */
     char *dir;                /* dir */
     int databases;            /* databases */

@@ -640,6 +640,11 @@ const config__row_t config__rows[] = {
      .doc = "Seconds between TCP keepalive probes on client sockets (0: off)."},
     {"tcp-backlog", T(int), F(tcp_backlog), .def = "511", I_MAX, IMM,
      .doc = "Backlog of pending connections given to listen()."},
+    {"socket-spin-us", T(int), F(socket_spin_us), .def = "50", .min = 0, .max = 1000,
+     .doc = "Microseconds the loop keeps polling without sleeping after a read from a TCP or "
+            "Unix socket client, so a client that waits for each reply has its next request "
+            "caught without two wake-ups; adaptive: a spin that catches nothing halves the "
+            "next, down to a sixteenth (0: never spin)."},
     {"io-threads", T(int), F(io_threads), .def = "1", .min = 1, .max = 128, IMM,
      .doc = "Threads that read, parse and write sockets (1: the loop thread does it all)."},
     /* cluster */
