@@ -214,10 +214,13 @@ int client_process_input(client_t *c)
         /* a large reply leaves now rather than behind the rest of a pipeline (the client
          * starts reading it sooner); under appendfsync always replies wait for the fsync */
         if (c->out.len >= CLIENT_EARLY_FLUSH && c->ops && c->ops->want_write &&
-            srv.cfg.appendfsync != CONFIG_FSYNC_ALWAYS)
+            srv.cfg.appendfsync != CONFIG_FSYNC_ALWAYS) {
             c->ops->want_write(c);
+            command_batch_end(); /* the write is not the next command's time */
+        }
     }
     c->flags &= ~(uint32_t)CLIENT_IN_INPUT;
+    command_batch_end();
     if (pos == c->qbuf.len) buf_clear(&c->qbuf);
     else if (pos) buf_consume(&c->qbuf, pos);
     if (c->qbuf.len > (size_t)srv.cfg.client_query_buffer_limit) {

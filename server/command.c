@@ -231,10 +231,23 @@ static const command_t *resolve(client_t *c)
     return cmd;
 }
 
+/* The clock at the end of the last top-level call of client_process_input's current batch
+ * (0 outside one): the next command of the batch starts there, one clock read a command instead
+ * of two (its usec then includes the parsing of its own request, as a pipeline's does in
+ * Redis's latency monitor). Nested calls (EXEC's queue, scripts) read the clock themselves. */
+static long long batch_clock_us;
+static int call_depth;
+
+void command_batch_end(void)
+{
+    batch_clock_us = 0;
+}
+
 void command_call(client_t *c)
 {
     const command_t *cmd = c->cmd;
-    long long t0 = time_us();
+    long long t0 = call_depth == 0 && batch_clock_us ? batch_clock_us : time_us();
+    call_depth++;
     long long saved_now = db_now_ms;
     if (!saved_now) db_now_ms = t0 / 1000;
     c->last_cmd_ms = t0 / 1000;
@@ -251,7 +264,9 @@ void command_call(client_t *c)
     c->flags = (c->flags & ~(uint32_t)CLIENT_IN_CALL) | in_call;
     tracking_call_end(c, tracking_prev);
     db_now_ms = saved_now;
-    long long us = time_us() - t0;
+    long long t1 = time_us();
+    long long us = t1 - t0;
+    batch_clock_us = --call_depth == 0 && (c->flags & CLIENT_IN_INPUT) ? t1 : 0;
     introspect_after_call(c, us);
     command_t *m = (command_t *)cmd;
     if (!block_waiting(c)) { /* a blocking command counts once, when served */

@@ -160,6 +160,9 @@ int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int
 
 /* Runs c->cmd with c->argv now, keeping its statistics (the dispatcher and EXEC use it). */
 void command_call(client_t *c);
+/* client_process_input's batch of one client's commands is over: the next call reads the clock
+ * for its start (within a batch a call starts at the previous one's end). */
+void command_batch_end(void);
 
 /* Parses and checks the command in c->argv (lookup, arity, auth) and runs it, with stats.
  * Replies with the error and returns -1 if the command was rejected. */
