@@ -32,10 +32,9 @@ extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbo
 extern void *mallocx(size_t size, int flags) __attribute__((weak));
 extern void *rallocx(void *ptr, size_t size, int flags) __attribute__((weak));
 extern void dallocx(void *ptr, int flags) __attribute__((weak));
-extern int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp)
-    __attribute__((weak));
-extern int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp,
-                        void *newp, size_t newlen) __attribute__((weak));
+extern int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp) __attribute__((weak));
+extern int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,
+                        size_t newlen) __attribute__((weak));
 
 /* jemalloc's flags for the *allocx functions (jemalloc.h): this arena, no thread cache */
 #define ARENA_FLAG(a) ((int)(((unsigned)(a) + 1) << 20))

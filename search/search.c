@@ -68,7 +68,7 @@ struct search {
     ordset_t times;
     bm25_t *ix;
     uint64_t serial, gen, bytes;
-    stag_t **stags;     /* by idx; NULL at a free index */
+    stag_t **stags; /* by idx; NULL at a free index */
     uint32_t nstags, stags_cap;
     uint32_t *free_idx; /* free indexes below nstags */
     uint32_t nfree, free_cap;
@@ -632,8 +632,8 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     out->bytes = s->bytes;
     out->index_memory = b.memory + alloc_size(s->text_bytes);
     size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
-                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t) +
-                   alloc_size(s->stags) + alloc_size(s->free_idx);
+                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t) + alloc_size(s->stags) +
+                   alloc_size(s->free_idx);
     for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
     names += s->tag_names;
     out->names_memory = names;

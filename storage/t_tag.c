@@ -335,8 +335,10 @@ static void blob_compact(blob_t *b)
 {
     extlist_t *l = b->d.many.list;
     if (b->d.many.tier != BLOB_LIST || l->refs != 1 || l->n > 1) return;
-    if (l->n == 1) b->d.one = l->e[0];
-    else b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
+    if (l->n == 1)
+        b->d.one = l->e[0];
+    else
+        b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
     xfree(l);
 }
 
@@ -378,8 +380,10 @@ static void blob_sized(blob_t *b, uint64_t size)
 /* Drops b's extents (the last reference to b). */
 static void blob_drop_data(blob_t *b)
 {
-    if (b->d.many.tier == BLOB_LIST) extlist_unref(b->d.many.list);
-    else if (b->d.many.tier != BLOB_EMPTY) tier_free_extent(tag_store.tiers, &b->d.one);
+    if (b->d.many.tier == BLOB_LIST)
+        extlist_unref(b->d.many.list);
+    else if (b->d.many.tier != BLOB_EMPTY)
+        tier_free_extent(tag_store.tiers, &b->d.one);
     b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
 }
 
@@ -866,8 +870,8 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
     long long now = w->now;
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
-    uint64_t max = tag_store.max_blob_size < TIER_EXTENT_MAX ? tag_store.max_blob_size
-                                                              : TIER_EXTENT_MAX;
+    uint64_t max =
+        tag_store.max_blob_size < TIER_EXTENT_MAX ? tag_store.max_blob_size : TIER_EXTENT_MAX;
     if (off > UINT64_MAX - len || off + len > max || min_size > max) return ST_TOO_BIG;
     if (b && !blob_idle(b)) return ST_BUSY;
     double s = has_score ? score : b ? b->score : 1.0;
