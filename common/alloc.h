@@ -59,4 +59,26 @@ int alloc_stats_report(void (*write)(void *ud, const char *text), void *ud);
  * caller. */
 int alloc_purge_after_drop(size_t min_drop);
 
+/* Arenas: blocks a module allocates apart from the rest of the heap, counted in
+ * alloc_used_memory like any other, that can all be freed at once (alloc_arena_destroy) with
+ * no list of them kept. With jemalloc an arena is one of its arenas, used without a thread
+ * cache; otherwise (ASan builds) it is the process malloc under id 0, and destroying it frees
+ * nothing: the owner must then free every block itself. Not thread-safe per arena: one thread
+ * allocates and frees a given arena's blocks. */
+
+/* Creates an arena. Returns its id (> 0), or 0 when the process malloc is not jemalloc (the
+ * functions below take 0 as "the process malloc"). */
+unsigned alloc_arena_new(void);
+/* Like try_malloc / try_realloc / xfree, in arena (p must be a block of arena). */
+void *alloc_arena_try_malloc(unsigned arena, size_t n);
+void *alloc_arena_try_realloc(unsigned arena, void *p, size_t n);
+void alloc_arena_free(unsigned arena, void *p);
+/* 1 if p lies in memory of arena (jemalloc's arenas.lookup, about as dear as a free), else
+ * 0; always 1 for arena 0. */
+int alloc_arena_owns(unsigned arena, const void *p);
+/* Usable bytes of arena's live blocks, from jemalloc's statistics (0 for arena 0). */
+size_t alloc_arena_bytes(unsigned arena);
+/* Frees every block left in arena, and the arena (nothing for arena 0). */
+void alloc_arena_destroy(unsigned arena);
+
 #endif

@@ -2,15 +2,20 @@
  *
  * Shapes:
  *  - stag_t, one per tag object met (dict keyed by the object's address): its key name and
- *    database once bound, and an ordset of its blob names -> sdoc_t.
- *  - sdoc_t, one per blob met, found through the blob's observer slot (blob_observer: no
- *    table of our own, which cost 26 bytes a blob): its tag, modification time, a serial
- *    number (creation order, the tie-break of the time index), the generation of its last
- *    change, and its BM25 document id (0 while its contents are not indexed).
+ *    database once bound, and an ordset of its blob names -> sdoc_t. It is also stags[idx],
+ *    so a blob's entry names its tag in 4 bytes.
+ *  - sdoc_t, one per blob met (a 32-byte block), found through the blob's observer slot
+ *    (blob_observer: no table of our own, which cost 26 bytes a blob): its tag's index, its
+ *    time key (modification time and a serial number: creation order, the tie-break of the
+ *    time index), the generation of its last change, and its BM25 document id (0 while its
+ *    contents are not indexed). The bytes of an indexed text are kept by document id
+ *    (text_bytes), so only indexed blobs pay for them.
  *  - sdb_t, one per database: the ordset of bound tag names -> stag_t. SWAPDB swaps two
  *    pointers of s->dbs and their ids; a stag points at its sdb_t, so it follows.
- *  - times: one ordset over every blob, keyed by 16 bytes: the modification time (big-endian,
- *    sign bit flipped so negative times sort first) and the serial (big-endian).
+ *  - times: one ordset over every blob, keyed by 12 bytes: the modification time plus 2^47 (48
+ *    bits, big-endian, so negative times sort first; storage's are 0..TAG_TIME_MAX) and the
+ *    serial's low 48 bits (big-endian): a key repeats only if two blobs share a millisecond
+ *    and 2^48 blobs were created between them.
  * Invariants: a bound stag is in its sdb's ordset under its name, and only there; every sdoc
  * is in its stag's ordset under its blob's name and in `times` under (mtime, serial), and is
  * its blob's observer slot; a blob not filed has NULL there. One catalogue at a time uses the
@@ -38,20 +43,22 @@ typedef struct stag {
     char *name;
     size_t nlen;
     ordset_t blobs;
+    uint32_t idx; /* in s->stags */
 } stag_t;
+
+#define TKEY 12 /* bytes of a time key */
 
 typedef struct sdoc {
     const blob_t *obj;
-    stag_t *tag;
-    uint8_t tkey[16]; /* its key in `times` (time_key: mtime, serial), which holds its address */
-    uint64_t bytes;
+    uint8_t tkey[TKEY]; /* its key in `times` (time_key: mtime, serial), which holds it */
+    uint32_t tag;       /* its stag's idx */
     /* the low 32 bits of s->gen at its last touch: contents read for an older touch could be
      * taken for new only after 2^32 touches while that read was in flight (a read takes
-     * milliseconds); 32 bits keep the entry a 48-byte block */
+     * milliseconds); 32 bits keep the entry a 32-byte block */
     uint32_t gen;
     uint32_t id;
 } sdoc_t;
-_Static_assert(sizeof(sdoc_t) == 48, "sdoc_t is one 48-byte block");
+_Static_assert(sizeof(sdoc_t) == 32, "sdoc_t is one 32-byte block");
 
 struct search {
     int ndb;
@@ -61,6 +68,12 @@ struct search {
     ordset_t times;
     bm25_t *ix;
     uint64_t serial, gen, bytes;
+    stag_t **stags; /* by idx; NULL at a free index */
+    uint32_t nstags, stags_cap;
+    uint32_t *free_idx; /* free indexes below nstags */
+    uint32_t nfree, free_cap;
+    uint64_t *text_bytes; /* by BM25 document id: the bytes of its text */
+    uint32_t text_cap;
     size_t tag_names; /* bytes held by the tags' blob-name sets and names (kept as they change,
                          so INFO costs O(databases), not O(tags)) */
 };
@@ -95,7 +108,7 @@ static const char *blob_name_key(const void *v, size_t *len)
 
 static const char *time_key_of(const void *v, size_t *len)
 {
-    *len = 16;
+    *len = TKEY;
     return (const char *)((const sdoc_t *)v)->tkey;
 }
 
@@ -104,11 +117,42 @@ static sdoc_t *sdoc_find(const blob_t *b)
     return blob_observer(b);
 }
 
+static stag_t *doc_tag(const search_t *s, const sdoc_t *d)
+{
+    return s->stags[d->tag];
+}
+
+/* Files st under a free index. */
+static void stag_index(search_t *s, stag_t *st)
+{
+    if (s->nfree) {
+        st->idx = s->free_idx[--s->nfree];
+    } else {
+        if (s->nstags == s->stags_cap) {
+            s->stags_cap = s->stags_cap ? 2 * s->stags_cap : 16;
+            s->stags = xrealloc(s->stags, sizeof(*s->stags) * s->stags_cap);
+        }
+        st->idx = s->nstags++;
+    }
+    s->stags[st->idx] = st;
+}
+
+static void stag_unindex(search_t *s, stag_t *st)
+{
+    if (s->nfree == s->free_cap) {
+        s->free_cap = s->free_cap ? 2 * s->free_cap : 16;
+        s->free_idx = xrealloc(s->free_idx, sizeof(*s->free_idx) * s->free_cap);
+    }
+    s->stags[st->idx] = NULL;
+    s->free_idx[s->nfree++] = st->idx;
+}
+
 static stag_t *stag_get(search_t *s, const tag_obj_t *t)
 {
     stag_t *st = stag_find(s, t);
     if (st) return st;
     st = xcalloc(1, sizeof(*st));
+    stag_index(s, st);
     st->obj = t;
     st->node.hash = dict_hash(&t, sizeof(t));
     ordset_init(&st->blobs, blob_name_key);
@@ -156,6 +200,9 @@ void search_free(search_t *s)
     }
     s->tags.type = &tag_free_type;
     dict_clear(&s->tags, NULL);
+    xfree(s->stags);
+    xfree(s->free_idx);
+    xfree(s->text_bytes);
     for (int i = 0; i < s->ndb; i++) {
         ordset_deinit(&s->dbs[i]->tags);
         xfree(s->dbs[i]);
@@ -208,26 +255,32 @@ void search_swapdb(search_t *s, int a, int b)
 
 /* ---- blobs ---- */
 
-static void time_key(long long mtime, uint64_t serial, uint8_t key[16])
+#define KEY_TIME_MIN (-(1ll << 47))
+#define KEY_TIME_MAX ((1ll << 47) - 1)
+
+/* The time key of (mtime, serial). Times -2^47..2^47-1 are kept as 48 bits from 0 up (so
+ * negative ones sort first); a time outside (a query's bound) is clamped. */
+static void time_key(long long mtime, uint64_t serial, uint8_t key[TKEY])
 {
-    uint64_t t = (uint64_t)mtime ^ (1ull << 63);
-    for (int i = 0; i < 8; i++) {
-        key[i] = (uint8_t)(t >> (56 - 8 * i));
-        key[8 + i] = (uint8_t)(serial >> (56 - 8 * i));
+    long long c = mtime < KEY_TIME_MIN ? KEY_TIME_MIN : mtime > KEY_TIME_MAX ? KEY_TIME_MAX : mtime;
+    uint64_t t = (uint64_t)(c - KEY_TIME_MIN);
+    for (int i = 0; i < 6; i++) {
+        key[i] = (uint8_t)(t >> (40 - 8 * i));
+        key[6 + i] = (uint8_t)(serial >> (40 - 8 * i));
     }
 }
 
-static uint64_t key_u64(const void *at)
+static uint64_t key_u48(const void *at)
 {
     const uint8_t *p = at;
     uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    for (int i = 0; i < 6; i++) v = v << 8 | p[i];
     return v;
 }
 
 static long long key_time(const void *key)
 {
-    return (long long)(key_u64(key) ^ (1ull << 63));
+    return (long long)key_u48(key) + KEY_TIME_MIN;
 }
 
 uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
@@ -239,7 +292,7 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
         stag_t *st = stag_get(s, t);
         d = xcalloc(1, sizeof(*d));
         d->obj = b;
-        d->tag = st;
+        d->tag = st->idx;
         time_key(info.mtime, ++s->serial, d->tkey);
         blob_set_observer(b, d);
         s->ndocs++;
@@ -248,8 +301,8 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
         s->tag_names += ordset_memory(&st->blobs) - before;
         ordset_insert(&s->times, d);
     } else if (key_time(d->tkey) != info.mtime) {
-        ordset_delete(&s->times, d->tkey, 16);
-        time_key(info.mtime, key_u64(d->tkey + 8), d->tkey);
+        ordset_delete(&s->times, d->tkey, TKEY);
+        time_key(info.mtime, key_u48(d->tkey + 6), d->tkey);
         ordset_insert(&s->times, d);
     }
     d->gen = (uint32_t)++s->gen;
@@ -260,9 +313,8 @@ static void drop_text(search_t *s, sdoc_t *d)
 {
     if (!d->id) return;
     bm25_remove(s->ix, d->id);
-    s->bytes -= d->bytes;
+    s->bytes -= s->text_bytes[d->id];
     d->id = 0;
-    d->bytes = 0;
 }
 
 void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *text, size_t len)
@@ -272,7 +324,11 @@ void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *te
     drop_text(s, d);
     if (!text) return;
     d->id = bm25_add(s->ix, text, len, d);
-    d->bytes = len;
+    if (d->id >= s->text_cap) {
+        s->text_cap = d->id < 512 ? 1024 : 2 * d->id;
+        s->text_bytes = xrealloc(s->text_bytes, sizeof(*s->text_bytes) * s->text_cap);
+    }
+    s->text_bytes[d->id] = len;
     s->bytes += len;
 }
 
@@ -281,11 +337,12 @@ static void doc_remove(search_t *s, sdoc_t *d)
     size_t nlen;
     const char *name = blob_name(d->obj, &nlen);
     drop_text(s, d);
-    size_t before = ordset_memory(&d->tag->blobs);
-    void *was = ordset_delete(&d->tag->blobs, name, nlen);
-    s->tag_names -= before - ordset_memory(&d->tag->blobs);
+    stag_t *st = doc_tag(s, d);
+    size_t before = ordset_memory(&st->blobs);
+    void *was = ordset_delete(&st->blobs, name, nlen);
+    s->tag_names -= before - ordset_memory(&st->blobs);
     assert(was == d);
-    was = ordset_delete(&s->times, d->tkey, 16);
+    was = ordset_delete(&s->times, d->tkey, TKEY);
     assert(was == d);
     (void)was;
     blob_set_observer(d->obj, NULL);
@@ -310,6 +367,7 @@ void search_tag_freed(search_t *s, const tag_obj_t *t)
     dict_unlink(&s->tags, &st->obj, sizeof(st->obj), st->node.hash);
     assert(ordset_memory(&st->blobs) == 0);
     s->tag_names -= st->nlen;
+    stag_unindex(s, st);
     free_tag(&st->node, NULL);
 }
 
@@ -456,11 +514,11 @@ int search_blobs_step(search_t *s, int db, rx_t *trx, rx_t *brx, search_cursor_t
 int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long since, long long until,
                        search_cursor_t *cur, uint64_t budget, search_emit_fn *emit, void *ud)
 {
-    uint8_t start[16];
+    uint8_t start[TKEY];
     time_key(since, 0, start);
     ordset_iter_t it;
     int more = cur->phase ? resume_at(&s->times, &cur->tag, 1, 1, NULL, 0, &it)
-                          : ordset_seek(&s->times, start, 16, &it);
+                          : ordset_seek(&s->times, start, TKEY, &it);
     sdb_t *d = s->dbs[db];
     for (uint64_t spent = 0; more; more = ordset_next(&it)) {
         size_t klen;
@@ -469,7 +527,7 @@ int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long sinc
         if (spent++ == budget) return 0;
         cur->visited++;
         sdoc_t *doc = ordset_iter_val(&it);
-        stag_t *st = doc->tag;
+        stag_t *st = doc_tag(s, doc);
         size_t blen;
         const char *bname = blob_name(doc->obj, &blen);
         if (st->db == d && rx_match(trx, st->name, st->nlen) && rx_match(brx, bname, blen))
@@ -483,6 +541,7 @@ int search_window_step(search_t *s, int db, rx_t *trx, rx_t *brx, long long sinc
 /* ---- TSEARCH ---- */
 
 struct qfilter {
+    const search_t *s;
     sdb_t *db;
     search_filter_t f;
 };
@@ -491,19 +550,22 @@ static int accept_doc(void *ud, void *owner)
 {
     struct qfilter *q = ud;
     sdoc_t *d = owner;
-    if (d->tag->db != q->db) return 0;
-    if (q->f.trx && !rx_match(q->f.trx, d->tag->name, d->tag->nlen)) return 0;
+    const stag_t *st = doc_tag(q->s, d);
+    if (st->db != q->db) return 0;
+    if (q->f.trx && !rx_match(q->f.trx, st->name, st->nlen)) return 0;
     size_t blen;
     const char *bname = blob_name(d->obj, &blen);
     if (q->f.brx && !rx_match(q->f.brx, bname, blen)) return 0;
-    return !q->f.visible || q->f.visible(q->f.ud, d->tag->name, d->tag->nlen);
+    return !q->f.visible || q->f.visible(q->f.ud, st->name, st->nlen);
 }
 
 /* Equal scores: by tag name, then blob name, bytewise. */
 static int order_docs(void *ud, const void *a, const void *b)
 {
+    const struct qfilter *q = ud;
     const sdoc_t *x = a, *y = b;
-    int c = ordset_cmp(x->tag->name, x->tag->nlen, y->tag->name, y->tag->nlen);
+    const stag_t *xt = doc_tag(q->s, x), *yt = doc_tag(q->s, y);
+    int c = ordset_cmp(xt->name, xt->nlen, yt->name, yt->nlen);
     if (c) return c;
     size_t xl, yl;
     const char *xn = blob_name(x->obj, &xl), *yn = blob_name(y->obj, &yl);
@@ -517,7 +579,7 @@ search_hit_t *search_query(search_t *s, int db, const char *q, size_t qlen,
     uint64_t docs = search_docs(s);
     if (k > docs) k = (size_t)docs;
     if (k == 0) return NULL;
-    struct qfilter f = {s->dbs[db], {0}};
+    struct qfilter f = {s, s->dbs[db], {0}};
     if (filter) f.f = *filter;
     bm25_query_t opt = {k, accept_doc, order_docs, &f, f.f.global};
     bm25_hit_t *hits = xmalloc(sizeof(*hits) * k);
@@ -525,8 +587,8 @@ search_hit_t *search_query(search_t *s, int db, const char *q, size_t qlen,
     search_hit_t *out = got ? xmalloc(sizeof(*out) * got) : NULL;
     for (size_t i = 0; i < got; i++) {
         sdoc_t *d = hits[i].owner;
-        out[i].tag = d->tag->name;
-        out[i].tlen = d->tag->nlen;
+        out[i].tag = doc_tag(s, d)->name;
+        out[i].tlen = doc_tag(s, d)->nlen;
         out[i].blob = blob_name(d->obj, &out[i].blen);
         out[i].score = hits[i].score;
     }
@@ -568,9 +630,10 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     out->postings = b.postings;
     out->dead_postings = b.dead_postings;
     out->bytes = s->bytes;
-    out->index_memory = b.memory;
+    out->index_memory = b.memory + alloc_size(s->text_bytes);
     size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
-                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t);
+                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t) + alloc_size(s->stags) +
+                   alloc_size(s->free_idx);
     for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
     names += s->tag_names;
     out->names_memory = names;

@@ -5,9 +5,14 @@
  *    survives RENAME, which moves the object between keys).
  *  - blob_t: one allocation with its name; refs counts the tag's reference plus every plan in
  *    flight, so a deleted blob lives on (detached, tag == NULL) until its last plan finishes.
- *  - extlist_t: the extents covering [0, size) in order, shared by the blob and by plans that
- *    read it. It is changed in place only when no plan holds it (refs == 1); a move builds a new
- *    list and swaps it in. Its extents go back to their tiers when the last reference drops.
+ *  - bdata_t, in the blob: its size and its extents, which cover [0, size) in order. One
+ *    extent (every RAM blob written once) is held inline; more, or extents a plan must keep
+ *    alive, go to an extlist_t.
+ *  - extlist_t: extents shared by the blob and by plans that read it. It is changed in place
+ *    only when no plan holds it (refs == 1); a move builds a new list and swaps it in. Its
+ *    extents go back to their tiers when the last reference drops. A plan that needs to hold
+ *    an inline extent first moves it into a list of one ("spill"); once the blob is again the
+ *    list's only holder, a list of one or none goes back inline (blob_compact).
  *  - Per tier, a binary min-heap of the blobs whose first extent is there, by score: demotion
  *    takes the coldest idle blobs from the top.
  * Runs on the loop thread, except tag_plan_run. */
@@ -36,11 +41,30 @@ typedef struct extlist {
     tier_extent_t e[];
 } extlist_t;
 
+/* A blob's bytes in the 16 bytes of one extent. tier is
+ *   a tier (< TIER_MAX): one extent, `one`, inline; its len is the blob's size;
+ *   BLOB_LIST: `many.list` holds the extents, `many.size` is their total;
+ *   BLOB_EMPTY: no extents, size 0.
+ * The size is the same 56 bits in every form (bdata_size), so a blob is at most
+ * TIER_EXTENT_MAX bytes. */
+typedef union bdata {
+    tier_extent_t one;
+    struct {
+        uint64_t tier : 8;
+        uint64_t size : 56;
+        extlist_t *list;
+    } many;
+} bdata_t;
+_Static_assert(sizeof(bdata_t) == sizeof(tier_extent_t), "bdata_t is one extent's size");
+
+#define BLOB_LIST 254
+#define BLOB_EMPTY 253
+_Static_assert(TIER_MAX < BLOB_EMPTY, "tier numbers and bdata_t's marks overlap");
+
 struct blob {
     dict_node_t node; /* node.aux: name length */
     tag_obj_t *tag;   /* NULL once deleted */
-    extlist_t *data;  /* NULL for an empty blob */
-    uint64_t size;
+    bdata_t d;        /* size and extents */
     double score;
     long long ctime, mtime;
     long long atime : 48;  /* 0..TAG_TIME_MAX (TMETA checks it), so 48 bits hold it */
@@ -60,7 +84,8 @@ struct blob {
     char name[];
 };
 /* 104 bytes before the name: a name of up to 23 bytes and its NUL (YCSB's "user" and 19
- * digits) keep a blob in jemalloc's 128-byte class, up to 55 bytes in the 160-byte one. */
+ * digits) keep a blob in jemalloc's 128-byte class, up to 55 bytes in the 160-byte one. With
+ * its one extent inline, a RAM blob costs that block and its data's, and no extent list. */
 _Static_assert(sizeof(blob_t) <= 104, "blob_t grew past 104 bytes");
 
 /* A saturating counter's increment. */
@@ -214,10 +239,14 @@ static void heap_insert(blob_t *b, int tier)
     heap_up(h, b->heap_idx);
 }
 
+static tier_extent_t *blob_extents(blob_t *b, uint32_t *n);
+
 /* Puts b in the heap of the tier of its first extent (after extents or score changed). */
 static void rehome(blob_t *b)
 {
-    int tier = b->data && b->data->n ? b->data->e[0].tier : -1;
+    uint32_t n;
+    tier_extent_t *e = blob_extents(b, &n);
+    int tier = n ? e[0].tier : -1;
     if (tier == b->home) {
         if (tier >= 0) {
             heap_down(&heaps[tier], b->heap_idx);
@@ -240,11 +269,9 @@ static extlist_t *extlist_new(uint32_t cap)
     return l;
 }
 
-/* Appends e, growing the list by doubling from one extent: most blobs (every RAM blob
- * written once) hold a single extent, and a list sized for it is a 48-byte block, not 112. */
+/* Appends e, growing the list by doubling. */
 static extlist_t *extlist_push(extlist_t *l, const tier_extent_t *e)
 {
-    if (!l) l = extlist_new(1);
     if (l->n == l->cap) {
         l->cap *= 2;
         l = xrealloc(l, sizeof(*l) + sizeof(tier_extent_t) * l->cap);
@@ -261,12 +288,118 @@ static void extlist_unref(extlist_t *l)
     xfree(l);
 }
 
-static uint64_t extlist_bytes_on(const extlist_t *l, int tier)
+/* ---- a blob's extents (bdata_t) ---- */
+
+static uint64_t blob_size(const blob_t *b)
 {
-    uint64_t n = 0;
-    for (uint32_t i = 0; l && i < l->n; i++)
-        if (l->e[i].tier == tier) n += l->e[i].len;
-    return n;
+    return b->d.many.size;
+}
+
+/* b's extents in order (*n of them; NULL when none). The array is b's own: it changes with
+ * b, and an inline one moves when b spills (blob_list). */
+static tier_extent_t *blob_extents(blob_t *b, uint32_t *n)
+{
+    if (b->d.many.tier == BLOB_EMPTY) {
+        *n = 0;
+        return NULL;
+    }
+    if (b->d.many.tier == BLOB_LIST) {
+        *n = b->d.many.list->n;
+        return b->d.many.list->e;
+    }
+    *n = 1;
+    return &b->d.one;
+}
+
+static void blob_set_list(blob_t *b, extlist_t *l, uint64_t size)
+{
+    b->d.many.tier = BLOB_LIST;
+    b->d.many.size = size;
+    b->d.many.list = l;
+}
+
+/* b's extents as a list a plan can hold (NULL for none): an inline extent moves into a new
+ * list of one. */
+static extlist_t *blob_list(blob_t *b)
+{
+    if (b->d.many.tier == BLOB_EMPTY) return NULL;
+    if (b->d.many.tier != BLOB_LIST) {
+        extlist_t *l = extlist_push(extlist_new(1), &b->d.one);
+        blob_set_list(b, l, l->e[0].len);
+    }
+    return b->d.many.list;
+}
+
+/* Brings a list of one extent or none that only b holds back inline. */
+static void blob_compact(blob_t *b)
+{
+    extlist_t *l = b->d.many.list;
+    if (b->d.many.tier != BLOB_LIST || l->refs != 1 || l->n > 1) return;
+    if (l->n == 1)
+        b->d.one = l->e[0];
+    else
+        b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
+    xfree(l);
+}
+
+/* Appends e (the size grows by its length). */
+static void blob_push(blob_t *b, const tier_extent_t *e)
+{
+    uint64_t size = blob_size(b) + e->len;
+    if (b->d.many.tier == BLOB_EMPTY) {
+        b->d.one = *e;
+        return;
+    }
+    blob_set_list(b, extlist_push(blob_list(b), e), size);
+}
+
+/* Frees b's last extent (the size shrinks by its length). */
+static void blob_pop(blob_t *b)
+{
+    uint32_t n;
+    tier_extent_t *e = blob_extents(b, &n);
+    assert(n > 0);
+    uint64_t size = blob_size(b) - e[n - 1].len;
+    tier_free_extent(tag_store.tiers, &e[n - 1]);
+    if (b->d.many.tier == BLOB_LIST) {
+        b->d.many.list->n--;
+        b->d.many.size = size;
+        blob_compact(b);
+    } else {
+        b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
+    }
+}
+
+/* Sets the size after the extents changed in place (an inline extent carries it already). */
+static void blob_sized(blob_t *b, uint64_t size)
+{
+    if (b->d.many.tier == BLOB_LIST) b->d.many.size = size;
+    assert(blob_size(b) == size);
+}
+
+/* Drops b's extents (the last reference to b). */
+static void blob_drop_data(blob_t *b)
+{
+    if (b->d.many.tier == BLOB_LIST)
+        extlist_unref(b->d.many.list);
+    else if (b->d.many.tier != BLOB_EMPTY)
+        tier_free_extent(tag_store.tiers, &b->d.one);
+    b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
+}
+
+static uint64_t extents_bytes_on(const tier_extent_t *e, uint32_t n, int tier)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (e[i].tier == tier) bytes += e[i].len;
+    return bytes;
+}
+
+static uint64_t blob_bytes_on(blob_t *b, int tier)
+{
+    uint32_t n;
+    tier_extent_t *e = blob_extents(b, &n);
+    return extents_bytes_on(e, n, tier);
 }
 
 /* ---- blobs ---- */
@@ -283,7 +416,7 @@ static void shrink_to(blob_t *b, uint64_t size);
 static void blob_unref(blob_t *b)
 {
     if (--b->refs > 0) return;
-    extlist_unref(b->data);
+    blob_drop_data(b);
     xfree(b);
 }
 
@@ -375,7 +508,7 @@ int tag_blob_undone(const blob_t *b)
 void blob_get_info(const blob_t *b, blob_info_t *out)
 {
     memset(out, 0, sizeof(*out));
-    out->size = b->size;
+    out->size = blob_size(b);
     out->score = b->score;
     out->ctime = b->ctime;
     out->mtime = b->mtime;
@@ -383,8 +516,10 @@ void blob_get_info(const blob_t *b, blob_info_t *out)
     out->reads = b->reads;
     out->writes = b->writes;
     out->tier = -1;
-    for (uint32_t i = 0; b->data && i < b->data->n; i++) {
-        int t = b->data->e[i].tier, seen = 0;
+    uint32_t n;
+    const tier_extent_t *e = blob_extents((blob_t *)b, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        int t = e[i].tier, seen = 0;
         if (out->tier < 0) out->tier = t;
         for (int k = 0; k < out->ntiers; k++) seen |= out->tiers[k] == t;
         if (!seen) out->tiers[out->ntiers++] = t;
@@ -395,9 +530,11 @@ void blob_get_info(const blob_t *b, blob_info_t *out)
  * remove b's contribution, and with add = 1 after it. */
 static void count_blob_tiers(const blob_t *b, int add)
 {
-    if (!b->data) return;
+    uint32_t n;
+    const tier_extent_t *e = blob_extents((blob_t *)b, &n);
+    if (!n) return;
     for (int t = 0; t < tag_store.tiers->n; t++) {
-        if (!extlist_bytes_on(b->data, t)) continue;
+        if (!extents_bytes_on(e, n, t)) continue;
         tier_stats_t *s = tier_stats(tag_store.tiers->t[t]);
         if (add) s->blobs++;
         else s->blobs--;
@@ -417,6 +554,7 @@ static blob_t *blob_create(tag_obj_t *t, const char *name, size_t len, double sc
     b->ctime = b->mtime = b->atime = now;
     b->refs = 1;
     b->home = -1;
+    b->d.many.tier = BLOB_EMPTY;
     dict_insert(&t->blobs, &b->node);
     return b;
 }
@@ -445,9 +583,9 @@ static int tier_order(double s, int *order)
     return k;
 }
 
-/* Allocates len bytes by placement order into *l (appending). Returns 0 or ST_OOM (nothing
- * allocated). */
-static int place(uint64_t len, double s, extlist_t **l)
+/* Allocates len bytes by placement order and appends them to b's extents (its size grows by
+ * len). Returns 0 or ST_OOM (nothing allocated). */
+static int place(uint64_t len, double s, blob_t *b)
 {
     int order[TIER_MAX], n = tier_order(s, order);
     tier_extent_t ext[MAX_ALLOC_EXTENTS];
@@ -456,15 +594,14 @@ static int place(uint64_t len, double s, extlist_t **l)
         if (tier_room(tag_store.tiers->t[order[k]]) < len) continue;
         int got = tier_alloc(tag_store.tiers, order[k], len, ext, MAX_ALLOC_EXTENTS);
         if (got <= 0) continue;
-        for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
+        for (int i = 0; i < got; i++) blob_push(b, &ext[i]);
         return 0;
     }
     uint64_t total = 0;
     for (int k = 0; k < n; k++) total += tier_room(tag_store.tiers->t[order[k]]);
     if (total < len) return ST_OOM;
     /* split across tiers, in placement order */
-    uint32_t first = *l ? (*l)->n : 0;
-    uint64_t left = len;
+    uint64_t first = blob_size(b), left = len;
     for (int k = 0; k < n && left; k++) {
         uint64_t take = tier_room(tag_store.tiers->t[order[k]]);
         if (take > left) take = left;
@@ -473,7 +610,7 @@ static int place(uint64_t len, double s, extlist_t **l)
         for (int tries = 0; take; tries++) {
             int got = tier_alloc(tag_store.tiers, order[k], take, ext, MAX_ALLOC_EXTENTS);
             if (got > 0) {
-                for (int i = 0; i < got; i++) *l = extlist_push(*l, &ext[i]);
+                for (int i = 0; i < got; i++) blob_push(b, &ext[i]);
                 left -= take;
                 break;
             }
@@ -483,7 +620,7 @@ static int place(uint64_t len, double s, extlist_t **l)
     }
     if (left == 0) return 0;
     /* roll back */
-    while (*l && (*l)->n > first) tier_free_extent(tag_store.tiers, &(*l)->e[--(*l)->n]);
+    while (blob_size(b) > first) blob_pop(b);
     return ST_OOM;
 }
 
@@ -527,16 +664,18 @@ static void finish_move(tag_plan_t *p, int status);
 
 static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
 {
-    extlist_t *old = b->data;
-    if (!old || b->size == 0) return ST_OK;
-    uint64_t need = b->size - extlist_bytes_on(old, dst), staged = 0;
+    if (blob_size(b) == 0) return ST_OK;
+    uint64_t need = blob_size(b) - blob_bytes_on(b, dst), staged = 0;
     if (need == 0) return ST_OK;
     if (tier_room(tag_store.tiers->t[dst]) < need) return ST_OOM;
-    for (uint32_t i = 0; i < old->n; i++)
-        if (old->e[i].tier != dst && tier_kind(tag_store.tiers->t[old->e[i].tier]) == TIER_FILE)
-            staged += old->e[i].len;
+    uint32_t n;
+    const tier_extent_t *e0 = blob_extents(b, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (e0[i].tier != dst && tier_kind(tag_store.tiers->t[e0[i].tier]) == TIER_FILE)
+            staged += e0[i].len;
     char *stage = NULL;
     if (staged && !(stage = try_malloc(staged))) return ST_OOM;
+    extlist_t *old = blob_list(b); /* the plan holds it (an inline extent spills) */
     tag_plan_t *p = plan_new(PLAN_MOVE, b);
     p->owned = stage;
     p->reuse = xmalloc(sizeof(uint32_t) * 2 * old->n);
@@ -559,6 +698,7 @@ static int move_blob(blob_t *b, int dst, tag_plan_t **plan)
             finish_move(p, -ENOSPC); /* frees what was allocated, keeps the shared extents */
             blob_unref(b);
             plan_free(p);
+            blob_compact(b);
             return ST_OOM;
         }
         int src_file = tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE;
@@ -613,7 +753,7 @@ static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max
     qsort(cand, (size_t)nc, sizeof(cand[0]), by_score);
     uint64_t have = tier_room(tag_store.tiers->t[t]), freed = 0;
     for (int i = 0; i < nc && have + freed < len && started < max; i++) {
-        uint64_t bytes = extlist_bytes_on(cand[i]->data, t);
+        uint64_t bytes = blob_bytes_on(cand[i], t);
         tag_plan_t *p = NULL;
         if (move_blob(cand[i], below, &p) == ST_OOM) continue;
         freed += bytes;
@@ -632,9 +772,9 @@ static int demote_for(int t, uint64_t len, double s, tag_plan_t **plans, int max
 static void retarget(blob_t *b)
 {
     b->retarget = 0;
-    if (!blob_idle(b) || !b->data || !b->size || !b->tag) return;
+    if (!blob_idle(b) || !blob_size(b) || !b->tag) return;
     int target = tier_set_pick(tag_store.tiers, b->score);
-    if (extlist_bytes_on(b->data, target) == b->size) return;
+    if (blob_bytes_on(b, target) == blob_size(b)) return;
     tag_plan_t *p = NULL;
     if (move_blob(b, target, &p) == ST_PENDING) pending_push(p);
 }
@@ -646,8 +786,10 @@ static void retarget(blob_t *b)
 static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len, tag_plan_t **p)
 {
     uint64_t pos = 0;
-    for (uint32_t i = 0; i < b->data->n && len; i++) {
-        tier_extent_t *e = &b->data->e[i];
+    uint32_t ne;
+    tier_extent_t *ext = blob_extents(b, &ne);
+    for (uint32_t i = 0; i < ne && len; i++) {
+        tier_extent_t *e = &ext[i];
         if (off >= pos + e->len) {
             pos += e->len;
             continue;
@@ -672,10 +814,10 @@ static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len,
  * blocks right after it, or a RAM realloc). 0 on success, -1 if it cannot. */
 static int grow_in_place(blob_t *b, uint64_t size)
 {
-    if (!b->data || !b->data->n) return -1;
-    tier_extent_t *last = &b->data->e[b->data->n - 1];
-    if (tier_grow_extent(tag_store.tiers, last, size - b->size) < 0) return -1;
-    b->size = size;
+    uint32_t n;
+    tier_extent_t *e = blob_extents(b, &n);
+    if (!n || tier_grow_extent(tag_store.tiers, &e[n - 1], size - blob_size(b)) < 0) return -1;
+    blob_sized(b, size);
     return 0;
 }
 
@@ -683,11 +825,10 @@ static int grow_in_place(blob_t *b, uint64_t size)
  * the room (nothing allocated). */
 static int grow(blob_t *b, uint64_t size)
 {
-    uint64_t delta = size - b->size;
+    uint64_t delta = size - blob_size(b);
     if (!delta) return 0;
     count_blob_tiers(b, 0);
-    int rc = place(delta, b->score, &b->data);
-    if (rc == 0) b->size = size;
+    int rc = place(delta, b->score, b);
     count_blob_tiers(b, 1);
     return rc;
 }
@@ -729,12 +870,12 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
     long long now = w->now;
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
-    if (off > UINT64_MAX - len || off + len > tag_store.max_blob_size ||
-        min_size > tag_store.max_blob_size)
-        return ST_TOO_BIG;
+    uint64_t max =
+        tag_store.max_blob_size < TIER_EXTENT_MAX ? tag_store.max_blob_size : TIER_EXTENT_MAX;
+    if (off > UINT64_MAX - len || off + len > max || min_size > max) return ST_TOO_BIG;
     if (b && !blob_idle(b)) return ST_BUSY;
     double s = has_score ? score : b ? b->score : 1.0;
-    uint64_t old = b ? b->size : 0, end = off + len > old ? off + len : old;
+    uint64_t old = b ? blob_size(b) : 0, end = off + len > old ? off + len : old;
     if (min_size > end) end = min_size;
     /* growth that fits where the blob ends needs no placement (nor room made elsewhere) */
     int grown = b && end > old && grow_in_place(b, end) == 0;
@@ -758,8 +899,10 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
     if (len) {
         /* file parts need the bytes after the command returns: copy them once */
         int needs_copy = 0;
-        for (uint32_t i = 0; i < b->data->n; i++)
-            needs_copy |= tier_kind(tag_store.tiers->t[b->data->e[i].tier]) == TIER_FILE;
+        uint32_t n;
+        const tier_extent_t *e = blob_extents(b, &n);
+        for (uint32_t i = 0; i < n; i++)
+            needs_copy |= tier_kind(tag_store.tiers->t[e[i].tier]) == TIER_FILE;
         const char *src = data;
         char *copy = NULL;
         if (needs_copy) {
@@ -771,7 +914,7 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
                 }
                 b->score = old_score;
                 if (created) blob_delete(t, b);
-                else if (b->size > old) shrink_to(b, old);
+                else if (blob_size(b) > old) shrink_to(b, old);
                 return ST_OOM;
             }
             memcpy(copy, data, len);
@@ -785,7 +928,7 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
     uint32_t old_writes = b->writes;
     count_up(&b->writes);
     if (end > old || b->score != old_score) rehome(b); /* an overwrite in place keeps its heap slot */
-    *size_out = b->size;
+    *size_out = blob_size(b);
     if (has_score && !created && b->score != old_score) b->retarget = 1;
     if (!p) {
         if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
@@ -818,32 +961,40 @@ static void undo_write(tag_plan_t *p)
         blob_delete(b->tag, b);
         return;
     }
-    if (b->size > p->undo_size) shrink_to(b, p->undo_size);
+    if (blob_size(b) > p->undo_size) shrink_to(b, p->undo_size);
     b->score = p->undo_score;
     b->mtime = p->undo_mtime;
     b->writes = p->undo_writes;
     rehome(b);
 }
 
-/* Frees b's bytes past size (size < b->size). */
+/* Frees b's bytes past size (size < its size). b is idle: no plan holds its extents. */
 static void shrink_to(blob_t *b, uint64_t size)
 {
     count_blob_tiers(b, 0);
     uint64_t pos = 0;
-    uint32_t keep = 0;
-    for (uint32_t i = 0; i < b->data->n; i++) {
-        tier_extent_t *e = &b->data->e[i];
+    uint32_t keep = 0, n;
+    tier_extent_t *ext = blob_extents(b, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        tier_extent_t *e = &ext[i];
         uint64_t elen = e->len;
         if (pos >= size) {
             tier_free_extent(tag_store.tiers, e);
         } else {
             if (pos + elen > size) tier_shrink_extent(tag_store.tiers, e, size - pos);
-            b->data->e[keep++] = *e;
+            ext[keep++] = *e;
         }
         pos += elen;
     }
-    b->data->n = keep;
-    b->size = size;
+    if (b->d.many.tier == BLOB_LIST) {
+        assert(b->d.many.list->refs == 1);
+        b->d.many.list->n = keep;
+        b->d.many.size = size;
+        blob_compact(b);
+    } else if (!keep) {
+        b->d = (bdata_t){.many = {.tier = BLOB_EMPTY}};
+    }
+    assert(blob_size(b) == size);
     count_blob_tiers(b, 1);
     rehome(b);
 }
@@ -858,7 +1009,7 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
 {
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
-    if (!b || size >= b->size) { /* grows with zeros, or creates */
+    if (!b || size >= blob_size(b)) { /* grows with zeros, or creates */
         uint64_t dummy;
         tag_write_t w = {.name = name, .nlen = nlen, .now = now};
         return write_blob(t, &w, size, &dummy, plan);
@@ -896,12 +1047,14 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     *needs_io = 0;
     if (!b) return ST_MISSING;
     if (b->writing) return ST_BUSY;
-    uint64_t n = off >= b->size ? 0 : b->size - off;
+    uint64_t n = off >= blob_size(b) ? 0 : blob_size(b) - off;
     if (count < n) n = count;
     *len = n;
     uint64_t pos = 0;
-    for (uint32_t i = 0; b->data && n && i < b->data->n && pos < off + n; i++) {
-        const tier_extent_t *e = &b->data->e[i];
+    uint32_t ne;
+    const tier_extent_t *ext = blob_extents(b, &ne);
+    for (uint32_t i = 0; n && i < ne && pos < off + n; i++) {
+        const tier_extent_t *e = &ext[i];
         if (pos + e->len > off && tier_kind(tag_store.tiers->t[e->tier]) == TIER_FILE)
             *needs_io = 1;
         pos += e->len;
@@ -909,16 +1062,19 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     return ST_OK;
 }
 
-/* Copies [off, off+len) of the extents l of b (within its size) into dst: RAM extents now,
- * file extents through a read plan (ST_PENDING, *plan set, holding l) or ST_OK when none is
- * needed. count_io: the bytes count in the tiers' read statistics. */
+/* Copies [off, off+len) of b's extents (within its size) into dst: RAM extents now, file
+ * extents through a read plan (ST_PENDING, *plan set, holding the extents) or ST_OK when none
+ * is needed. l: the extents as a reader holds them, or NULL for b's own. count_io: the bytes
+ * count in the tiers' read statistics. */
 static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *dst,
                      int count_io, tag_plan_t **plan)
 {
     tag_plan_t *p = NULL;
     uint64_t pos = 0, done = 0;
-    for (uint32_t i = 0; l && i < l->n && done < len; i++) {
-        tier_extent_t *e = &l->e[i];
+    uint32_t ne = l ? l->n : 0;
+    tier_extent_t *ext = l ? l->e : blob_extents(b, &ne);
+    for (uint32_t i = 0; i < ne && done < len; i++) {
+        tier_extent_t *e = &ext[i];
         uint64_t at = off + done;
         if (at >= pos + e->len) {
             pos += e->len;
@@ -936,8 +1092,8 @@ static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *
         pos += e->len;
     }
     if (!p) return ST_OK;
-    p->hold = l;
-    l->refs++;
+    p->hold = l ? l : blob_list(b); /* the segments copied the extents: ext may move now */
+    p->hold->refs++;
     b->readers++;
     *plan = p;
     return ST_PENDING;
@@ -946,7 +1102,7 @@ static int read_list(blob_t *b, extlist_t *l, uint64_t off, uint64_t len, char *
 static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int count_io,
                       tag_plan_t **plan)
 {
-    return read_list(b, b->data, off, len, dst, count_io, plan);
+    return read_list(b, NULL, off, len, dst, count_io, plan);
 }
 
 int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
@@ -954,7 +1110,7 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
 {
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
-    assert(b && !b->writing && off + len <= (off >= b->size ? off : b->size));
+    assert(b && !b->writing && off + len <= (off >= blob_size(b) ? off : blob_size(b)));
     b->atime = now;
     count_up(&b->reads);
     return read_range(b, off, len, dst, 1, plan);
@@ -962,10 +1118,12 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
 
 const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len)
 {
-    if (b->writing || !b->data) return NULL;
+    if (b->writing) return NULL;
     uint64_t pos = 0;
-    for (uint32_t i = 0; i < b->data->n; i++) {
-        const tier_extent_t *e = &b->data->e[i];
+    uint32_t n;
+    const tier_extent_t *ext = blob_extents((blob_t *)b, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const tier_extent_t *e = &ext[i];
         if (off < pos + e->len) {
             if (off + len > pos + e->len || tier_kind(tag_store.tiers->t[e->tier]) != TIER_RAM)
                 return NULL;
@@ -980,7 +1138,7 @@ int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **pla
 {
     *plan = NULL;
     if (b->writing) return ST_BUSY;
-    assert(off <= b->size && len <= b->size - off);
+    assert(off <= blob_size(b) && len <= blob_size(b) - off);
     return read_range(b, off, len, dst, 0, plan);
 }
 
@@ -1028,7 +1186,7 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     x->b = b;
     b->refs++;
     b->readers++; /* writes and moves wait until the reader is closed */
-    x->l = b->data;
+    x->l = blob_list(b);
     if (x->l) x->l->refs++;
     x->off = off;
     x->len = *len;
@@ -1051,6 +1209,7 @@ void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, 
     blob_t *b = r->b;
     b->readers--;
     extlist_unref(r->l);
+    blob_compact(b);
     if (wake) {
         char name[64];
         wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
@@ -1077,13 +1236,13 @@ int tag_reorg(tag_obj_t *t, const char *name, size_t nlen, double score, tag_pla
     if (!blob_idle(b)) return ST_BUSY;
     b->score = score;
     rehome(b);
-    if (!b->data || b->size == 0) return ST_OK;
+    if (blob_size(b) == 0) return ST_OK;
     int order[TIER_MAX], n = tier_order(score, order);
     /* already entirely on the tier placement picks: nothing to do */
-    if (extlist_bytes_on(b->data, order[0]) == b->size) return ST_OK;
+    if (blob_bytes_on(b, order[0]) == blob_size(b)) return ST_OK;
     for (int k = 0; k < n; k++) {
         int target = order[k];
-        if (extlist_bytes_on(b->data, target) == b->size) return ST_OK;
+        if (blob_bytes_on(b, target) == blob_size(b)) return ST_OK;
         int rc = move_blob(b, target, plan);
         if (rc != ST_OOM) return rc;
     }
@@ -1143,10 +1302,11 @@ static void finish_move(tag_plan_t *p, int status)
     }
     count_move_io(p);
     count_blob_tiers(b, 0);
-    extlist_t *old = b->data;
+    assert(b->d.many.tier == BLOB_LIST && b->d.many.list == p->hold);
+    extlist_t *old = p->hold;
     /* the shared extents now belong to the new list */
     for (uint32_t i = 0; i < p->nreuse; i++) old->e[p->reuse[2 * i]].tier = TIER_NONE;
-    b->data = p->dest;
+    blob_set_list(b, p->dest, blob_size(b));
     p->dest = NULL;
     extlist_unref(old); /* the plan's hold keeps it until below */
     count_blob_tiers(b, 1);
@@ -1171,6 +1331,7 @@ void tag_plan_finish(tag_plan_t *p, int status,
     case PLAN_MOVE: finish_move(p, status); break;
     }
     extlist_unref(p->hold);
+    blob_compact(b);
     if (wake) {
         char name[64];
         wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
@@ -1239,7 +1400,7 @@ int tag_organize_step(long long now, int budget, double half_life_s)
         b->score = score;
         rehome(b); /* may reorder the heap: the scan may see a blob twice or skip one */
         int target = tier_set_pick(tag_store.tiers, score);
-        if (extlist_bytes_on(b->data, target) == b->size) continue;
+        if (blob_bytes_on(b, target) == blob_size(b)) continue;
         tag_plan_t *p = NULL;
         int rc = move_blob(b, target, &p);
         if (rc == ST_PENDING) pending_push(p);
@@ -1300,7 +1461,7 @@ static size_t tag_memory(const obj_t *o)
     dict_iter_init(&it, (dict_t *)&t->blobs, 0);
     for (dict_node_t *x; (x = dict_iter_next(&it));) {
         blob_t *b = (blob_t *)x;
-        n += alloc_size(b) + (b->data ? alloc_size(b->data) : 0);
+        n += alloc_size(b) + (b->d.many.tier == BLOB_LIST ? alloc_size(b->d.many.list) : 0);
     }
     dict_iter_deinit(&it);
     return n;

@@ -1,13 +1,13 @@
 /* tier.c - tier sets: RAM and file tiers, exact accounting, extents and their I/O (see tier.h).
  *
- * RAM tier. An extent is one block from try_malloc of exactly the bytes asked for; `used` is
- * the sum of those lengths. Live blocks' addresses are kept in a set (ramset_t: open
- * addressing, linear probing, one 8-byte slot per block at a load of 2/5 to 4/5, rehashed
- * into a table twice or half the size a few slots per operation, so no operation moves the
- * whole table), so tier_set_close can free what is still allocated and a free of an unknown
- * extent, or of one longer than its block, trips an assert. The tracking lives outside the
- * block, so a power-of-two blob stays in its own jemalloc size class; it costs 8 to 20 bytes a
- * block where a dict node and its bucket cost 42.
+ * RAM tier. An extent is one block of exactly the bytes asked for, from an allocator arena of
+ * the tier's own (alloc_arena_new: a jemalloc arena without a thread cache); `used` is the sum
+ * of those lengths, `mem` the sum of the blocks' usable sizes, which the arena's statistics
+ * confirm (tier__check). No list of the blocks is kept: tier_set_close destroys the arena,
+ * which frees what is still allocated, and a free of an extent outside the arena, or longer
+ * than its block, trips an assert (arenas.lookup). Without jemalloc (ASan builds) the arena is
+ * the process malloc: the owners free every extent before the close, and the sanitizer reports
+ * one that was not.
  *
  * File tier. One data file <path>/<name>.data, locked (flock, LOCK_EX | LOCK_NB: a file another
  * process holds is refused, naming that process, and left untouched), then truncated and sized
@@ -384,20 +384,6 @@ static uint64_t blocks_of(uint64_t len)
 
 /* ---- tiers ------------------------------------------------------------------------------ */
 
-/* A set of block addresses. `cur` is the table; while a resize is under way, `old` is the
- * previous one, drained RAMSET_STEP slots per operation from `cursor` on. Deleting from `old`
- * leaves a tombstone (shifting entries there could move one behind the cursor); deleting from
- * `cur` shifts the entries after it back. Invariants: every live address is in exactly one
- * table; `n` counts them and `old_live` those still in `old`; tables are powers of two. */
-typedef struct ramset {
-    char **cur, **old;
-    uint64_t cap, old_cap, n, old_live, cursor;
-} ramset_t;
-
-#define RAMSET_MIN 64
-#define RAMSET_STEP 16
-#define RAMSET_TOMB ((char *)1) /* never an allocation's address */
-
 struct tier {
     char *name;
     char *path; /* directory of a file tier, "" for RAM */
@@ -411,7 +397,7 @@ struct tier {
     tier_stats_t stats;
     _Atomic uint64_t delay_us;
     falloc_t fa; /* TIER_FILE */
-    ramset_t ram; /* TIER_RAM: live blocks' addresses */
+    unsigned arena; /* TIER_RAM: the allocator arena of its blocks (alloc_arena_new) */
     /* TIER_FILE while frees are held (tier_set_hold_frees): runs freed but not yet reusable,
      * as (start, nblk) pairs; still counted in used */
     uint64_t *held;
@@ -419,138 +405,6 @@ struct tier {
     int hold;
     int no_reserve; /* TIER_FILE: the file system has no fallocate: nothing is reserved */
 };
-
-static uint64_t ramset_home(const char *p, uint64_t cap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)p; /* a 64-bit finaliser (MurmurHash3's fmix64) */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h & (cap - 1);
-}
-
-static void ramset_put(char **tab, uint64_t cap, char *p)
-{
-    uint64_t i = ramset_home(p, cap);
-    while (tab[i]) i = (i + 1) & (cap - 1);
-    tab[i] = p;
-}
-
-/* The slot of p in tab, or -1. */
-static int64_t ramset_slot(char *const *tab, uint64_t cap, const char *p)
-{
-    if (!cap) return -1;
-    for (uint64_t i = ramset_home(p, cap); tab[i]; i = (i + 1) & (cap - 1))
-        if (tab[i] == p) return (int64_t)i;
-    return -1;
-}
-
-/* Moves up to steps slots of `old` into `cur`; frees `old` once drained. */
-static void ramset_step(ramset_t *s, uint64_t steps)
-{
-    for (; s->old && steps; steps--) {
-        char *p = s->old[s->cursor++];
-        if (p && p != RAMSET_TOMB) {
-            ramset_put(s->cur, s->cap, p);
-            s->old_live--;
-        }
-        if (s->cursor == s->old_cap) {
-            assert(s->old_live == 0);
-            xfree(s->old);
-            s->old = NULL;
-            s->old_cap = s->cursor = 0;
-        }
-    }
-}
-
-/* Starts moving every address into a new table of cap slots (a resize under way ends first). */
-static void ramset_resize(ramset_t *s, uint64_t cap)
-{
-    ramset_step(s, UINT64_MAX);
-    s->old = s->cur;
-    s->old_cap = s->cap;
-    s->old_live = s->n;
-    s->cursor = 0;
-    s->cur = xcalloc(cap, sizeof(char *));
-    s->cap = cap;
-    if (!s->old_cap) { /* nothing to move */
-        xfree(s->old);
-        s->old = NULL;
-    }
-}
-
-static void ramset_add(ramset_t *s, char *p)
-{
-    ramset_step(s, RAMSET_STEP);
-    if ((s->n - s->old_live + 1) * 5 > s->cap * 4)
-        ramset_resize(s, s->cap ? s->cap * 2 : RAMSET_MIN);
-    ramset_put(s->cur, s->cap, p);
-    s->n++;
-}
-
-/* Removes p; returns 0, or -1 when p is not in the set. */
-static int ramset_del(ramset_t *s, const char *p)
-{
-    ramset_step(s, RAMSET_STEP);
-    int64_t at = ramset_slot(s->cur, s->cap, p);
-    if (at < 0) {
-        int64_t o = s->old ? ramset_slot(s->old, s->old_cap, p) : -1;
-        if (o < 0) return -1;
-        s->old[o] = RAMSET_TOMB;
-        s->old_live--;
-        s->n--;
-        return 0;
-    }
-    /* backward-shift deletion: entries after the hole that may sit at it move back */
-    uint64_t mask = s->cap - 1, i = (uint64_t)at, j = i;
-    s->cur[i] = NULL;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!s->cur[j]) break;
-        uint64_t k = ramset_home(s->cur[j], s->cap);
-        if (((j - k) & mask) >= ((j - i) & mask)) { /* k is not cyclically within (i, j] */
-            s->cur[i] = s->cur[j];
-            s->cur[j] = NULL;
-            i = j;
-        }
-    }
-    s->n--;
-    if (!s->old && s->cap > RAMSET_MIN && s->n * 5 < s->cap) ramset_resize(s, s->cap / 2);
-    return 0;
-}
-
-/* Calls fn on every address (neither table changes meanwhile). */
-static void ramset_each(const ramset_t *s, void (*fn)(char *p, void *ud), void *ud)
-{
-    for (uint64_t i = 0; i < s->cap; i++)
-        if (s->cur[i]) fn(s->cur[i], ud);
-    for (uint64_t i = s->cursor; i < s->old_cap; i++)
-        if (s->old[i] && s->old[i] != RAMSET_TOMB) fn(s->old[i], ud);
-}
-
-static void ramset_deinit(ramset_t *s)
-{
-    xfree(s->cur);
-    xfree(s->old);
-    memset(s, 0, sizeof(*s));
-}
-
-static void ram_free_block(char *p, void *ud)
-{
-    xfree(p);
-}
-
-/* Records that a block moved from `from` to `to` (after a realloc). */
-static void ram_moved(tier_t *t, char *from, char *to)
-{
-    if (from == to) return;
-    int rc = ramset_del(&t->ram, from);
-    assert(rc == 0);
-    (void)rc;
-    ramset_add(&t->ram, to);
-}
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -576,8 +430,7 @@ static void tier_destroy(tier_t *t)
         falloc_deinit(&t->fa);
         xfree(t->held);
     } else {
-        ramset_each(&t->ram, ram_free_block, NULL);
-        ramset_deinit(&t->ram);
+        alloc_arena_destroy(t->arena); /* the blocks still allocated go with it */
     }
     xfree(t->name);
     xfree(t->path);
@@ -671,6 +524,7 @@ static int tier_open(tier_t **out, const tier_spec_t *s, double score, char *err
     if (s->kind == TIER_RAM) {
         t->path = xstrdup("");
         t->capacity = s->capacity;
+        t->arena = alloc_arena_new();
         return 0;
     }
     t->path = xstrdup(s->path);
@@ -826,14 +680,20 @@ uint64_t tier_room(const tier_t *t)
     return fs < own ? fs : own;
 }
 
+/* An extent that may be one of t's blocks: in t's arena (when there is one) and no longer
+ * than its block. */
+static int ram_block(const tier_t *t, const tier_extent_t *e)
+{
+    return alloc_size(e->at.mem) >= e->len && alloc_arena_owns(t->arena, e->at.mem);
+}
+
 static int ram_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max)
 {
     if (len > t->capacity - t->used) return -ENOSPC;
     if (max < 1) return -E2BIG;
     if (len > SIZE_MAX) return -ENOSPC;
-    char *mem = try_malloc((size_t)len);
+    char *mem = alloc_arena_try_malloc(t->arena, (size_t)len);
     if (!mem) return -ENOSPC;
-    ramset_add(&t->ram, mem);
     t->used += len;
     t->mem += alloc_size(mem);
     out[0] = (tier_extent_t){.tier = (uint8_t)i, .len = len, .at.mem = mem};
@@ -925,12 +785,10 @@ void tier_free_extent(tier_set_t *set, const tier_extent_t *e)
         release_blocks(t, first_block(t, e), blocks_of(e->len));
         return;
     }
-    int rc = ramset_del(&t->ram, e->at.mem);
-    assert(rc == 0 && alloc_size(e->at.mem) >= e->len);
-    (void)rc;
+    assert(ram_block(t, e));
     t->used -= e->len;
     t->mem -= alloc_size(e->at.mem);
-    xfree(e->at.mem);
+    alloc_arena_free(t->arena, e->at.mem);
 }
 
 void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
@@ -943,14 +801,10 @@ void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
         e->len = new_len;
         return;
     }
-    assert(ramset_slot(t->ram.cur, t->ram.cap, e->at.mem) >= 0 ||
-           ramset_slot(t->ram.old, t->ram.old_cap, e->at.mem) >= 0);
+    assert(ram_block(t, e));
     size_t before = alloc_size(e->at.mem);
-    char *mem = try_realloc(e->at.mem, (size_t)new_len);
-    if (mem) { /* a failed shrink keeps the larger block */
-        ram_moved(t, e->at.mem, mem);
-        e->at.mem = mem;
-    }
+    char *mem = alloc_arena_try_realloc(t->arena, e->at.mem, (size_t)new_len);
+    if (mem) e->at.mem = mem; /* a failed shrink keeps the larger block */
     t->mem = t->mem - before + alloc_size(e->at.mem);
     t->used -= e->len - new_len;
     e->len = new_len;
@@ -979,12 +833,10 @@ int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
         return 0;
     }
     if (extra > t->capacity - t->used || new_len > SIZE_MAX) return -ENOSPC;
-    assert(ramset_slot(t->ram.cur, t->ram.cap, e->at.mem) >= 0 ||
-           ramset_slot(t->ram.old, t->ram.old_cap, e->at.mem) >= 0);
+    assert(ram_block(t, e));
     size_t before = alloc_size(e->at.mem);
-    char *mem = try_realloc(e->at.mem, (size_t)new_len);
+    char *mem = alloc_arena_try_realloc(t->arena, e->at.mem, (size_t)new_len);
     if (!mem) return -ENOSPC;
-    ram_moved(t, e->at.mem, mem);
     t->mem = t->mem - before + alloc_size(mem);
     t->used += extra;
     e->len = new_len;
@@ -1175,16 +1027,10 @@ static const char *check_file(const tier_t *t)
     return NULL;
 }
 
-static void sum_usable(char *p, void *ud)
-{
-    *(uint64_t *)ud += alloc_size(p);
-}
-
 static const char *check_ram(tier_t *t)
 {
-    uint64_t sum = 0;
-    ramset_each(&t->ram, sum_usable, &sum);
-    if (sum != t->mem) return "mem differs from the live blocks";
+    if (t->arena && alloc_arena_bytes(t->arena) != t->mem)
+        return "mem differs from the live blocks";
     if (t->used > t->mem) return "used exceeds the live blocks";
     if (t->used > t->capacity) return "used exceeds capacity";
     return NULL;

@@ -21,8 +21,8 @@ enum tier_kind { TIER_RAM = 0, TIER_FILE = 1 };
 #define TIER_MAX 16
 
 /* One extent: len bytes on tier `tier`. For RAM, mem points at the bytes; for a file tier,
- * off is the byte offset in the tier's data file. 16 bytes: a blob's list of one extent is a
- * 32-byte block. */
+ * off is the byte offset in the tier's data file. 16 bytes: a blob of one extent holds it in
+ * place of its size and list pointer. */
 typedef struct tier_extent {
     uint64_t tier : 8;
     uint64_t len : 56; /* at most TIER_EXTENT_MAX */
@@ -68,7 +68,9 @@ typedef struct tier_spec {
  * set in this one) gives -EWOULDBLOCK, "tier 'disk': /x/disk.data is in use by another process
  * (pid 4711)", and is left untouched. On failure nothing stays open. */
 int tier_set_open(tier_set_t *set, const tier_spec_t *specs, int n, char *err, size_t errlen);
-/* Closes every tier, freeing RAM extents' memory and closing files (data files are removed). */
+/* Closes every tier, freeing RAM extents' memory and closing files (data files are removed).
+ * RAM extents still allocated are freed with their tier's arena; where malloc is not jemalloc
+ * (ASan builds) they cannot be, and the caller must have freed them (alloc_arena_new). */
 void tier_set_close(tier_set_t *set);
 
 /* The tier's properties. */

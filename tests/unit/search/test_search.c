@@ -524,3 +524,53 @@ Test(search, tsearch_filters_by_tag_and_blob_without_changing_scores)
     xfree(all);
     xfree(f);
 }
+
+Test(search, a_freed_tags_place_goes_to_the_next_tag_and_hits_name_their_own_tag)
+{
+    int a = add_tag("a", 0), b = add_tag("b", 0), c = add_tag("c", 0);
+    put(a, "x", "apple pie", 5);
+    put(b, "x", "apple tart", 6);
+    put(c, "x", "apple cake", 7);
+    search_stats_t st;
+    search_get_stats(S, &st);
+    cr_assert_eq(st.bytes, 9 + 10 + 10);
+    obj_free((obj_t *)tags[b].t); /* b's blob and tag go: its index is free */
+    tags[b].t = NULL;
+    search_get_stats(S, &st);
+    cr_assert_eq(st.bytes, 9 + 10, "the freed blob's text bytes are gone");
+    int d = add_tag("d", 0);
+    put(d, "y", "apple crumble", 6);
+    put(d, "z", "plum", 6);
+    search_get_stats(S, &st);
+    cr_assert_eq(st.bytes, 9 + 10 + 13 + 4);
+    size_t n;
+    search_hit_t *h = search_query(S, 0, "apple", 5, NULL, 10, &n);
+    cr_assert_eq(n, 3);
+    int seen[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(h[i].tlen, 1);
+        cr_assert_neq(h[i].tag[0], 'b', "a hit names the freed tag");
+        seen[h[i].tag[0] - 'a'] = 1;
+        if (h[i].tag[0] == 'd') cr_assert(h[i].blen == 1 && h[i].blob[0] == 'y');
+    }
+    cr_assert(seen[0] && seen[2] && seen[3]);
+    xfree(h);
+    static got_t got;
+    search_cursor_t cur;
+    search_cursor_init(&cur);
+    got.n = 0;
+    while (!search_window_step(S, 0, rx(".*"), rx(".*"), 5, 7, &cur, 2, collect, &got)) {
+    }
+    search_cursor_deinit(&cur);
+    cr_assert_eq(got.n, 4);
+    cr_assert_str_eq(got.items[0], "a/x");
+    cr_assert_str_eq(got.items[1], "d/y", "equal times: creation order");
+    cr_assert_str_eq(got.items[2], "d/z");
+    cr_assert_str_eq(got.items[3], "c/x");
+    put(d, "y", "pear", 8); /* a rewrite moves it in time; its 13 bytes are indexed again */
+    search_get_stats(S, &st);
+    cr_assert_eq(st.bytes, 9 + 10 + 13 + 4);
+    h = search_query(S, 0, "crumble", 7, NULL, 10, &n);
+    cr_assert(n == 1 && h[0].tag[0] == 'd');
+    xfree(h);
+}

@@ -1805,3 +1805,82 @@ Test(tag_busy, a_reader_keeps_the_bytes_it_opened_on_and_holds_off_writes)
     xfree(a);
     xfree(piece);
 }
+
+/* ---- one extent inline, more in a list ---- */
+
+static size_t tag_mem(const tag_obj_t *t)
+{
+    return obj_memory((const obj_t *)t);
+}
+
+Test(tag_busy, one_extent_is_inline_two_spill_to_a_list_and_a_shrink_brings_it_back)
+{
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    char d[80 * KB];
+    fill(d, sizeof(d), 11);
+    cr_assert_eq(put(t, "b", 0, d, 40 * KB, 1, 1.0, NULL), ST_OK);
+    cr_assert_str_eq(tier_of(t, "b"), "ram");
+    size_t inline_mem = tag_mem(t);
+    /* RAM (64 KiB) cannot take the rest: a second extent on disk, so a list */
+    cr_assert_eq(put(t, "b", 40 * KB, d + 40 * KB, 40 * KB, 0, 0, NULL), ST_OK);
+    cr_assert_eq(info_of(t, "b").ntiers, 2);
+    cr_assert_gt(tag_mem(t), inline_mem, "two extents need a list");
+    /* a read in flight holds both extents: the shrink waits for it */
+    tag_plan_t *r, *q;
+    char *buf;
+    uint64_t len;
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &r), ST_PENDING);
+    cr_assert_eq(tag_truncate(t, S("b"), 10 * KB, 1, &q), ST_BUSY);
+    cr_assert_eq(used("disk"), 40 * KB);
+    run_plan(r);
+    cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
+    xfree(buf);
+    cr_assert_eq(truncate_to(t, "b", 10 * KB), ST_OK);
+    cr_assert_eq(used("disk"), 0);
+    cr_assert_eq(info_of(t, "b").size, 10 * KB);
+    cr_assert_eq(tag_mem(t), inline_mem, "one extent again: inline");
+    cr_assert_eq(get(t, "b", 0, UINT64_MAX, &buf, &len), ST_OK);
+    cr_assert(len == 10 * KB && memcmp(buf, d, len) == 0);
+    xfree(buf);
+    cr_assert_eq(truncate_to(t, "b", 0), ST_OK);
+    cr_assert_eq(used("ram"), 0);
+    cr_assert_eq(info_of(t, "b").tier, -1);
+    cr_assert_eq(truncate_to(t, "b", 100), ST_OK, "an empty blob grows again");
+    cr_assert_eq(used("ram"), 100);
+    obj_free((obj_t *)t);
+    cr_assert_eq(used("ram"), 0);
+    check_tiers_consistent();
+}
+
+Test(tag_busy, a_read_holding_an_inline_file_extent_keeps_it_through_a_move)
+{
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    char d[9000];
+    put_on_disk(t, "b", d, sizeof(d), 12);
+    size_t inline_mem = tag_mem(t);
+    tag_plan_t *mv, *r;
+    char *buf;
+    uint64_t len;
+    cr_assert_eq(tag_reorg(t, S("b"), 1.0, &mv), ST_PENDING);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &r), ST_PENDING);
+    cr_assert_gt(tag_mem(t), inline_mem, "plans hold the extent in a list meanwhile");
+    run_plan(mv);
+    cr_assert_str_eq(tier_of(t, "b"), "ram");
+    cr_assert_eq(used("disk"), 12288, "the read still holds the old extent");
+    cr_assert_eq(tag_mem(t), inline_mem, "the blob's own extent is inline again");
+    run_plan(r);
+    cr_assert(len == sizeof(d) && memcmp(buf, d, len) == 0);
+    xfree(buf);
+    cr_assert_eq(used("disk"), 0);
+    cr_assert_eq(tag_mem(t), inline_mem);
+    /* a streamed reader holds its extent the same way */
+    tag_reader_t *x;
+    cr_assert_eq(tag_reader_open(t, S("b"), 0, UINT64_MAX, 1, &x, &len), ST_OK);
+    cr_assert_gt(tag_mem(t), inline_mem);
+    tag_reader_close(x, NULL, NULL);
+    cr_assert_eq(tag_mem(t), inline_mem);
+    obj_free((obj_t *)t);
+    check_tiers_consistent();
+}

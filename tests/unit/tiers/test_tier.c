@@ -13,6 +13,7 @@
 #include <ftw.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,8 +489,15 @@ Test(tier_ram, keeps_the_bytes_through_grow_and_shrink)
     tier_set_close(&set);
 }
 
+/* 1 when the process malloc is jemalloc: RAM tiers then allocate from arenas of their own */
+static int have_arenas(void)
+{
+    return strcmp(alloc_name(), "libc") != 0;
+}
+
 Test(tier_ram, close_frees_the_extents_still_allocated)
 {
+    if (!have_arenas()) cr_skip_test("no jemalloc: the owners free their extents");
     size_t base = alloc_used_memory();
     tier_set_t set;
     tier_extent_t e;
@@ -502,9 +510,8 @@ Test(tier_ram, close_frees_the_extents_still_allocated)
 
 Test(tier_ram, tracks_blocks_through_growth_shrinking_and_reallocs_in_any_order)
 {
-    /* 20,000 blocks: the address set grows through several resizes (each moved a few slots per
-     * operation), then random frees, grows and shrinks (reallocs that move blocks) run while a
-     * resize is under way, then it shrinks back; every step is checked against the blocks */
+    /* 20,000 blocks, then random frees, grows and shrinks (reallocs that move blocks); every
+     * step checks mem against the arena's statistics */
     enum { N = 20000 };
     static tier_extent_t e[N];
     size_t base = alloc_used_memory();
@@ -535,14 +542,46 @@ Test(tier_ram, tracks_blocks_through_growth_shrinking_and_reallocs_in_any_order)
         if (round % 997 == 0) CHECK(&set, 0);
     }
     CHECK(&set, 0);
-    for (int i = 0; i < N - 10; i++)
+    for (int i = 0; i < (have_arenas() ? N - 10 : N); i++)
         if (e[i].len) {
             tier_free_extent(&set, &e[i]);
             e[i].len = 0;
         }
     CHECK(&set, 0);
     tier_set_close(&set); /* frees the 10 left */
-    cr_assert_eq(alloc_used_memory(), base, "the blocks and the set are gone");
+    cr_assert_eq(alloc_used_memory(), base, "the blocks are gone");
+}
+
+Test(tier_ram, a_free_of_a_block_from_outside_the_tier_aborts, .signal = SIGABRT)
+{
+    tier_set_t set;
+    tier_extent_t e, other;
+    open_ram(&set, 1 << 20);
+    cr_assert_eq(tier_alloc(&set, 0, 100, &e, 1), 1);
+    if (!have_arenas()) abort(); /* no arena to tell blocks apart: nothing to check */
+    other = e;
+    other.at.mem = xmalloc(100);
+    tier_free_extent(&set, &other);
+}
+
+Test(tier_ram, a_second_ram_tier_has_an_arena_of_its_own)
+{
+    tier_set_t set;
+    tier_spec_t specs[] = {{"a", TIER_RAM, 1 << 20, NULL, -1}, {"b", TIER_RAM, 1 << 20, NULL, -1}};
+    char err[128];
+    cr_assert_eq(tier_set_open(&set, specs, 2, err, sizeof(err)), 0, "%s", err);
+    tier_extent_t a, b;
+    cr_assert_eq(tier_alloc(&set, 0, 3000, &a, 1), 1);
+    cr_assert_eq(tier_alloc(&set, 1, 5000, &b, 1), 1);
+    cr_assert_eq(tier_mem(set.t[0]), alloc_size(a.at.mem));
+    cr_assert_eq(tier_mem(set.t[1]), alloc_size(b.at.mem));
+    CHECK(&set, 0);
+    CHECK(&set, 1);
+    tier_free_extent(&set, &a);
+    CHECK(&set, 0);
+    CHECK(&set, 1);
+    tier_free_extent(&set, &b);
+    tier_set_close(&set);
 }
 
 /* ---- file tiers: accounting and the allocator -------------------------------------------- */
