@@ -6,15 +6,16 @@
  * allocator's 32-byte block) and doubles up to LEAF_MAX, so a tag of one blob costs a 32-byte
  * leaf; every other leaf has LEAF_MAX. Inner nodes hold up to INNER_MAX children (39: a
  * 632-byte node, the allocator's 640-byte block) and, for every child but the first, a
- * separator: a copy of a key that is <= every key below that child and > every key below the
- * one before it (copied, so deleting the value it came from leaves it valid).
+ * separator: a key that is <= every key below that child and > every key below the one before
+ * it, copied (so deleting the value it came from leaves it valid) and as short as the two
+ * leaves it was made between allow (sep_between: a few bytes for random names).
  * Fill: a full leaf that a value goes past the end of, at the right end of the tree (keys that
  * only grow: the time index), stays full and a new leaf starts with that value; likewise at the
  * left end (keys that only shrink). Elsewhere (random keys: the blob names) a full leaf first
  * shares evenly with a neighbour under the same parent that has room (the parent's separator
  * between them renewed), else it and its full neighbours (two, or one at an end of the parent)
  * spread over one leaf more (B*: 3 full leaves become 4 three-quarters full), so leaves stay
- * about 85% full instead of the 69% of half splits: 10.7 bytes a random 8-byte key, 9.5 a
+ * about 85% full instead of the 69% of half splits: 10.45 bytes a random 8-byte key, 9.5 a
  * growing or shrinking one. Inner nodes split in halves, or at the end that takes the appends
  * all but INNER_MIN + 1 on the side that is left behind.
  * Invariants: all leaves are at depth s->depth; no node but the root is empty; every inner
@@ -91,12 +92,18 @@ static sep_t *sep_new(ordset_t *s, const char *key, size_t len)
     return p;
 }
 
-/* A separator for a node whose first value is v. */
-static sep_t *sep_of(ordset_t *s, const void *v)
+/* A separator between neighbouring leaves whose keys meet at values a (the left one's last)
+ * and b (the right one's first): the shortest prefix of b's key that is > a's, since any key
+ * between them will do (a prefix of b is <= b; it is > a because it is one byte longer than
+ * their common prefix, where b's key has the greater byte or a's ends). Random names share
+ * only a few bytes with their neighbours, so separators fit small blocks. */
+static sep_t *sep_between(ordset_t *s, const void *a, const void *b)
 {
-    size_t len;
-    const char *key = s->key(v, &len);
-    return sep_new(s, key, len);
+    size_t alen, blen, i = 0;
+    const char *ak = s->key(a, &alen), *bk = s->key(b, &blen);
+    while (i < alen && i < blen && ak[i] == bk[i]) i++;
+    assert(i < blen); /* b's key is greater: not a prefix of a's */
+    return sep_new(s, bk, i + 1);
 }
 
 void ordset_init(ordset_t *s, ordset_key_fn *key)
@@ -353,9 +360,9 @@ static sep_t *leaf_spread(ordset_t *s, inner_t *p, uint32_t a, uint32_t m, leaf_
         if (j == 0) continue;
         if (j < m) {
             node_free(s, p->sep[a + j]);
-            p->sep[a + j] = sep_of(s, ls[j]->v[0]);
+            p->sep[a + j] = sep_between(s, ls[j - 1]->v[ls[j - 1]->n - 1], ls[j]->v[0]);
         } else {
-            sp = sep_of(s, ls[j]->v[0]);
+            sp = sep_between(s, ls[j - 1]->v[ls[j - 1]->n - 1], ls[j]->v[0]);
         }
     }
     return sp;
@@ -392,7 +399,7 @@ void ordset_insert(ordset_t *s, void *val)
     if (pos == LEAF_MAX && at_end(&it, d, 1)) { /* growing keys: l stays full, r starts */
         leaf_t *r = leaf_new(s, LEAF_MAX);
         leaf_put(r, 0, val);
-        insert_up(s, &it, d - 1, sep_of(s, val), r);
+        insert_up(s, &it, d - 1, sep_between(s, l->v[LEAF_MAX - 1], val), r);
         return;
     }
     if (pos == 0 && at_end(&it, d, 0)) { /* shrinking keys: l keeps val alone, r is full */
@@ -401,7 +408,7 @@ void ordset_insert(ordset_t *s, void *val)
         r->n = LEAF_MAX;
         l->n = 0;
         leaf_put(l, 0, val);
-        insert_up(s, &it, d - 1, sep_of(s, r->v[0]), r);
+        insert_up(s, &it, d - 1, sep_between(s, val, r->v[0]), r);
         return;
     }
     if (d == 0) { /* the root leaf splits in halves */
@@ -414,7 +421,7 @@ void ordset_insert(ordset_t *s, void *val)
             leaf_put(l, pos, val);
         else
             leaf_put(r, pos - keep, val);
-        insert_up(s, &it, -1, sep_of(s, r->v[0]), r);
+        insert_up(s, &it, -1, sep_between(s, l->v[l->n - 1], r->v[0]), r);
         return;
     }
     /* B*: a neighbour with room takes a share (the fuller of the two stays as it is), else l
@@ -481,7 +488,7 @@ static void rebalance_pair(ordset_t *s, inner_t *p, uint32_t a, int is_leaf)
         l->n = (uint16_t)half;
         r->n = (uint16_t)(total - half);
         node_free(s, p->sep[a + 1]);
-        p->sep[a + 1] = sep_of(s, r->v[0]);
+        p->sep[a + 1] = sep_between(s, l->v[l->n - 1], r->v[0]);
         return;
     }
     /* inner nodes: the parent's separator between them comes down between their entries */
