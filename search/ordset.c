@@ -2,21 +2,23 @@
  *
  * Leaves hold values only, in key order, one allocation each:
  *   | n (2) | cap (2) | pad (4) | v[cap] (8 each) |
- * (LEAF_MAX = 31: a 256-byte block). A set's only leaf starts with room for 2 values (3: the
- * allocator's 32-byte block) and doubles up to LEAF_MAX, so a tag of one blob costs a 32-byte
- * leaf; every other leaf has LEAF_MAX. Inner nodes hold up to INNER_MAX children (39: a
- * 632-byte node, the allocator's 640-byte block) and, for every child but the first, a
- * separator: a key that is <= every key below that child and > every key below the one before
- * it, copied (so deleting the value it came from leaves it valid) and as short as the two
- * leaves it was made between allow (sep_between: a few bytes for random names).
+ * (LEAF_MAX = 63: a 512-byte block; the separator and inner-node share of a leaf is spread
+ * over twice the values of a 256-byte one). A set's only leaf starts with room for 2 values
+ * (3: the allocator's 32-byte block) and doubles up to LEAF_MAX (7, 15, 31: what each block
+ * holds), so a tag of one blob costs a 32-byte leaf; every other leaf has LEAF_MAX. Inner nodes
+ * hold up to INNER_MAX children (39: a 632-byte node, the allocator's 640-byte block) and, for
+ * every child but the first, a separator: a key that is <= every key below that child and > every
+ * key below the one before it, copied (so deleting the value it came from leaves it valid) and as
+ * short as the two leaves it was made between allow (sep_between: a few bytes for random names).
  * Fill: a full leaf that a value goes past the end of, at the right end of the tree (keys that
  * only grow: the time index), stays full and a new leaf starts with that value; likewise at the
  * left end (keys that only shrink). Elsewhere (random keys: the blob names) a full leaf first
  * shares evenly with a neighbour under the same parent that has room (the parent's separator
  * between them renewed), else it and its full neighbours (two, or one at an end of the parent)
  * spread over one leaf more (B*: 3 full leaves become 4 three-quarters full), so leaves stay
- * about 85% full instead of the 69% of half splits: 10.45 bytes a random 8-byte key, 9.5 a
- * growing or shrinking one. Inner nodes split in halves, or at the end that takes the appends
+ * about 89% full instead of the 69% of half splits: 9.7 bytes a random 8-byte key, 8.7 a
+ * growing or shrinking one (13.3 and 9.7, or 20.8 shrinking, with 256-byte leaves split in
+ * halves). Inner nodes split in halves, or at the end that takes the appends
  * all but INNER_MIN + 1 on the side that is left behind.
  * Invariants: all leaves are at depth s->depth; no node but the root is empty; every inner
  * node but the root holds at least INNER_MIN (a quarter) children, so the depth is O(log n); a
@@ -29,7 +31,7 @@
 #include <assert.h>
 #include <string.h>
 
-#define LEAF_MAX 31
+#define LEAF_MAX 63
 #define INNER_MAX 39
 #define LEAF_MIN (LEAF_MAX / 4)
 #define INNER_MIN (INNER_MAX / 4)

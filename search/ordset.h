@@ -9,8 +9,8 @@
  * The set holds only the values' pointers: a value's key is what the set's key function
  * answers for it, so its bytes must stay as they are while the value is in the set (the
  * search module's keys live in the entries they index: a blob's name, a tag's name, a time
- * key). A value in a full leaf costs 8.3 bytes (a skip list node cost 32 and more); leaves
- * are kept nearly full for keys that only grow or shrink and about 85% full for random ones;
+ * key). A value in a full leaf costs 8.1 bytes (a skip list node cost 32 and more); leaves
+ * are kept nearly full for keys that only grow or shrink and about 89% full for random ones;
  * insert, delete and seek are O(log n). Not thread-safe: loop thread only. */
 #ifndef CTE_SEARCH_ORDSET_H
 #define CTE_SEARCH_ORDSET_H
