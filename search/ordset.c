@@ -426,8 +426,9 @@ void ordset_insert(ordset_t *s, void *val)
         insert_up(s, &it, -1, sep_between(s, l->v[l->n - 1], r->v[0]), r);
         return;
     }
-    /* B*: a neighbour with room takes a share (the fuller of the two stays as it is), else l
-     * and a full neighbour become three leaves two thirds full */
+    /* B*: l and the neighbour with more room even out, else l and its full neighbours spread
+     * over one leaf more (3 become 4 three-quarters full, or 2 become 3 two-thirds full at an
+     * end of p) */
     inner_t *p = it.node[d - 1];
     uint32_t i = it.idx[d - 1];
     uint32_t room_l = i > 0 ? LEAF_MAX - ((leaf_t *)p->child[i - 1])->n : 0;
