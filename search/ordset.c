@@ -2,18 +2,28 @@
  *
  * Leaves hold values only, in key order, one allocation each:
  *   | n (2) | cap (2) | pad (4) | v[cap] (8 each) |
- * (LEAF_MAX = 31: a 256-byte block). A set's only leaf starts with room for 2 values and
- * doubles up to LEAF_MAX, so a tag of one blob costs a 32-byte leaf; every other leaf has
- * LEAF_MAX. Inner nodes hold up to INNER_MAX children and, for every child but the first, a
- * separator: a copy of a key that is <= every key below that child and > every key below the
- * one before it (copied, so deleting the value it came from leaves it valid).
- * Invariants: all leaves are at depth s->depth; no node but the root is empty; a node that
- * drops below a quarter of its room after a delete is merged with a sibling or shares its
- * entries with it; an inner node splits in halves, or 24 and 9 at the end of the rightmost
- * one, so every inner node but the root holds at least a quarter (the depth is O(log n)). A split
- * of the rightmost leaf when the new value goes at its end (keys that only grow: the time index)
- * leaves the left leaf full and the new one with that value alone, so those leaves are full, not
- * half. Loop thread only. */
+ * (LEAF_MAX = 63: a 512-byte block; the separator and inner-node share of a leaf is spread
+ * over twice the values of a 256-byte one). A set's only leaf starts with room for 2 values
+ * (3: the allocator's 32-byte block) and doubles up to LEAF_MAX (7, 15, 31: what each block
+ * holds), so a tag of one blob costs a 32-byte leaf; every other leaf has LEAF_MAX. Inner nodes
+ * hold up to INNER_MAX children (39: a 632-byte node, the allocator's 640-byte block) and, for
+ * every child but the first, a separator: a key that is <= every key below that child and > every
+ * key below the one before it, copied (so deleting the value it came from leaves it valid) and as
+ * short as the two leaves it was made between allow (sep_between: a few bytes for random names).
+ * Fill: a full leaf that a value goes past the end of, at the right end of the tree (keys that
+ * only grow: the time index), stays full and a new leaf starts with that value; likewise at the
+ * left end (keys that only shrink). Elsewhere (random keys: the blob names) a full leaf first
+ * shares evenly with a neighbour under the same parent that has room (the parent's separator
+ * between them renewed), else it and its full neighbours (two, or one at an end of the parent)
+ * spread over one leaf more (B*: 3 full leaves become 4 three-quarters full), so leaves stay
+ * about 89% full instead of the 69% of half splits: 9.7 bytes a random 8-byte key, 8.7 a
+ * growing or shrinking one (13.3 and 9.7, or 20.8 shrinking, with 256-byte leaves split in
+ * halves). Inner nodes split in halves, or at the end that takes the appends
+ * all but INNER_MIN + 1 on the side that is left behind.
+ * Invariants: all leaves are at depth s->depth; no node but the root is empty; every inner
+ * node but the root holds at least INNER_MIN (a quarter) children, so the depth is O(log n); a
+ * node that drops below a quarter of its room after a delete is merged with a sibling or
+ * shares its entries with it. Loop thread only. */
 #include "search/ordset.h"
 
 #include "common/alloc.h"
@@ -21,8 +31,8 @@
 #include <assert.h>
 #include <string.h>
 
-#define LEAF_MAX 31
-#define INNER_MAX 32
+#define LEAF_MAX 63
+#define INNER_MAX 39
 #define LEAF_MIN (LEAF_MAX / 4)
 #define INNER_MIN (INNER_MAX / 4)
 
@@ -45,11 +55,18 @@ typedef struct inner {
 
 /* ---- allocation ---- */
 
+/* The values l's block has room for (the allocator may round a block up), up to LEAF_MAX. */
+static int leaf_cap(const leaf_t *l)
+{
+    size_t cap = (alloc_size(l) - sizeof(*l)) / sizeof(void *);
+    return cap < LEAF_MAX ? (int)cap : LEAF_MAX;
+}
+
 static leaf_t *leaf_new(ordset_t *s, int cap)
 {
     leaf_t *l = xmalloc(sizeof(*l) + sizeof(void *) * (size_t)cap);
     l->n = 0;
-    l->cap = (uint16_t)cap;
+    l->cap = (uint16_t)leaf_cap(l);
     l->pad = 0;
     s->bytes += alloc_size(l);
     return l;
@@ -77,12 +94,18 @@ static sep_t *sep_new(ordset_t *s, const char *key, size_t len)
     return p;
 }
 
-/* A separator for a node whose first value is v. */
-static sep_t *sep_of(ordset_t *s, const void *v)
+/* A separator between neighbouring leaves whose keys meet at values a (the left one's last)
+ * and b (the right one's first): the shortest prefix of b's key that is > a's, since any key
+ * between them will do (a prefix of b is <= b; it is > a because it is one byte longer than
+ * their common prefix, where b's key has the greater byte or a's ends). Random names share
+ * only a few bytes with their neighbours, so separators fit small blocks. */
+static sep_t *sep_between(ordset_t *s, const void *a, const void *b)
 {
-    size_t len;
-    const char *key = s->key(v, &len);
-    return sep_new(s, key, len);
+    size_t alen, blen, i = 0;
+    const char *ak = s->key(a, &alen), *bk = s->key(b, &blen);
+    while (i < alen && i < blen && ak[i] == bk[i]) i++;
+    assert(i < blen); /* b's key is greater: not a prefix of a's */
+    return sep_new(s, bk, i + 1);
 }
 
 void ordset_init(ordset_t *s, ordset_key_fn *key)
@@ -234,11 +257,14 @@ void *ordset_get(const ordset_t *s, const void *key, size_t len)
 
 /* ---- insert ---- */
 
-/* 1 when the path goes down the last child at every level. */
-static int rightmost(const ordset_iter_t *it, int levels)
+/* 1 when the path goes down the last child (end 1) or the first child (end 0) at every level
+ * above level `levels`. */
+static int at_end(const ordset_iter_t *it, int levels, int end)
 {
-    for (int k = 0; k < levels; k++)
-        if (it->idx[k] + 1u != ((inner_t *)it->node[k])->n) return 0;
+    for (int k = 0; k < levels; k++) {
+        uint32_t last = ((inner_t *)it->node[k])->n - 1u;
+        if (it->idx[k] != (end ? last : 0)) return 0;
+    }
     return 1;
 }
 
@@ -276,10 +302,15 @@ static void insert_up(ordset_t *s, ordset_iter_t *it, int k, sep_t *sp, void *r)
     sep[at] = sp;
     memcpy(&child[at + 1], &in->child[at], sizeof(void *) * (INNER_MAX - at));
     memcpy(&sep[at + 1], &in->sep[at], sizeof(sep_t *) * (INNER_MAX - at));
-    /* halves, or at the end of the rightmost node (growing keys) three quarters on the left:
-     * either way both keep more than INNER_MIN, so no inner node but the root falls below it */
-    uint32_t keep =
-        at == INNER_MAX && rightmost(it, k) ? INNER_MAX - INNER_MIN : (INNER_MAX + 1) / 2;
+    /* halves; at the end of the rightmost node (growing keys) all but INNER_MIN + 1 on the
+     * left, at the start of the leftmost one (shrinking keys) INNER_MIN + 1 on the left: both
+     * keep more than INNER_MIN, so no inner node but the root falls below it, and the one that
+     * stays behind the appends is nearly full */
+    uint32_t keep = (INNER_MAX + 1) / 2;
+    if (at == INNER_MAX && at_end(it, k, 1))
+        keep = INNER_MAX - INNER_MIN;
+    else if (at == 1 && at_end(it, k, 0))
+        keep = INNER_MIN + 1;
     inner_t *right = inner_new(s);
     right->n = INNER_MAX + 1 - keep;
     memcpy(right->child, &child[keep], sizeof(void *) * right->n);
@@ -301,6 +332,44 @@ static void leaf_put(leaf_t *l, uint32_t pos, void *val)
     l->n++;
 }
 
+/* Spreads the values of the m full-capacity leaves p->child[a..a+m), with val put at position
+ * pos of their concatenation, evenly over those leaves and `extra` (a new empty leaf that
+ * comes after them, or NULL); renews the separators of p->child[a+1..a+m) and returns extra's
+ * (the caller links extra in), else NULL. */
+static sep_t *leaf_spread(ordset_t *s, inner_t *p, uint32_t a, uint32_t m, leaf_t *extra,
+                          uint32_t pos, void *val)
+{
+    void *v[3 * LEAF_MAX + 1];
+    leaf_t *ls[4];
+    uint32_t total = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        ls[j] = p->child[a + j];
+        memcpy(&v[total], ls[j]->v, sizeof(void *) * ls[j]->n);
+        total += ls[j]->n;
+    }
+    memmove(&v[pos + 1], &v[pos], sizeof(void *) * (total - pos));
+    v[pos] = val;
+    total++;
+    uint32_t nl = m;
+    if (extra) ls[nl++] = extra;
+    assert(total <= nl * LEAF_MAX);
+    sep_t *sp = NULL;
+    for (uint32_t j = 0, from = 0; j < nl; j++) {
+        uint32_t to = total * (j + 1) / nl;
+        ls[j]->n = (uint16_t)(to - from);
+        memcpy(ls[j]->v, &v[from], sizeof(void *) * (to - from));
+        from = to;
+        if (j == 0) continue;
+        if (j < m) {
+            node_free(s, p->sep[a + j]);
+            p->sep[a + j] = sep_between(s, ls[j - 1]->v[ls[j - 1]->n - 1], ls[j]->v[0]);
+        } else {
+            sp = sep_between(s, ls[j - 1]->v[ls[j - 1]->n - 1], ls[j]->v[0]);
+        }
+    }
+    return sp;
+}
+
 void ordset_insert(ordset_t *s, void *val)
 {
     size_t len;
@@ -310,34 +379,73 @@ void ordset_insert(ordset_t *s, void *val)
     int eq = descend(s, key, len, &it);
     assert(!eq);
     (void)eq;
-    leaf_t *l = it.node[s->depth];
-    uint32_t pos = it.idx[s->depth];
+    int d = s->depth;
+    leaf_t *l = it.node[d];
+    uint32_t pos = it.idx[d];
     s->size++;
     if (l->n < l->cap) {
         leaf_put(l, pos, val);
         return;
     }
     if (l->cap < LEAF_MAX) { /* the only leaf grows */
-        assert(s->depth == 0);
+        assert(d == 0);
         int cap = l->cap * 2 < LEAF_MAX ? l->cap * 2 : LEAF_MAX;
         s->bytes -= alloc_size(l);
         l = xrealloc(l, sizeof(*l) + sizeof(void *) * (size_t)cap);
         s->bytes += alloc_size(l);
-        l->cap = (uint16_t)cap;
+        l->cap = (uint16_t)leaf_cap(l);
         s->root = l;
         leaf_put(l, pos, val);
         return;
     }
-    uint32_t keep = pos == LEAF_MAX && rightmost(&it, s->depth) ? LEAF_MAX : (LEAF_MAX + 1) / 2;
+    if (pos == LEAF_MAX && at_end(&it, d, 1)) { /* growing keys: l stays full, r starts */
+        leaf_t *r = leaf_new(s, LEAF_MAX);
+        leaf_put(r, 0, val);
+        insert_up(s, &it, d - 1, sep_between(s, l->v[LEAF_MAX - 1], val), r);
+        return;
+    }
+    if (pos == 0 && at_end(&it, d, 0)) { /* shrinking keys: l keeps val alone, r is full */
+        leaf_t *r = leaf_new(s, LEAF_MAX);
+        memcpy(r->v, l->v, sizeof(void *) * LEAF_MAX);
+        r->n = LEAF_MAX;
+        l->n = 0;
+        leaf_put(l, 0, val);
+        insert_up(s, &it, d - 1, sep_between(s, val, r->v[0]), r);
+        return;
+    }
+    if (d == 0) { /* the root leaf splits in halves */
+        leaf_t *r = leaf_new(s, LEAF_MAX);
+        uint32_t keep = (LEAF_MAX + 1) / 2;
+        r->n = (uint16_t)(LEAF_MAX - keep);
+        memcpy(r->v, &l->v[keep], sizeof(void *) * r->n);
+        l->n = (uint16_t)keep;
+        if (pos <= keep)
+            leaf_put(l, pos, val);
+        else
+            leaf_put(r, pos - keep, val);
+        insert_up(s, &it, -1, sep_between(s, l->v[l->n - 1], r->v[0]), r);
+        return;
+    }
+    /* B*: l and the neighbour with more room even out, else l and its full neighbours spread
+     * over one leaf more (3 become 4 three-quarters full, or 2 become 3 two-thirds full at an
+     * end of p) */
+    inner_t *p = it.node[d - 1];
+    uint32_t i = it.idx[d - 1];
+    uint32_t room_l = i > 0 ? LEAF_MAX - ((leaf_t *)p->child[i - 1])->n : 0;
+    uint32_t room_r = i + 1 < p->n ? LEAF_MAX - ((leaf_t *)p->child[i + 1])->n : 0;
+    if (room_l || room_r) {
+        if (room_l >= room_r)
+            leaf_spread(s, p, i - 1, 2, NULL, ((leaf_t *)p->child[i - 1])->n + pos, val);
+        else
+            leaf_spread(s, p, i, 2, NULL, pos, val);
+        return;
+    }
+    /* l and its full neighbours (one at an end of p, else two): p->child[a..a+m) */
+    uint32_t a = i > 0 ? i - 1 : i, m = i > 0 && i + 1 < p->n ? 3 : 2;
     leaf_t *r = leaf_new(s, LEAF_MAX);
-    r->n = (uint16_t)(l->n - keep);
-    memcpy(r->v, &l->v[keep], sizeof(void *) * r->n);
-    l->n = (uint16_t)keep;
-    if (pos <= keep && keep < LEAF_MAX)
-        leaf_put(l, pos, val);
-    else
-        leaf_put(r, pos - keep, val);
-    insert_up(s, &it, s->depth - 1, sep_of(s, r->v[0]), r);
+    sep_t *sp = leaf_spread(s, p, a, m, r, (i - a) * LEAF_MAX + pos, val);
+    it.idx[d - 1] = (uint16_t)(a + m - 1);
+    insert_up(s, &it, d - 1, sp, r);
 }
 
 /* ---- delete ---- */
@@ -383,7 +491,7 @@ static void rebalance_pair(ordset_t *s, inner_t *p, uint32_t a, int is_leaf)
         l->n = (uint16_t)half;
         r->n = (uint16_t)(total - half);
         node_free(s, p->sep[a + 1]);
-        p->sep[a + 1] = sep_of(s, r->v[0]);
+        p->sep[a + 1] = sep_between(s, l->v[l->n - 1], r->v[0]);
         return;
     }
     /* inner nodes: the parent's separator between them comes down between their entries */

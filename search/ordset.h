@@ -9,8 +9,9 @@
  * The set holds only the values' pointers: a value's key is what the set's key function
  * answers for it, so its bytes must stay as they are while the value is in the set (the
  * search module's keys live in the entries they index: a blob's name, a tag's name, a time
- * key). A value in a full leaf costs 8 bytes (a skip list node cost 32 and more); insert,
- * delete and seek are O(log n). Not thread-safe: loop thread only. */
+ * key). A value in a full leaf costs 8.1 bytes (a skip list node cost 32 and more); leaves
+ * are kept nearly full for keys that only grow or shrink and about 89% full for random ones;
+ * insert, delete and seek are O(log n). Not thread-safe: loop thread only. */
 #ifndef CTE_SEARCH_ORDSET_H
 #define CTE_SEARCH_ORDSET_H
 
@@ -20,8 +21,8 @@
 /* The key of a value of the set: its bytes and length. */
 typedef const char *ordset_key_fn(const void *val, size_t *len);
 
-/* Levels of inner nodes a set may have: every node but the root holds at least a quarter of
- * its room, so 12 levels hold more than 8^12 values. */
+/* Levels of inner nodes a set may have: every inner node but the root holds at least a quarter
+ * of its room (9 of 39 children), so 12 levels hold more than 2 * 9^11 leaves. */
 #define ORDSET_MAX_DEPTH 12
 
 /* Embedded by its owner (ordset_init/ordset_deinit). Fields are private. */
