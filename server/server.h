@@ -42,8 +42,9 @@ typedef struct server_stats {
     uint64_t expired_keys, evicted_keys, keyspace_hits, keyspace_misses;
     uint64_t net_input_bytes, net_output_bytes;
     uint64_t shm_data_in_bytes, shm_data_out_bytes; /* through shm data areas (INFO clients) */
-    /* socket-spin-us (net.c): spins begun, reads they caught, times a crowded core stopped them */
-    uint64_t socket_spins, socket_spin_hits, socket_spin_crowded;
+    /* socket-spin-us (net.c): spins begun, reads they caught; yields that found the core
+     * crowded and stopped every spin for a while (spin.c) */
+    uint64_t socket_spins, socket_spin_hits, spin_crowded;
     uint64_t total_error_replies, unexpected_error_replies;
     uint64_t client_qbuf_limit_disconnections, client_outbuf_limit_disconnections;
     uint64_t peak_memory; /* highest used_memory seen by the cron, INFO and MEMORY STATS */

@@ -1226,7 +1226,7 @@ static void info_stats(buf_t *b)
                "client_query_buffer_limit_disconnections:%llu\r\n"
                "client_output_buffer_limit_disconnections:%llu\r\n"
                "total_error_replies:%llu\r\nunexpected_error_replies:%llu\r\nlazyfreed_objects:%llu\r\n"
-               "socket_spins:%llu\r\nsocket_spin_hits:%llu\r\nsocket_spin_crowded:%llu\r\n\r\n",
+               "socket_spins:%llu\r\nsocket_spin_hits:%llu\r\nspin_crowded:%llu\r\n\r\n",
                (unsigned long long)s->numconnections, (unsigned long long)s->numcommands,
                (unsigned long long)server_ops_per_sec(), (unsigned long long)s->net_input_bytes,
                (unsigned long long)s->net_output_bytes, (unsigned long long)s->rejected_conn,
@@ -1241,7 +1241,7 @@ static void info_stats(buf_t *b)
                (unsigned long long)s->unexpected_error_replies,
                (unsigned long long)lazyfree_freed(), (unsigned long long)s->socket_spins,
                (unsigned long long)s->socket_spin_hits,
-               (unsigned long long)s->socket_spin_crowded);
+               (unsigned long long)s->spin_crowded);
 }
 
 static void info_replication(buf_t *b)

@@ -17,6 +17,7 @@
 #include "server/block.h"
 #include "server/cluster/cluster.h"
 #include "server/hooks.h"
+#include "server/net/spin.h"
 #include "server/reply.h"
 #include "server/server.h"
 #include "server/tracking.h"
@@ -24,7 +25,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -296,29 +296,18 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
  * last read catches the request on the way in. Adaptive, as the shm transport's spin: a spin
  * that ended with no read halves the next window (down to a sixteenth), a read during a spin
  * restores it, so a lone slow client costs a few microseconds a request and a busy server
- * spins only between requests that follow each other closely. Loop thread only. */
+ * spins only between requests that follow each other closely. Between polls the core is
+ * yielded, and a crowded core stops the spin for a while (spin.h). Loop thread only. */
 static uv_idle_t spin_idle;
-static uint64_t spin_last_ns;  /* the last read */
-static uint64_t spin_win_ns;   /* the window now: socket-spin-us / 16 .. socket-spin-us */
-static int spin_hit;           /* a read came while this spin ran */
-static uint64_t spin_off_until; /* no spin before this: the core was crowded */
-#define SPIN_CROWDED_NS (300 * 1000) /* a yield that lasted this long met a crowded core */
-#define SPIN_OFF_NS (200 * 1000000)  /* how long a crowded core stops the spin */
+static uint64_t spin_last_ns; /* the last read */
+static uint64_t spin_win_ns;  /* the window now: socket-spin-us / 16 .. socket-spin-us */
+static int spin_hit;          /* a read came while this spin ran */
 
 static void on_spin(uv_idle_t *h)
 {
     uint64_t max = (uint64_t)srv.cfg.socket_spin_us * 1000;
     if (spin_win_ns > max) spin_win_ns = max;
-    uint64_t now = uv_hrtime();
-    if (now - spin_last_ns <= spin_win_ns) {
-        sched_yield(); /* the core goes to whoever else is runnable on it (a client) */
-        if (uv_hrtime() - now < SPIN_CROWDED_NS) return;
-        /* Something ran for longer than a client's turn: the core is shared with work that
-         * does not wait for us, which a spinning loop would only slow down; sleep in
-         * epoll_wait, which wakes us ahead of such work, for a while. */
-        spin_off_until = uv_hrtime() + SPIN_OFF_NS;
-        srv.stat.socket_spin_crowded++;
-    }
+    if (uv_hrtime() - spin_last_ns <= spin_win_ns && spin_yield() == 0) return;
     uv_idle_stop(h);
     if (!spin_hit && spin_win_ns > max / 16) spin_win_ns /= 2;
 }
@@ -327,7 +316,7 @@ static void spin_after_read(void)
 {
     if (!srv.cfg.socket_spin_us) return;
     spin_last_ns = uv_hrtime();
-    if (spin_last_ns < spin_off_until) return;
+    if (!spin_allowed(spin_last_ns)) return;
     if (uv_is_active((uv_handle_t *)&spin_idle)) {
         spin_hit = 1;
         srv.stat.socket_spin_hits++;

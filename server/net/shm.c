@@ -59,12 +59,12 @@
 #include "server/client.h"
 #include "server/hooks.h"
 #include "server/net/net.h"
+#include "server/net/spin.h"
 #include "server/reply.h"
 #include "server/server.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -379,7 +379,7 @@ static void on_spin(uv_idle_t *h)
             if (!sc->closing) sc->last_ns = now;
             continue;
         }
-        if (sc->closing || now - sc->last_ns < SPIN_NS) continue;
+        if (sc->closing || (now - sc->last_ns < SPIN_NS && spin_allowed(now))) continue;
         __atomic_store_n(&sc->hdr->srv_sleeping, 1, __ATOMIC_RELAXED);
         if (changed(sc)) {
             __atomic_store_n(&sc->hdr->srv_sleeping, 0, __ATOMIC_RELAXED);
@@ -387,7 +387,7 @@ static void on_spin(uv_idle_t *h)
         }
         set_hot(sc, 0);
     }
-    if (!moved && nhot) sched_yield();
+    if (!moved && nhot) spin_yield(); /* crowded: the idle segments sleep next turn */
 }
 
 void shm_serve_now(client_t *skip)
