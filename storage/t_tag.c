@@ -1225,7 +1225,9 @@ int tag_reader_read(tag_reader_t *r, uint64_t pos, uint64_t n, char *dst, tag_pl
 {
     *plan = NULL;
     assert(pos <= r->len && n <= r->len - pos);
-    return read_list(r->b, r->l, r->off + pos, n, dst, 1, plan);
+    int rc = read_list(r->b, r->l, r->off + pos, n, dst, 1, plan);
+    if (*plan) (*plan)->tag_id = r->tag_id; /* also after a delete */
+    return rc;
 }
 
 void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, size_t len),
