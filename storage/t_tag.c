@@ -110,6 +110,13 @@ static int blob_refs_full(const blob_t *b)
     return b->refs >= BLOB_REFS_READ;
 }
 
+/* A clock reading as a blob time: within 0..TAG_TIME_MAX, which the 48-bit fields hold (a
+ * replayed file's "#MS:" annotation sets the clock to whatever it says). */
+static long long blob_time(long long now)
+{
+    return now < 0 ? 0 : now > TAG_TIME_MAX ? TAG_TIME_MAX : now;
+}
+
 /* A saturating counter's increment. */
 static void count_up(uint32_t *n)
 {
@@ -573,7 +580,7 @@ static blob_t *blob_create(tag_obj_t *t, const char *name, size_t len, double sc
     b->node.hash = dict_hash(name, len);
     b->tag = t;
     b->score = score;
-    b->ctime = b->mtime = b->atime = now;
+    b->ctime = b->mtime = b->atime = blob_time(now);
     b->refs = 1;
     b->home = -1;
     b->d.many.tier = BLOB_EMPTY;
@@ -947,7 +954,7 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
         if (p) p->owned = copy;
         else xfree(copy);
     }
-    b->mtime = now;
+    b->mtime = blob_time(now);
     uint32_t old_writes = b->writes;
     count_up(&b->writes);
     if (end > old || b->score != old_score) rehome(b); /* an overwrite in place keeps its heap slot */
@@ -1039,7 +1046,7 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
     }
     if (!blob_idle(b)) return ST_BUSY;
     shrink_to(b, size);
-    b->mtime = now;
+    b->mtime = blob_time(now);
     count_up(&b->writes);
     if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
     return ST_OK;
@@ -1050,9 +1057,10 @@ int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, l
 {
     blob_t *b = tag_blob(t, name, nlen);
     if (!b) return ST_MISSING;
+    assert(ctime >= 0 && ctime <= TAG_TIME_MAX && mtime >= 0 && mtime <= TAG_TIME_MAX);
+    assert(atime >= 0 && atime <= TAG_TIME_MAX);
     b->ctime = ctime;
     b->mtime = mtime;
-    assert(atime >= 0 && atime <= TAG_TIME_MAX);
     b->atime = atime;
     b->reads = counter32(reads);
     b->writes = counter32(writes);
@@ -1134,7 +1142,7 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
     assert(b && !b->writing && off + len <= (off >= blob_size(b) ? off : blob_size(b)));
-    b->atime = now;
+    b->atime = blob_time(now);
     count_up(&b->reads);
     return read_range(b, off, len, dst, 1, plan);
 }
@@ -1215,7 +1223,7 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     if (x->l) x->l->refs++;
     x->off = off;
     x->len = *len;
-    b->atime = now;
+    b->atime = blob_time(now);
     count_up(&b->reads);
     *r = x;
     return ST_OK;

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1928,6 +1929,32 @@ Test(tag_store, times_at_0_and_the_max_round_trip_beside_the_other_fields)
     cr_assert_str_eq(tier_of(t, "b"), "ram");
     obj_free((obj_t *)t);
     check_tiers_consistent();
+}
+
+Test(tag_store, clock_readings_out_of_range_are_kept_within_it)
+{
+    /* a replayed file's "#MS:" annotation sets the clock to what it says: times stay within
+     * 0..TAG_TIME_MAX, the range of their 48-bit fields */
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    tag_plan_t *p;
+    uint64_t size;
+    const long long M = TAG_TIME_MAX;
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("a"), 0, S("x"), 0, 0, M + 1}, &size, &p), ST_OK);
+    blob_info_t in = info_of(t, "a");
+    cr_assert(in.ctime == M && in.mtime == M && in.atime == M);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, -5}, &size, &p), ST_OK);
+    in = info_of(t, "b");
+    cr_assert(in.ctime == 0 && in.mtime == 0 && in.atime == 0);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 1, S("y"), 0, 0, LLONG_MAX}, &size, &p),
+                 ST_OK);
+    char *buf;
+    uint64_t len;
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, (1LL << 48) + 7, &buf, &len, &p), ST_OK);
+    xfree(buf);
+    in = info_of(t, "b");
+    cr_assert(in.ctime == 0 && in.mtime == M && in.atime == M);
+    obj_free((obj_t *)t);
 }
 
 struct wake_name {
