@@ -66,8 +66,9 @@ struct blob {
     tag_obj_t *tag;   /* NULL once deleted */
     bdata_t d;        /* size and extents */
     double score;
-    /* Three words: each time is 0..TAG_TIME_MAX (TMETA and RESTORE refuse more; the clock is
-     * far below it), so 48 bits hold it, and the rest of each word holds small fields. */
+    /* Three words: each time is within -2^47..TAG_TIME_MAX (TMETA and RESTORE take
+     * 0..TAG_TIME_MAX, clock readings are kept within it: blob_time), so 48 bits hold it, and
+     * the rest of each word holds small fields. */
     long long ctime : 48;
     int home : 8;          /* tier whose heap holds the blob, -1 for none */
     unsigned writing : 1;  /* a write plan is in flight */
@@ -110,11 +111,11 @@ static int blob_refs_full(const blob_t *b)
     return b->refs >= BLOB_REFS_READ;
 }
 
-/* A clock reading as a blob time: within 0..TAG_TIME_MAX, which the 48-bit fields hold (a
+/* A clock reading as a blob time: within what the 48-bit fields hold, -2^47..TAG_TIME_MAX (a
  * replayed file's "#MS:" annotation sets the clock to whatever it says). */
 static long long blob_time(long long now)
 {
-    return now < 0 ? 0 : now > TAG_TIME_MAX ? TAG_TIME_MAX : now;
+    return now < -TAG_TIME_MAX - 1 ? -TAG_TIME_MAX - 1 : now > TAG_TIME_MAX ? TAG_TIME_MAX : now;
 }
 
 /* A saturating counter's increment. */

@@ -1934,7 +1934,7 @@ Test(tag_store, times_at_0_and_the_max_round_trip_beside_the_other_fields)
 Test(tag_store, clock_readings_out_of_range_are_kept_within_it)
 {
     /* a replayed file's "#MS:" annotation sets the clock to what it says: times stay within
-     * 0..TAG_TIME_MAX, the range of their 48-bit fields */
+     * -2^47..TAG_TIME_MAX, the range of their 48-bit fields */
     open_tiers(rf, 2, 1 << 20);
     tag_obj_t *t = tag_new();
     tag_plan_t *p;
@@ -1945,7 +1945,11 @@ Test(tag_store, clock_readings_out_of_range_are_kept_within_it)
     cr_assert(in.ctime == M && in.mtime == M && in.atime == M);
     cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, -5}, &size, &p), ST_OK);
     in = info_of(t, "b");
-    cr_assert(in.ctime == 0 && in.mtime == 0 && in.atime == 0);
+    cr_assert(in.ctime == -5 && in.mtime == -5 && in.atime == -5);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("c"), 0, S("x"), 0, 0, LLONG_MIN}, &size, &p),
+                 ST_OK);
+    in = info_of(t, "c");
+    cr_assert(in.ctime == -M - 1 && in.mtime == -M - 1 && in.atime == -M - 1);
     cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 1, S("y"), 0, 0, LLONG_MAX}, &size, &p),
                  ST_OK);
     char *buf;
@@ -1953,7 +1957,7 @@ Test(tag_store, clock_readings_out_of_range_are_kept_within_it)
     cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, (1LL << 48) + 7, &buf, &len, &p), ST_OK);
     xfree(buf);
     in = info_of(t, "b");
-    cr_assert(in.ctime == 0 && in.mtime == M && in.atime == M);
+    cr_assert(in.ctime == -5 && in.mtime == M && in.atime == M);
     obj_free((obj_t *)t);
 }
 
