@@ -4,8 +4,10 @@
  *  - stag_t, one per tag object met (dict keyed by the object's address): its key name and
  *    database once bound, and an ordset of its blob names -> sdoc_t. It is also stags[idx],
  *    so a blob's entry names its tag in 4 bytes.
- *  - sdoc_t, one per blob met (a 32-byte block), found through the blob's observer slot
- *    (blob_observer: no table of our own, which cost 26 bytes a blob): its tag's index, its
+ *  - sdoc_t, one per blob met (32 bytes in a chunk of SDOC_CHUNK: chunks never move, since
+ *    the ordsets and the index point at entries), found through the blob's observer slot,
+ *    which holds its entry's number + 1 (blob_observer: no table keyed by blob, which cost 26
+ *    bytes a blob, and 4 bytes in the blob); free entries chain by number: its tag's index, its
  *    time key (modification time and a serial number: creation order, the tie-break of the
  *    time index), the generation of its last change, and its BM25 document id (0 while its
  *    contents are not indexed). The bytes of an indexed text are kept by document id
@@ -18,8 +20,8 @@
  *    and 2^48 blobs were created between them.
  * Invariants: a bound stag is in its sdb's ordset under its name, and only there; every sdoc
  * is in its stag's ordset under its blob's name and in `times` under (mtime, serial), and is
- * its blob's observer slot; a blob not filed has NULL there. One catalogue at a time uses the
- * slots.
+ * numbered in its blob's observer slot; a blob not filed has 0 there. One catalogue at a time
+ * uses the slots.
  * Loop thread only. */
 #include "search/search.h"
 
@@ -58,7 +60,9 @@ typedef struct sdoc {
     uint32_t gen;
     uint32_t id;
 } sdoc_t;
-_Static_assert(sizeof(sdoc_t) == 32, "sdoc_t is one 32-byte block");
+_Static_assert(sizeof(sdoc_t) == 32, "sdoc_t is 32 bytes");
+
+#define SDOC_CHUNK 256 /* entries: 8 KiB */
 
 struct search {
     int ndb;
@@ -72,6 +76,10 @@ struct search {
     uint32_t nstags, stags_cap;
     uint32_t *free_idx; /* free indexes below nstags */
     uint32_t nfree, free_cap;
+    sdoc_t **chunks; /* sdoc number n is chunks[n / SDOC_CHUNK][n % SDOC_CHUNK] */
+    uint32_t nchunks, chunks_cap;
+    uint32_t sdoc_top;  /* numbers handed out so far: entries below it are filed or free */
+    uint32_t sdoc_free; /* a free entry's number + 1 (0: none); a free entry's gen is the next */
     uint64_t *text_bytes; /* by BM25 document id: the bytes of its text */
     uint32_t text_cap;
     size_t tag_names; /* bytes held by the tags' blob-name sets and names (kept as they change,
@@ -112,9 +120,51 @@ static const char *time_key_of(const void *v, size_t *len)
     return (const char *)((const sdoc_t *)v)->tkey;
 }
 
-static sdoc_t *sdoc_find(const blob_t *b)
+static sdoc_t *sdoc_at(const search_t *s, uint32_t no)
 {
-    return blob_observer(b);
+    return &s->chunks[no / SDOC_CHUNK][no % SDOC_CHUNK];
+}
+
+static sdoc_t *sdoc_find(const search_t *s, const blob_t *b)
+{
+    uint32_t id = blob_observer(b);
+    return id ? sdoc_at(s, id - 1) : NULL;
+}
+
+/* A zeroed entry for b, numbered in its observer slot. */
+static sdoc_t *sdoc_new(search_t *s, const blob_t *b)
+{
+    uint32_t no;
+    if (s->sdoc_free) {
+        no = s->sdoc_free - 1;
+        s->sdoc_free = sdoc_at(s, no)->gen;
+    } else {
+        assert(s->sdoc_top < UINT32_MAX - 1); /* its number + 1 fits the slot */
+        no = s->sdoc_top++;
+        if (no % SDOC_CHUNK == 0) {
+            if (s->nchunks == s->chunks_cap) {
+                s->chunks_cap = s->chunks_cap ? 2 * s->chunks_cap : 16;
+                s->chunks = xrealloc(s->chunks, sizeof(*s->chunks) * s->chunks_cap);
+            }
+            s->chunks[s->nchunks++] = xmalloc(sizeof(sdoc_t) * SDOC_CHUNK);
+        }
+    }
+    sdoc_t *d = sdoc_at(s, no);
+    memset(d, 0, sizeof(*d));
+    d->obj = b;
+    blob_set_observer(b, no + 1);
+    return d;
+}
+
+/* Frees d's entry and clears its blob's slot. */
+static void sdoc_release(search_t *s, sdoc_t *d)
+{
+    uint32_t id = blob_observer(d->obj);
+    assert(id && sdoc_at(s, id - 1) == d);
+    blob_set_observer(d->obj, 0);
+    memset(d, 0, sizeof(*d));
+    d->gen = s->sdoc_free;
+    s->sdoc_free = id;
 }
 
 static stag_t *doc_tag(const search_t *s, const sdoc_t *d)
@@ -195,9 +245,10 @@ void search_free(search_t *s)
     ordset_iter_t it;
     for (int more = ordset_seek(&s->times, NULL, 0, &it); more; more = ordset_next(&it)) {
         sdoc_t *d = ordset_iter_val(&it);
-        blob_set_observer(d->obj, NULL);
-        xfree(d);
+        blob_set_observer(d->obj, 0);
     }
+    for (uint32_t i = 0; i < s->nchunks; i++) xfree(s->chunks[i]);
+    xfree(s->chunks);
     s->tags.type = &tag_free_type;
     dict_clear(&s->tags, NULL);
     xfree(s->stags);
@@ -287,14 +338,12 @@ uint64_t search_blob_touch(search_t *s, const tag_obj_t *t, const blob_t *b)
 {
     blob_info_t info;
     blob_get_info(b, &info);
-    sdoc_t *d = sdoc_find(b);
+    sdoc_t *d = sdoc_find(s, b);
     if (!d) {
         stag_t *st = stag_get(s, t);
-        d = xcalloc(1, sizeof(*d));
-        d->obj = b;
+        d = sdoc_new(s, b);
         d->tag = st->idx;
         time_key(info.mtime, ++s->serial, d->tkey);
-        blob_set_observer(b, d);
         s->ndocs++;
         size_t before = ordset_memory(&st->blobs);
         ordset_insert(&st->blobs, d);
@@ -319,7 +368,7 @@ static void drop_text(search_t *s, sdoc_t *d)
 
 void search_blob_text(search_t *s, const blob_t *b, uint64_t gen, const char *text, size_t len)
 {
-    sdoc_t *d = sdoc_find(b);
+    sdoc_t *d = sdoc_find(s, b);
     if (!d || d->gen != (uint32_t)gen) return;
     drop_text(s, d);
     if (!text) return;
@@ -345,14 +394,13 @@ static void doc_remove(search_t *s, sdoc_t *d)
     was = ordset_delete(&s->times, d->tkey, TKEY);
     assert(was == d);
     (void)was;
-    blob_set_observer(d->obj, NULL);
     s->ndocs--;
-    xfree(d);
+    sdoc_release(s, d);
 }
 
 void search_blob_deleted(search_t *s, const blob_t *b)
 {
-    sdoc_t *d = sdoc_find(b);
+    sdoc_t *d = sdoc_find(s, b);
     if (d) doc_remove(s, d);
 }
 
@@ -632,8 +680,8 @@ void search_get_stats(const search_t *s, search_stats_t *out)
     out->bytes = s->bytes;
     out->index_memory = b.memory + alloc_size(s->text_bytes);
     size_t names = ordset_memory(&s->times) + dict_buckets_bytes(&s->tags) +
-                   out->blobs * sizeof(sdoc_t) + out->tags * sizeof(stag_t) + alloc_size(s->stags) +
-                   alloc_size(s->free_idx);
+                   (size_t)s->nchunks * SDOC_CHUNK * sizeof(sdoc_t) + alloc_size(s->chunks) +
+                   out->tags * sizeof(stag_t) + alloc_size(s->stags) + alloc_size(s->free_idx);
     for (int i = 0; i < s->ndb; i++) names += ordset_memory(&s->dbs[i]->tags);
     names += s->tag_names;
     out->names_memory = names;

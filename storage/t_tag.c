@@ -66,27 +66,57 @@ struct blob {
     tag_obj_t *tag;   /* NULL once deleted */
     bdata_t d;        /* size and extents */
     double score;
-    long long ctime, mtime;
-    long long atime : 48;  /* 0..TAG_TIME_MAX (TMETA checks it), so 48 bits hold it */
+    /* Three words: each time is within -2^47..TAG_TIME_MAX (TMETA and RESTORE take
+     * 0..TAG_TIME_MAX, clock readings are kept within it: blob_time), so 48 bits hold it, and
+     * the rest of each word holds small fields. */
+    long long ctime : 48;
     int home : 8;          /* tier whose heap holds the blob, -1 for none */
     unsigned writing : 1;  /* a write plan is in flight */
     unsigned moving : 1;   /* a move plan is in flight */
     unsigned retarget : 1; /* TPUT set a score: move to its tier once the write is done */
     unsigned undone : 1;   /* the last write plan failed and was undone while b was in its tag */
+    long long mtime : 48;
+    unsigned refs : 16;    /* up to BLOB_REFS_MAX (blob_ref) */
+    long long atime : 48;
+    unsigned readers : 16; /* read plans and readers in flight, each also a reference */
     uint32_t reads, writes; /* saturating: they stay at UINT32_MAX (count_up) */
-    uint32_t tag_id; /* the tag's id's low 32 bits, still known after the blob was deleted:
-                        wait names only, where two tags 2^32 ids apart only cause a spurious
-                        retry */
-    uint32_t refs;
-    uint32_t readers; /* read plans in flight */
     uint32_t heap_idx;
-    void *observer; /* tag_store's observer's own (blob_observer); storage never reads it */
+    uint32_t observer; /* tag_store's observer's own (blob_observer); storage never reads it */
     char name[];
 };
-/* 104 bytes before the name: a name of up to 23 bytes and its NUL (YCSB's "user" and 19
- * digits) keep a blob in jemalloc's 128-byte class, up to 55 bytes in the 160-byte one. With
+/* 88 bytes before the name: a name of up to 23 bytes and its NUL (YCSB's "user" and 19
+ * digits) keep a blob in jemalloc's 112-byte class, up to 39 bytes in the 128-byte one. With
  * its one extent inline, a RAM blob costs that block and its data's, and no extent list. */
-_Static_assert(sizeof(blob_t) <= 104, "blob_t grew past 104 bytes");
+_Static_assert(sizeof(blob_t) <= 88, "blob_t grew past 88 bytes");
+_Static_assert(offsetof(blob_t, reads) == 72, "blob_t's times and small fields take 3 words");
+
+/* A blob's references: its tag's, and every plan, reader and holder's. A new read (TGET, a
+ * reader) answers ST_BUSY once BLOB_REFS_READ are taken: an open reader may take one more for
+ * its read plan, and the rest is left for the few references a blob's write, move, undo
+ * record, search reads, MIGRATE jobs and persistence's peeks take. A peek answers ST_BUSY only
+ * within BLOB_REFS_PEEK_ROOM of the bound (with the caller's hold, it takes 2). */
+#define BLOB_REFS_MAX 65535u
+#define BLOB_REFS_READ 32000u
+#define BLOB_REFS_PEEK_ROOM 16u
+
+static void blob_ref(blob_t *b)
+{
+    assert(b->refs < BLOB_REFS_MAX);
+    b->refs++;
+}
+
+/* 1 if a new read of b must wait (ST_BUSY) for references to drop. */
+static int blob_refs_full(const blob_t *b)
+{
+    return b->refs >= BLOB_REFS_READ;
+}
+
+/* A clock reading as a blob time: within what the 48-bit fields hold, -2^47..TAG_TIME_MAX (a
+ * replayed file's "#MS:" annotation sets the clock to whatever it says). */
+static long long blob_time(long long now)
+{
+    return now < -TAG_TIME_MAX - 1 ? -TAG_TIME_MAX - 1 : now > TAG_TIME_MAX ? TAG_TIME_MAX : now;
+}
 
 /* A saturating counter's increment. */
 static void count_up(uint32_t *n)
@@ -133,6 +163,7 @@ struct tag_plan {
     char *owned; /* bytes owned by the plan (data to write, move staging) */
     uint32_t *reuse; /* move: pairs (index in hold, index in dest) of extents both share */
     uint32_t nreuse;
+    uint32_t tag_id; /* blob_waitname's: the tag's when the plan began (b->tag goes at a TDEL) */
     /* write: what a failed plan restores (tag_plan_finish with status < 0) */
     int undo_created;
     uint64_t undo_size, undo_writes;
@@ -467,14 +498,14 @@ blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len)
     return (blob_t *)dict_find(&t->blobs, name, len, dict_hash(name, len));
 }
 
-void *blob_observer(const blob_t *b)
+uint32_t blob_observer(const blob_t *b)
 {
     return b->observer;
 }
 
-void blob_set_observer(const blob_t *b, void *p)
+void blob_set_observer(const blob_t *b, uint32_t id)
 {
-    ((blob_t *)b)->observer = p;
+    ((blob_t *)b)->observer = id;
 }
 
 const char *blob_name(const blob_t *b, size_t *len)
@@ -492,7 +523,7 @@ blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen)
 
 void blob_hold(blob_t *b)
 {
-    b->refs++;
+    blob_ref(b);
 }
 
 void tag_blob_release(blob_t *b)
@@ -549,9 +580,8 @@ static blob_t *blob_create(tag_obj_t *t, const char *name, size_t len, double sc
     b->node.aux = (uint32_t)len;
     b->node.hash = dict_hash(name, len);
     b->tag = t;
-    b->tag_id = (uint32_t)t->id;
     b->score = score;
-    b->ctime = b->mtime = b->atime = now;
+    b->ctime = b->mtime = b->atime = blob_time(now);
     b->refs = 1;
     b->home = -1;
     b->d.many.tier = BLOB_EMPTY;
@@ -634,7 +664,8 @@ static tag_plan_t *plan_new(int kind, blob_t *b)
     p->kind = kind;
     p->demote_from = -1;
     p->blob = b;
-    b->refs++;
+    p->tag_id = b->tag ? (uint32_t)b->tag->id : 0; /* 0: deleted, no one waits on it */
+    blob_ref(b);
     return p;
 }
 
@@ -924,7 +955,7 @@ static int write_blob(tag_obj_t *t, const tag_write_t *w, uint64_t min_size, uin
         if (p) p->owned = copy;
         else xfree(copy);
     }
-    b->mtime = now;
+    b->mtime = blob_time(now);
     uint32_t old_writes = b->writes;
     count_up(&b->writes);
     if (end > old || b->score != old_score) rehome(b); /* an overwrite in place keeps its heap slot */
@@ -1016,7 +1047,7 @@ int tag_truncate(tag_obj_t *t, const char *name, size_t nlen, uint64_t size, lon
     }
     if (!blob_idle(b)) return ST_BUSY;
     shrink_to(b, size);
-    b->mtime = now;
+    b->mtime = blob_time(now);
     count_up(&b->writes);
     if (tag_store.on_blob_change) tag_store.on_blob_change(tag_store.ud, t, b, 0);
     return ST_OK;
@@ -1027,9 +1058,10 @@ int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, l
 {
     blob_t *b = tag_blob(t, name, nlen);
     if (!b) return ST_MISSING;
+    assert(ctime >= 0 && ctime <= TAG_TIME_MAX && mtime >= 0 && mtime <= TAG_TIME_MAX);
+    assert(atime >= 0 && atime <= TAG_TIME_MAX);
     b->ctime = ctime;
     b->mtime = mtime;
-    assert(atime >= 0 && atime <= TAG_TIME_MAX);
     b->atime = atime;
     b->reads = counter32(reads);
     b->writes = counter32(writes);
@@ -1046,7 +1078,7 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
     *len = 0;
     *needs_io = 0;
     if (!b) return ST_MISSING;
-    if (b->writing) return ST_BUSY;
+    if (b->writing || blob_refs_full(b)) return ST_BUSY;
     uint64_t n = off >= blob_size(b) ? 0 : blob_size(b) - off;
     if (count < n) n = count;
     *len = n;
@@ -1111,7 +1143,7 @@ int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uin
     *plan = NULL;
     blob_t *b = tag_blob(t, name, nlen);
     assert(b && !b->writing && off + len <= (off >= blob_size(b) ? off : blob_size(b)));
-    b->atime = now;
+    b->atime = blob_time(now);
     count_up(&b->reads);
     return read_range(b, off, len, dst, 1, plan);
 }
@@ -1137,7 +1169,7 @@ const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len)
 int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan)
 {
     *plan = NULL;
-    if (b->writing) return ST_BUSY;
+    if (b->writing || b->refs > BLOB_REFS_MAX - BLOB_REFS_PEEK_ROOM) return ST_BUSY;
     assert(off <= blob_size(b) && len <= blob_size(b) - off);
     return read_range(b, off, len, dst, 0, plan);
 }
@@ -1168,6 +1200,7 @@ struct tag_reader {
     extlist_t *l;  /* a reference: the extents as they were at open */
     uint64_t off;  /* where the read starts in the blob */
     uint64_t len;
+    uint32_t tag_id; /* blob_waitname's */
 };
 
 int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
@@ -1184,13 +1217,14 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
     if (b->moving) return ST_BUSY;
     tag_reader_t *x = xcalloc(1, sizeof(*x));
     x->b = b;
-    b->refs++;
+    x->tag_id = (uint32_t)t->id;
+    blob_ref(b);
     b->readers++; /* writes and moves wait until the reader is closed */
     x->l = blob_list(b);
     if (x->l) x->l->refs++;
     x->off = off;
     x->len = *len;
-    b->atime = now;
+    b->atime = blob_time(now);
     count_up(&b->reads);
     *r = x;
     return ST_OK;
@@ -1200,7 +1234,9 @@ int tag_reader_read(tag_reader_t *r, uint64_t pos, uint64_t n, char *dst, tag_pl
 {
     *plan = NULL;
     assert(pos <= r->len && n <= r->len - pos);
-    return read_list(r->b, r->l, r->off + pos, n, dst, 1, plan);
+    int rc = read_list(r->b, r->l, r->off + pos, n, dst, 1, plan);
+    if (*plan) (*plan)->tag_id = r->tag_id; /* also after a delete */
+    return rc;
 }
 
 void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, size_t len),
@@ -1212,7 +1248,7 @@ void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, 
     blob_compact(b);
     if (wake) {
         char name[64];
-        wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
+        wake(ud, name, blob_waitname(r->tag_id, b->name, b->node.aux, name));
     }
     blob_unref(b);
     xfree(r);
@@ -1334,7 +1370,7 @@ void tag_plan_finish(tag_plan_t *p, int status,
     blob_compact(b);
     if (wake) {
         char name[64];
-        wake(ud, name, blob_waitname(b->tag_id, b->name, b->node.aux, name));
+        wake(ud, name, blob_waitname(p->tag_id, b->name, b->node.aux, name));
         if (p->kind == PLAN_MOVE) wake(ud, name, tag_space_waitname(name));
     }
     blob_unref(b);
@@ -1360,7 +1396,7 @@ int tag_blob_busy(tag_obj_t *t, const char *name, size_t nlen, int for_write)
 {
     blob_t *b = tag_blob(t, name, nlen);
     if (!b) return 0;
-    return for_write ? !blob_idle(b) : b->writing;
+    return for_write ? !blob_idle(b) : b->writing || blob_refs_full(b);
 }
 
 size_t tag_space_waitname(char *buf)

@@ -11,6 +11,8 @@
  *  - a write plan makes the blob busy: every other operation on it answers ST_BUSY until the
  *    plan finishes (the caller waits and retries; tag_blob_waitname names what to wait on);
  *  - read plans may overlap each other; a write arriving while reads are in flight is BUSY;
+ *    so is a read (TGET, a reader) while 32000 references to the blob are taken
+ *    (its references are 16-bit counters);
  *  - a move (REORG, demotion) copies the bytes to new extents while readers keep reading the
  *    old ones, then swaps; writes wait for it;
  *  - deleting a blob (TDEL, DEL, FLUSHALL, expiry) is never BUSY: the extents of a deleted
@@ -76,13 +78,14 @@ uint64_t tag_live(void);
 blob_t *tag_blob(tag_obj_t *t, const char *name, size_t len);
 const char *blob_name(const blob_t *b, size_t *len);
 void blob_get_info(const blob_t *b, blob_info_t *out);
-/* One pointer per blob that belongs to tag_store's observer (the search catalogue keeps its
- * entry for the blob there, so it needs no table of its own): NULL for a new blob, never read
- * or changed by storage, not part of the blob's state (hence settable through the const
- * pointer the observer is handed). The observer clears it when it forgets the blob; it must
- * forget every blob before the blob is freed (it is told: on_blob_change with deleted). */
-void *blob_observer(const blob_t *b);
-void blob_set_observer(const blob_t *b, void *p);
+/* One 32-bit id per blob that belongs to tag_store's observer (the search catalogue keeps the
+ * number of its entry for the blob there, so it needs no table keyed by blob): 0 for a new
+ * blob, never read or changed by storage, not part of the blob's state (hence settable
+ * through the const pointer the observer is handed). The observer sets it back to 0 when it
+ * forgets the blob; it must forget every blob before the blob is freed (it is told:
+ * on_blob_change with deleted). */
+uint32_t blob_observer(const blob_t *b);
+void blob_set_observer(const blob_t *b, uint32_t id);
 /* The blob of t named name with a reference the caller holds (NULL if missing): it stays
  * readable after a TDEL, DEL or FLUSHALL until tag_blob_release (which takes NULL too). */
 blob_t *tag_blob_hold(tag_obj_t *t, const char *name, size_t nlen);
@@ -146,7 +149,8 @@ void tag_reader_close(tag_reader_t *r, void (*wake)(void *ud, const char *name, 
  * reads and tier counters stay as they are): for the search index, which reads what it
  * indexes. RAM extents are copied now (ST_OK); file extents come back as a read *plan
  * (ST_PENDING) that the caller runs and finishes like any other. Returns ST_BUSY (nothing
- * done) while a write plan is in flight. */
+ * done) while a write plan is in flight or the blob's references are within 16 of their
+ * bound (65535, which takes more than 32000 TGETs of it in flight). */
 int blob_peek(blob_t *b, uint64_t off, uint64_t len, char *dst, tag_plan_t **plan);
 /* The bytes [off, off+len) of b in place when they lie in one RAM extent (len > 0), else NULL
  * (then blob_peek copies them). Valid until b next changes; no access is counted. */

@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 from conftest import CTE_KIND, R, START_TIMEOUT, start_cte
 
@@ -138,6 +139,43 @@ def test_blob_times_and_scores_survive_a_restart(srv):
     srv.restart_same_dir()
     again = srv.redis().execute_command("TINFO", "t", "b")
     assert again == info
+
+
+TIME_MAX = (1 << 47) - 1  # TMETA's limit: blobs keep their times in 48 bits
+
+
+def test_blob_times_at_0_and_the_limit_survive_dump_restore_rewrite_and_restart(srv):
+    """Times at both ends of their range, beside counters at UINT32_MAX, come back exactly
+    from RESTORE, from the rewritten file (TMETA records) and from a restart."""
+    r = srv.redis()
+    cases = [(0, 0, 0, 0, 0), (TIME_MAX, TIME_MAX, TIME_MAX, 2**32 - 1, 2**32 - 1),
+             (TIME_MAX, 0, TIME_MAX, 1, 2), (0, TIME_MAX, 0, 2**32 - 1, 0)]
+    for i, meta in enumerate(cases):
+        r.execute_command("TPUT", "t", "b%d" % i, 0, b"x" * (100 + i), 0.0 if i % 2 else 1.0)
+        assert r.execute_command("TMETA", "t", "b%d" % i, *meta) == b"OK"
+    with pytest.raises(redis.ResponseError, match="out of range"):
+        r.execute_command("TMETA", "t", "b0", TIME_MAX + 1, 0, 0, 0, 0)
+
+    def infos(key):
+        out = {}
+        for i in range(len(cases)):
+            v = r.execute_command("TINFO", key, "b%d" % i)
+            out[i] = dict(zip(v[::2], v[1::2]))
+        return out
+
+    before = infos("t")
+    for i, (ct, mt, at, rd, wr) in enumerate(cases):
+        got = before[i]
+        assert (got[b"ctime"], got[b"mtime"], got[b"atime"]) == (ct, mt, at), (i, got)
+        assert (got[b"reads"], got[b"writes"]) == (rd, wr), (i, got)
+    assert r.restore("t2", 0, r.dump("t")) == b"OK"
+    assert infos("t2") == before
+    assert r.execute_command("BGREWRITEAOF")
+    wait_for(lambda: rewrite_done(r), what="the rewrite")
+    srv.restart_same_dir()
+    r = srv.redis()
+    assert infos("t") == before
+    assert infos("t2") == before
 
 
 def test_transaction_is_logged_between_multi_and_exec(srv):

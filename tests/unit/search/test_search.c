@@ -574,3 +574,101 @@ Test(search, a_freed_tags_place_goes_to_the_next_tag_and_hits_name_their_own_tag
     cr_assert(n == 1 && h[0].tag[0] == 'd');
     xfree(h);
 }
+
+/* ---- entries: numbered in the blobs' observer slots ---- */
+
+static void word_of(int i, char *out)
+{
+    int n = 0;
+    out[n++] = 'w';
+    do {
+        out[n++] = (char)('a' + i % 26);
+        i /= 26;
+    } while (i);
+    out[n] = '\0';
+}
+
+struct slots {
+    uint32_t max;
+    int n;
+    uint8_t seen[4096];
+    int dup;
+};
+
+static void slot_of(void *ud, blob_t *b)
+{
+    struct slots *s = ud;
+    uint32_t id = blob_observer(b);
+    cr_assert_neq(id, 0, "a filed blob has no entry number");
+    if (id > s->max) s->max = id;
+    if (id < 4096) {
+        s->dup |= s->seen[id];
+        s->seen[id] = 1;
+    }
+    s->n++;
+}
+
+Test(search, entry_numbers_are_reused_after_many_deletes_and_creates)
+{
+    enum { N = 1500, ROUNDS = 8, CHURN = 600 };
+    int t = add_tag("churn", 0);
+    static char live[4 * N]; /* by blob number: 1 while in the tag */
+    int next = 0, nlive = 0;
+    char name[16], word[16];
+    for (; next < N; next++, nlive++) {
+        snprintf(name, sizeof(name), "b%d", next);
+        word_of(next, word);
+        put(t, name, word, 1000 + next);
+        live[next] = 1;
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int k = 0; k < CHURN; k++) { /* delete some at random */
+            int i = rand() % next;
+            if (!live[i]) continue;
+            snprintf(name, sizeof(name), "b%d", i);
+            cr_assert_eq(tag_del(tags[t].t, name, strlen(name)), 1);
+            live[i] = 0;
+            nlive--;
+        }
+        while (nlive < N) { /* and make new ones */
+            snprintf(name, sizeof(name), "b%d", next);
+            word_of(next, word);
+            put(t, name, word, 1000 + next);
+            live[next++] = 1;
+            nlive++;
+        }
+    }
+    search_stats_t st;
+    search_get_stats(S, &st);
+    cr_assert_eq(st.blobs, N);
+    cr_assert_eq(st.docs, N);
+    struct slots sl = {0};
+    tag_foreach(tags[t].t, slot_of, &sl);
+    cr_assert_eq(sl.n, N);
+    cr_assert_eq(sl.dup, 0, "two blobs share an entry");
+    cr_assert_leq(sl.max, N, "freed entry numbers were not reused (%u)", sl.max);
+    /* every blob's entry is its own: its word finds it, a deleted blob's word nothing */
+    for (int i = 0; i < next; i++) {
+        word_of(i, word);
+        size_t n;
+        search_hit_t *h = search_query(S, 0, word, strlen(word), NULL, 5, &n);
+        if (!live[i]) {
+            cr_assert_eq(n, 0, "deleted blob b%d still found", i);
+            xfree(h);
+            continue;
+        }
+        snprintf(name, sizeof(name), "b%d", i);
+        cr_assert_eq(n, 1, "b%d: %zu hits", i, n);
+        cr_assert(h[0].blen == strlen(name) && memcmp(h[0].blob, name, h[0].blen) == 0);
+        xfree(h);
+    }
+    /* the time index holds every entry once, oldest first */
+    static got_t got;
+    search_cursor_t cur;
+    search_cursor_init(&cur);
+    got.n = 0;
+    while (!search_window_step(S, 0, rx(".*"), rx(".*"), 0, 1LL << 40, &cur, 1000, collect, &got))
+        ;
+    search_cursor_deinit(&cur);
+    cr_assert_eq(got.n, N);
+}

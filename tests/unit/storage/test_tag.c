@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1881,6 +1882,182 @@ Test(tag_busy, a_read_holding_an_inline_file_extent_keeps_it_through_a_move)
     cr_assert_gt(tag_mem(t), inline_mem);
     tag_reader_close(x, NULL, NULL);
     cr_assert_eq(tag_mem(t), inline_mem);
+    obj_free((obj_t *)t);
+    check_tiers_consistent();
+}
+
+/* ---- the packed blob: 48-bit times beside home, flags and 16-bit counters ---- */
+
+Test(tag_store, times_at_0_and_the_max_round_trip_beside_the_other_fields)
+{
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    char d[5000];
+    put_on_disk(t, "b", d, sizeof(d), 5); /* home: the disk tier's heap */
+    cr_assert_eq(put_s(t, "r", 0, "ram"), ST_OK);
+    const long long M = TAG_TIME_MAX;
+    const long long v[][3] = {{0, 0, 0}, {M, M, M}, {M, 0, M}, {0, M, 0}, {1, M - 1, 123456789}};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        for (int k = 0; k < 2; k++) {
+            const char *name = k ? "r" : "b";
+            cr_assert_eq(tag_set_meta(t, name, 1, v[i][0], v[i][1], v[i][2], UINT32_MAX, 7),
+                         ST_OK);
+            blob_info_t in = info_of(t, name);
+            cr_assert(in.ctime == v[i][0] && in.mtime == v[i][1] && in.atime == v[i][2],
+                      "%s: %lld %lld %lld came back as %lld %lld %lld", name, v[i][0], v[i][1],
+                      v[i][2], in.ctime, in.mtime, in.atime);
+            cr_assert(in.reads == UINT32_MAX && in.writes == 7);
+            cr_assert_str_eq(tier_of(t, name), k ? "ram" : "disk");
+        }
+        /* a read sets atime alone and counts, a write sets mtime alone: the neighbours
+         * (references, readers, home) are untouched, so the blob stays readable, idle and
+         * demotable */
+        char *s;
+        uint64_t len;
+        cr_assert_eq(get(t, "b", 0, UINT64_MAX, &s, &len), ST_OK);
+        cr_assert(len == sizeof(d) && memcmp(s, d, len) == 0);
+        xfree(s);
+        blob_info_t in = info_of(t, "b");
+        cr_assert(in.ctime == v[i][0] && in.mtime == v[i][1] && in.atime == 2000);
+        cr_assert_eq(tag_blob_busy(t, S("b"), 1), 0);
+        cr_assert_eq(put(t, "r", 3, "!", 1, 0, 0, NULL), ST_OK);
+        in = info_of(t, "r");
+        cr_assert(in.ctime == v[i][0] && in.mtime == 1000 && in.atime == v[i][2]);
+        cr_assert_eq(in.writes, 8);
+    }
+    cr_assert_eq(reorg(t, "b", 1.0), ST_OK); /* the heap index and home still agree */
+    cr_assert_str_eq(tier_of(t, "b"), "ram");
+    obj_free((obj_t *)t);
+    check_tiers_consistent();
+}
+
+Test(tag_store, clock_readings_out_of_range_are_kept_within_it)
+{
+    /* a replayed file's "#MS:" annotation sets the clock to what it says: times stay within
+     * -2^47..TAG_TIME_MAX, the range of their 48-bit fields */
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    tag_plan_t *p;
+    uint64_t size;
+    const long long M = TAG_TIME_MAX;
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("a"), 0, S("x"), 0, 0, M + 1}, &size, &p), ST_OK);
+    blob_info_t in = info_of(t, "a");
+    cr_assert(in.ctime == M && in.mtime == M && in.atime == M);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 0, S("x"), 0, 0, -5}, &size, &p), ST_OK);
+    in = info_of(t, "b");
+    cr_assert(in.ctime == -5 && in.mtime == -5 && in.atime == -5);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("c"), 0, S("x"), 0, 0, LLONG_MIN}, &size, &p),
+                 ST_OK);
+    in = info_of(t, "c");
+    cr_assert(in.ctime == -M - 1 && in.mtime == -M - 1 && in.atime == -M - 1);
+    cr_assert_eq(tag_put(t, &(tag_write_t){S("b"), 1, S("y"), 0, 0, LLONG_MAX}, &size, &p),
+                 ST_OK);
+    char *buf;
+    uint64_t len;
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, (1LL << 48) + 7, &buf, &len, &p), ST_OK);
+    xfree(buf);
+    in = info_of(t, "b");
+    cr_assert(in.ctime == -5 && in.mtime == M && in.atime == M);
+    obj_free((obj_t *)t);
+}
+
+struct wake_name {
+    char name[64];
+    size_t len;
+    int n;
+};
+
+static void keep_wake_name(void *ud, const char *name, size_t len)
+{
+    struct wake_name *w = ud;
+    if (len == 6 && memcmp(name, "\xff" "space", 6) == 0) return;
+    memcpy(w->name, name, len);
+    w->len = len;
+    w->n++;
+}
+
+Test(tag_busy, plans_and_readers_wake_the_name_of_their_blob_after_deletes)
+{
+    /* The tag's id in a wait name is kept by the plan or reader (the blob forgets its tag at a
+     * delete): waiters of the deleted blob and of a new blob of that name are woken. */
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new(), *u = tag_new();
+    char want[64], other[64];
+    size_t wlen = tag_blob_waitname(t, S("b"), want), olen = tag_blob_waitname(u, S("b"), other);
+    char d[5000];
+    put_on_disk(t, "b", d, sizeof(d), 3);
+    cr_assert_eq(put_s(u, "b", 0, "u"), ST_OK);
+    /* a read plan, then TDEL of the blob */
+    tag_plan_t *p;
+    char *buf;
+    uint64_t len;
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), ST_PENDING);
+    cr_assert_eq(tag_del(t, S("b")), 1);
+    struct wake_name w = {0};
+    cr_assert_eq(tag_plan_run(p), 0);
+    tag_plan_finish(p, 0, keep_wake_name, &w);
+    xfree(buf);
+    cr_assert(w.n == 1 && w.len == wlen && memcmp(w.name, want, wlen) == 0);
+    cr_assert(olen != wlen || memcmp(other, want, wlen) != 0);
+    /* a reader, then the tag itself freed */
+    put_on_disk(t, "b", d, sizeof(d), 4);
+    tag_reader_t *r;
+    cr_assert_eq(tag_reader_open(t, S("b"), 0, UINT64_MAX, 1, &r, &len), ST_OK);
+    obj_free((obj_t *)t);
+    w = (struct wake_name){0};
+    char piece[100];
+    cr_assert_eq(tag_reader_read(r, 0, sizeof(piece), piece, &p), ST_PENDING);
+    cr_assert_eq(tag_plan_run(p), 0);
+    tag_plan_finish(p, 0, keep_wake_name, &w);
+    cr_assert(memcmp(piece, d, sizeof(piece)) == 0);
+    cr_assert(w.n == 1 && w.len == wlen && memcmp(w.name, want, wlen) == 0);
+    w.n = 0;
+    tag_reader_close(r, keep_wake_name, &w);
+    cr_assert(w.n == 1 && w.len == wlen && memcmp(w.name, want, wlen) == 0);
+    obj_free((obj_t *)u);
+    cr_assert_eq(used("disk"), 0);
+    check_tiers_consistent();
+}
+
+Test(tag_busy, reads_wait_at_32000_references_and_go_on_after_a_close)
+{
+    /* References are 16-bit: TGETs and readers answer BUSY (wait on the blob's name) once
+     * 32000 are taken; a peek (search, persistence) still reads; a close wakes the waiters. */
+    open_tiers(rf, 2, 1 << 20);
+    tag_obj_t *t = tag_new();
+    cr_assert_eq(put_s(t, "b", 0, "hello"), ST_OK);
+    enum { N = 31999 }; /* with the tag's own */
+    tag_reader_t **r = xmalloc(sizeof(*r) * N);
+    uint64_t len;
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(tag_reader_open(t, S("b"), 0, UINT64_MAX, 1, &r[i], &len), ST_OK, "%d", i);
+    tag_reader_t *x = NULL;
+    cr_assert_eq(tag_reader_open(t, S("b"), 0, UINT64_MAX, 1, &x, &len), ST_BUSY);
+    cr_assert_null(x);
+    char *buf;
+    tag_plan_t *p;
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), ST_BUSY);
+    int io;
+    cr_assert_eq(tag_read_prepare(t, S("b"), 0, UINT64_MAX, &len, &io), ST_BUSY);
+    cr_assert_eq(tag_blob_busy(t, S("b"), 0), 1);
+    cr_assert_eq(info_of(t, "b").reads, N, "a refused read counts no access");
+    char peek[5];
+    cr_assert_eq(blob_peek(tag_blob(t, S("b")), 0, 5, peek, &p), ST_OK);
+    cr_assert(memcmp(peek, "hello", 5) == 0);
+    char piece[5];
+    cr_assert_eq(tag_reader_read(r[0], 0, 5, piece, &p), ST_OK); /* open readers go on */
+    cr_assert(memcmp(piece, "hello", 5) == 0);
+    /* a delete is never busy; the readers keep the blob until the last close */
+    struct wake_name w = {0};
+    tag_reader_close(r[N - 1], keep_wake_name, &w);
+    cr_assert_eq(w.n, 1);
+    cr_assert_eq(tag_blob_busy(t, S("b"), 0), 0);
+    cr_assert_eq(tag_get(t, S("b"), 0, UINT64_MAX, 1, &buf, &len, &p), ST_OK);
+    cr_assert(len == 5 && memcmp(buf, "hello", 5) == 0);
+    xfree(buf);
+    cr_assert_eq(tag_del(t, S("b")), 1);
+    for (int i = 0; i < N - 1; i++) tag_reader_close(r[i], NULL, NULL);
+    xfree(r);
     obj_free((obj_t *)t);
     check_tiers_consistent();
 }
