@@ -25,8 +25,9 @@
 const char *tier__check(const tier_set_t *set, int i);
 
 #define KB 1024ull
-#define RAM_BLOCK 16ull                                     /* a RAM tier's block */
-#define RAM_BYTES(n) (((n) + RAM_BLOCK - 1) / RAM_BLOCK * RAM_BLOCK) /* what n bytes use */
+/* A RAM tier's block, and the bytes of it that n bytes use */
+#define RAM_BLOCK 16ull
+#define RAM_BYTES(n) (((n) + RAM_BLOCK - 1) / RAM_BLOCK * RAM_BLOCK)
 #define S(lit) lit, sizeof(lit) - 1
 
 static char dir[64];
