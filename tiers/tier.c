@@ -135,6 +135,14 @@ static avl_t *rebalance(avl_t *n)
     return n;
 }
 
+/* After a child subtree of root changed: when its height is what it was before, root keeps
+ * its height and balance (and so does everything above), else root is rebalanced. Returns
+ * root's subtree. Stopping early saves most of the work of an update in a large tree. */
+static avl_t *settle(avl_t *root, const avl_t *child, int before)
+{
+    return height(child) == before ? root : rebalance(root);
+}
+
 /* Inserts n (its key must not be present); returns the new root. */
 static avl_t *avl_insert(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
 {
@@ -145,11 +153,10 @@ static avl_t *avl_insert(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
     }
     int c = cmp(n, root);
     assert(c != 0);
-    if (c < 0)
-        root->l = avl_insert(root->l, n, cmp);
-    else
-        root->r = avl_insert(root->r, n, cmp);
-    return rebalance(root);
+    avl_t **side = c < 0 ? &root->l : &root->r;
+    int before = height(*side);
+    *side = avl_insert(*side, n, cmp);
+    return settle(root, *side, before);
 }
 
 static avl_t *avl_remove_min(avl_t *root, avl_t **min)
@@ -158,8 +165,9 @@ static avl_t *avl_remove_min(avl_t *root, avl_t **min)
         *min = root;
         return root->r;
     }
+    int before = height(root->l);
     root->l = avl_remove_min(root->l, min);
-    return rebalance(root);
+    return settle(root, root->l, before);
 }
 
 /* Removes n, which must be in the tree; returns the new root. */
@@ -167,11 +175,10 @@ static avl_t *avl_remove(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
 {
     assert(root != NULL);
     if (root != n) {
-        if (cmp(n, root) < 0)
-            root->l = avl_remove(root->l, n, cmp);
-        else
-            root->r = avl_remove(root->r, n, cmp);
-        return rebalance(root);
+        avl_t **side = cmp(n, root) < 0 ? &root->l : &root->r;
+        int before = height(*side);
+        *side = avl_remove(*side, n, cmp);
+        return settle(root, *side, before);
     }
     if (!n->l) return n->r;
     if (!n->r) return n->l;
