@@ -67,11 +67,11 @@ typedef struct tier_spec {
  * lazily. Returns 0, or -errno with a message in err (e.g. "tier 'disk': cannot create /x/y:
  * Permission denied"); a data file that another open tier holds (another process, or another
  * set in this one) gives -EWOULDBLOCK, "tier 'disk': /x/disk.data is in use by another process
- * (pid 4711)", and is left untouched. On failure nothing stays open. */
+ * (pid 4711)", and is left untouched. RAM tiers map their capacity (rounded down to 16-byte
+ * blocks) as address space without reserving memory; a capacity the system cannot map is
+ * halved until it can, and tier_capacity() reports what was mapped. On failure nothing stays
+ * open. */
 int tier_set_open(tier_set_t *set, const tier_spec_t *specs, int n, char *err, size_t errlen);
-/* Opening a RAM tier maps its capacity (rounded down to 16-byte blocks) as address space
- * without reserving memory; a capacity the system cannot map at all is halved until it can,
- * and tier_capacity() reports what was mapped. */
 /* Closes every tier, unmapping RAM regions (extents still allocated go with them: their
  * pointers dangle) and closing files (data files are removed). */
 void tier_set_close(tier_set_t *set);
