@@ -73,8 +73,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BLOCK 4096ull           /* a file tier's block */
-#define RAM_BLOCK 16ull         /* a RAM tier's block */
+#define BLOCK ((uint64_t)TIER_FILE_BLOCK)
+#define RAM_BLOCK ((uint64_t)TIER_RAM_BLOCK)
 #define DIRTY_MAX (1ull << 20)  /* bytes of dirty free spans a RAM tier keeps before purging */
 #define IO_CHUNK (1ull << 30)   /* largest single pread/pwrite */
 #define ZERO_CHUNK (64u * 1024) /* zeros written per pwrite */

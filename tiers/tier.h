@@ -21,6 +21,10 @@ enum tier_kind { TIER_RAM = 0, TIER_FILE = 1 };
 
 #define TIER_MAX 16
 
+/* A RAM tier's block, and a file tier's: what a tier hands out and counts in whole units. */
+#define TIER_RAM_BLOCK 16
+#define TIER_FILE_BLOCK 4096
+
 /* One extent: len bytes on tier `tier`. For RAM, mem points at the bytes; for a file tier,
  * off is the byte offset in the tier's data file. 16 bytes: a blob of one extent holds it in
  * place of its size and list pointer. */

@@ -26,7 +26,7 @@ const char *tier__check(const tier_set_t *set, int i);
 
 #define KB 1024ull
 /* A RAM tier's block, and the bytes of it that n bytes use */
-#define RAM_BLOCK 16ull
+#define RAM_BLOCK ((uint64_t)TIER_RAM_BLOCK)
 #define RAM_BYTES(n) (((n) + RAM_BLOCK - 1) / RAM_BLOCK * RAM_BLOCK)
 #define S(lit) lit, sizeof(lit) - 1
 

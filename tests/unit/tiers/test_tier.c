@@ -26,7 +26,7 @@
 const char *tier__check(const tier_set_t *set, int i);
 
 #define BS 4096ull
-#define RAM_BS 16ull
+#define RAM_BS ((uint64_t)TIER_RAM_BLOCK)
 #define KB 1024ull
 
 static char dir[64];
