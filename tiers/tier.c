@@ -597,9 +597,10 @@ static int open_ram(tier_t *t, uint64_t capacity, char *err, size_t errlen)
             break;
         }
         if (size <= t->page) {
+            int rc = -errno;
             set_err(err, errlen, "tier '%s': cannot map %llu bytes: %s", t->name,
-                    (unsigned long long)size, strerror(errno));
-            return -errno;
+                    (unsigned long long)size, strerror(-rc));
+            return rc;
         }
         size = size / 2 / RAM_BLOCK * RAM_BLOCK;
     }
