@@ -1,8 +1,7 @@
 /* alloc.c - counted allocation over jemalloc (linked as the process malloc).
  *
- * Arenas (alloc_arena_*) are jemalloc arenas of their own, used without a thread cache: their
- * statistics are then exact (every block a caller holds, nothing cached), and destroying one
- * frees every block left in it at once. Without jemalloc an arena is the process malloc.
+ * Memory a module maps for itself (the RAM tier's region) is added to the same counter
+ * (alloc_count_add/_sub), so used_memory is every byte the server holds for data.
  *
  * The counter is a relaxed atomic because worker threads (file tier I/O) allocate too.
  * jemalloc's statistics and purging go through mallctl, declared weak here: programs that
@@ -28,17 +27,6 @@ extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, si
 
 extern void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
                                const char *opts) __attribute__((weak));
-
-extern void *mallocx(size_t size, int flags) __attribute__((weak));
-extern void *rallocx(void *ptr, size_t size, int flags) __attribute__((weak));
-extern void dallocx(void *ptr, int flags) __attribute__((weak));
-extern int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp) __attribute__((weak));
-extern int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,
-                        size_t newlen) __attribute__((weak));
-
-/* jemalloc's flags for the *allocx functions (jemalloc.h): this arena, no thread cache */
-#define ARENA_FLAG(a) ((int)(((unsigned)(a) + 1) << 20))
-#define TCACHE_NONE ((int)((-1 + 2) << 8))
 
 static _Atomic size_t used;
 
@@ -220,78 +208,12 @@ int alloc_purge_after_drop(size_t min_drop)
     return alloc_purge() == 0;
 }
 
-/* ---- arenas ---- */
-
-unsigned alloc_arena_new(void)
+void alloc_count_add(size_t n)
 {
-    unsigned id = 0;
-    size_t len = sizeof(id);
-    if (!jemalloc_is_malloc() || !mallocx || !rallocx || !dallocx) return 0;
-    if (mallctl("arenas.create", &id, &len, NULL, 0) != 0) return 0;
-    return id;
+    atomic_fetch_add_explicit(&used, n, memory_order_relaxed);
 }
 
-void *alloc_arena_try_malloc(unsigned arena, size_t n)
+void alloc_count_sub(size_t n)
 {
-    if (!arena) return try_malloc(n);
-    return count(mallocx(n ? n : 1, ARENA_FLAG(arena) | TCACHE_NONE));
-}
-
-void *alloc_arena_try_realloc(unsigned arena, void *p, size_t n)
-{
-    if (!arena) return try_realloc(p, n);
-    size_t old = malloc_usable_size(p);
-    void *q = rallocx(p, n ? n : 1, ARENA_FLAG(arena) | TCACHE_NONE);
-    if (!q) return NULL;
-    atomic_fetch_sub_explicit(&used, old, memory_order_relaxed);
-    return count(q);
-}
-
-void alloc_arena_free(unsigned arena, void *p)
-{
-    if (!arena) {
-        xfree(p);
-        return;
-    }
-    if (!p) return;
-    atomic_fetch_sub_explicit(&used, malloc_usable_size(p), memory_order_relaxed);
-    dallocx(p, ARENA_FLAG(arena) | TCACHE_NONE);
-}
-
-int alloc_arena_owns(unsigned arena, const void *p)
-{
-    static size_t mib[2], miblen;
-    if (!arena) return 1;
-    if (!miblen) {
-        miblen = 2;
-        if (mallctlnametomib("arenas.lookup", mib, &miblen) != 0) miblen = 0;
-        if (!miblen) return 1; /* a jemalloc without the lookup: no check */
-    }
-    unsigned id = 0;
-    size_t len = sizeof(id);
-    if (mallctlbymib(mib, miblen, &id, &len, (void *)&p, sizeof(p)) != 0) return 0;
-    return id == arena;
-}
-
-size_t alloc_arena_bytes(unsigned arena)
-{
-    char key[64];
-    if (!arena) return 0;
-    uint64_t epoch = 1;
-    size_t len = sizeof(epoch);
-    mallctl("epoch", &epoch, &len, &epoch, len);
-    snprintf(key, sizeof(key), "stats.arenas.%u.small.allocated", arena);
-    size_t small = stat_size(key);
-    snprintf(key, sizeof(key), "stats.arenas.%u.large.allocated", arena);
-    return small + stat_size(key);
-}
-
-void alloc_arena_destroy(unsigned arena)
-{
-    char key[32];
-    if (!arena) return;
-    atomic_fetch_sub_explicit(&used, alloc_arena_bytes(arena), memory_order_relaxed);
-    snprintf(key, sizeof(key), "arena.%u.destroy", arena);
-    int rc = mallctl(key, NULL, NULL, NULL, 0);
-    (void)rc; /* fails only for an arena in use by a thread or a cache: we bind none */
+    atomic_fetch_sub_explicit(&used, n, memory_order_relaxed);
 }

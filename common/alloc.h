@@ -22,7 +22,8 @@ void *try_realloc(void *p, size_t n);
 
 /* Usable size of a block returned by the functions above. */
 size_t alloc_size(const void *p);
-/* Bytes currently allocated through this module. */
+/* Bytes currently allocated through this module, and mapped ones counted with
+ * alloc_count_add. */
 size_t alloc_used_memory(void);
 /* Resident set size of the process in bytes, 0 when unknown. */
 size_t alloc_rss(void);
@@ -59,26 +60,10 @@ int alloc_stats_report(void (*write)(void *ud, const char *text), void *ud);
  * caller. */
 int alloc_purge_after_drop(size_t min_drop);
 
-/* Arenas: blocks a module allocates apart from the rest of the heap, counted in
- * alloc_used_memory like any other, that can all be freed at once (alloc_arena_destroy) with
- * no list of them kept. With jemalloc an arena is one of its arenas, used without a thread
- * cache; otherwise (ASan builds) it is the process malloc under id 0, and destroying it frees
- * nothing: the owner must then free every block itself. Not thread-safe per arena: one thread
- * allocates and frees a given arena's blocks. */
-
-/* Creates an arena. Returns its id (> 0), or 0 when the process malloc is not jemalloc (the
- * functions below take 0 as "the process malloc"). */
-unsigned alloc_arena_new(void);
-/* Like try_malloc / try_realloc / xfree, in arena (p must be a block of arena). */
-void *alloc_arena_try_malloc(unsigned arena, size_t n);
-void *alloc_arena_try_realloc(unsigned arena, void *p, size_t n);
-void alloc_arena_free(unsigned arena, void *p);
-/* 1 if p lies in memory of arena (jemalloc's arenas.lookup, about as dear as a free), else
- * 0; always 1 for arena 0. */
-int alloc_arena_owns(unsigned arena, const void *p);
-/* Usable bytes of arena's live blocks, from jemalloc's statistics (0 for arena 0). */
-size_t alloc_arena_bytes(unsigned arena);
-/* Frees every block left in arena, and the arena (nothing for arena 0). */
-void alloc_arena_destroy(unsigned arena);
+/* Memory a module maps for itself rather than allocates here (a RAM tier's region): n bytes
+ * more (alloc_count_add) or fewer (alloc_count_sub) in alloc_used_memory(), which counts them
+ * as it counts allocated blocks. The caller subtracts no more than it added. */
+void alloc_count_add(size_t n);
+void alloc_count_sub(size_t n);
 
 #endif

@@ -1,6 +1,7 @@
 /* store.c - the server's tier set and its periodic work (see store.h). Loop thread only. */
 #include "server/store.h"
 
+#include "common/log.h"
 #include "server/executor.h"
 #include "server/server.h"
 #include "storage/t_tag.h"
@@ -13,7 +14,7 @@ static int tiers_open;
 
 int store_open(char *err, size_t errlen)
 {
-    tier_spec_t specs[TIER_MAX];
+    tier_spec_t specs[TIER_MAX] = {0};
     int n = srv.cfg.ntiers < TIER_MAX ? srv.cfg.ntiers : TIER_MAX;
     for (int i = 0; i < n; i++) {
         const config_tier_t *t = &srv.cfg.tiers[i];
@@ -22,6 +23,12 @@ int store_open(char *err, size_t errlen)
     }
     if (tier_set_open(&tiers, specs, n, err, errlen) < 0) return -1;
     tiers_open = 1;
+    for (int i = 0; i < n; i++) /* a RAM tier larger than the address space was cut down */
+        if (specs[i].kind == TIER_RAM &&
+            tier_capacity(tiers.t[i]) < specs[i].capacity / TIER_RAM_BLOCK * TIER_RAM_BLOCK)
+            log_warning("tier '%s': capacity %llu bytes is more than can be mapped; using %llu",
+                        specs[i].name, (unsigned long long)specs[i].capacity,
+                        (unsigned long long)tier_capacity(tiers.t[i]));
     tag_store.tiers = &tiers;
     tag_store.max_blob_size = (uint64_t)srv.cfg.max_blob_size;
     return 0;

@@ -1,39 +1,48 @@
 /* tier.c - tier sets: RAM and file tiers, exact accounting, extents and their I/O (see tier.h).
  *
- * RAM tier. An extent is one block of exactly the bytes asked for, from an allocator arena of
- * the tier's own (alloc_arena_new: a jemalloc arena without a thread cache); `used` is the sum
- * of those lengths, `mem` the sum of the blocks' usable sizes, which the arena's statistics
- * confirm (tier__check). No list of the blocks is kept: tier_set_close destroys the arena,
- * which frees what is still allocated, and a free of an extent outside the arena, or longer
- * than its block, trips an assert (arenas.lookup). Without jemalloc (ASan builds) the arena is
- * the process malloc: the owners free every extent before the close, and the sanitizer reports
- * one that was not.
+ * Both kinds hand out space in blocks with one free-extent allocator: a RAM tier over a region
+ * of address space in 16-byte blocks, a file tier over its data file in 4 KiB blocks.
+ *
+ * RAM tier. One anonymous private mapping of the capacity (rounded down to whole blocks), made
+ * at open with MAP_NORESERVE: it costs no memory until pages are touched, so a capacity above
+ * the machine's RAM is fine (one the address space refuses is halved until it maps). An
+ * extent's at.mem is base + offset. Bytes are counted as whole blocks, and every block in use
+ * is added to used_memory (alloc_count_add), since no allocator sees them. Freed pages go back
+ * to the OS (madvise MADV_DONTNEED) in batches: each free run keeps a dirty span, the blocks
+ * that may lie on touched pages (a freed range widens its run's span; carving clips it), and
+ * once the spans add up to DIRTY_MAX the whole pages inside them are purged. Small frees thus
+ * cost no system call, a run freed and taken again at once (an overwrite) keeps its pages,
+ * and at most DIRTY_MAX of free pages stays resident. Closing unmaps the region, extents
+ * still allocated with it.
  *
  * File tier. One data file <path>/<name>.data, locked (flock, LOCK_EX | LOCK_NB: a file another
  * process holds is refused, naming that process, and left untouched), then truncated and sized
- * (sparse) to the capacity rounded down to whole 4 KiB blocks; tier_capacity() reports that rounded
- * value. Space is handed out in blocks by a free-extent allocator: every maximal run of free blocks
- * is one run_t held in two AVL trees,
+ * (sparse) to the capacity rounded down to whole 4 KiB blocks; tier_capacity() reports that
+ * rounded value.
+ *
+ * Allocator. Every maximal run of free blocks is one run_t held in two AVL trees,
  *
  *   by_off  ordered by start block    neighbours for coalescing, the run after an extent
  *   by_len  ordered by (nblk, start)  best fit, largest run, the k largest runs
  *
  * so each operation costs O(log R) for R free runs and memory is proportional to the
  * fragmentation, never to the capacity. Invariants (checked by tier__check): runs are
- * non-empty, inside the file, disjoint and never adjacent (frees coalesce at once); the blocks
- * in runs sum to nfree; used == (nblocks - nfree) * 4 KiB.
+ * non-empty, inside the tier, disjoint and never adjacent (frees coalesce at once); the blocks
+ * in runs sum to nfree; used == (nblocks - nfree) * block; dirty spans lie inside their runs,
+ * are on the dirty list and sum to ndirty (none on a file tier).
  *
  * Allocation of n blocks takes the best fit (smallest run >= n, lowest address on ties) and
  * carves from its start. When no run is large enough it takes the largest runs whole until
  * the rest fits one run, then best-fits the rest: the fewest runs possible. Whether that
  * needs more than `max` runs is decided before anything is taken (sum of the `max` largest
  * runs), so -ENOSPC and -E2BIG leave the tier untouched. An extent's len is what the caller
- * asked for; it owns ceil(len / 4 KiB) blocks from its offset, so growing within the last
- * block costs nothing and shrinking returns only whole trailing blocks. Blocks are not zeroed:
- * reused ones hold a freed extent's old bytes.
+ * asked for; it owns ceil(len / block) blocks from its start, so growing within the last
+ * block costs nothing, growing past it takes the free blocks right after (or fails), and
+ * shrinking returns only whole trailing blocks. Blocks are not zeroed: reused ones hold a freed
+ * extent's old bytes (or zeros, for purged RAM pages).
  *
- * Reservation. A tier's capacity may exceed the free space of the file system under it, so
- * blocks are reserved (fallocate) when they are handed out and given back (a punched hole)
+ * Reservation (file tiers). A tier's capacity may exceed the free space of the file system under
+ * it, so blocks are reserved (fallocate) when they are handed out and given back (a punched hole)
  * when they are freed: a full disk shows up as -ENOSPC from tier_alloc or tier_grow_extent,
  * on the loop thread, before any byte changed, and a later pwrite into an extent never needs
  * new space. tier_room() is the free space a tier can really hand out now (its own free blocks,
@@ -58,12 +67,15 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#define BLOCK 4096ull
+#define BLOCK ((uint64_t)TIER_FILE_BLOCK)
+#define RAM_BLOCK ((uint64_t)TIER_RAM_BLOCK)
+#define DIRTY_MAX (1ull << 20)  /* bytes of dirty free spans a RAM tier keeps before purging */
 #define IO_CHUNK (1ull << 30)   /* largest single pread/pwrite */
 #define ZERO_CHUNK (64u * 1024) /* zeros written per pwrite */
 #define PUNCH_MIN (16 * BLOCK)  /* tier_zero punches holes from this size on */
@@ -123,6 +135,14 @@ static avl_t *rebalance(avl_t *n)
     return n;
 }
 
+/* After a child subtree of root changed: when its height is what it was before, root keeps
+ * its height and balance (and so does everything above), else root is rebalanced. Returns
+ * root's subtree. Stopping early saves most of the work of an update in a large tree. */
+static avl_t *settle(avl_t *root, const avl_t *child, int before)
+{
+    return height(child) == before ? root : rebalance(root);
+}
+
 /* Inserts n (its key must not be present); returns the new root. */
 static avl_t *avl_insert(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
 {
@@ -133,11 +153,10 @@ static avl_t *avl_insert(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
     }
     int c = cmp(n, root);
     assert(c != 0);
-    if (c < 0)
-        root->l = avl_insert(root->l, n, cmp);
-    else
-        root->r = avl_insert(root->r, n, cmp);
-    return rebalance(root);
+    avl_t **side = c < 0 ? &root->l : &root->r;
+    int before = height(*side);
+    *side = avl_insert(*side, n, cmp);
+    return settle(root, *side, before);
 }
 
 static avl_t *avl_remove_min(avl_t *root, avl_t **min)
@@ -146,8 +165,9 @@ static avl_t *avl_remove_min(avl_t *root, avl_t **min)
         *min = root;
         return root->r;
     }
+    int before = height(root->l);
     root->l = avl_remove_min(root->l, min);
-    return rebalance(root);
+    return settle(root, root->l, before);
 }
 
 /* Removes n, which must be in the tree; returns the new root. */
@@ -155,11 +175,10 @@ static avl_t *avl_remove(avl_t *root, avl_t *n, avl_cmp_fn *cmp)
 {
     assert(root != NULL);
     if (root != n) {
-        if (cmp(n, root) < 0)
-            root->l = avl_remove(root->l, n, cmp);
-        else
-            root->r = avl_remove(root->r, n, cmp);
-        return rebalance(root);
+        avl_t **side = cmp(n, root) < 0 ? &root->l : &root->r;
+        int before = height(*side);
+        *side = avl_remove(*side, n, cmp);
+        return settle(root, *side, before);
     }
     if (!n->l) return n->r;
     if (!n->r) return n->l;
@@ -176,6 +195,10 @@ typedef struct run {
     avl_t by_off;
     avl_t by_len;
     uint64_t start, nblk; /* blocks [start, start + nblk) are free */
+    /* RAM: blocks [dlo, dhi) of the run may sit on touched pages (dlo == dhi: none); the run
+     * is on the dirty list while the span is not empty */
+    uint64_t dlo, dhi;
+    struct run *dprev, *dnext;
 } run_t;
 
 #define RUN_OFF(p) ((run_t *)((char *)(p)-offsetof(run_t, by_off)))
@@ -183,9 +206,12 @@ typedef struct run {
 
 typedef struct falloc {
     avl_t *by_off, *by_len;
-    uint64_t nblocks; /* blocks in the data file */
+    uint64_t nblocks; /* blocks of the tier */
     uint64_t nfree;   /* free blocks */
     uint64_t nruns;   /* free runs */
+    int track_dirty;  /* RAM: freed blocks widen their run's dirty span */
+    run_t *dirty;     /* runs with a dirty span */
+    uint64_t ndirty;  /* blocks in those spans */
 } falloc_t;
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -205,18 +231,46 @@ static int cmp_len(const avl_t *a, const avl_t *b)
     return c ? c : cmp_u64(x->start, y->start);
 }
 
-static void run_add(falloc_t *fa, uint64_t start, uint64_t nblk)
+/* Sets r's dirty span to [lo, hi) clipped to the run, keeping the list and ndirty. */
+static void set_dirty(falloc_t *fa, run_t *r, uint64_t lo, uint64_t hi)
+{
+    if (lo < r->start) lo = r->start;
+    if (hi > r->start + r->nblk) hi = r->start + r->nblk;
+    if (lo >= hi) lo = hi = 0;
+    int was = r->dlo < r->dhi, is = lo < hi;
+    fa->ndirty = fa->ndirty - (r->dhi - r->dlo) + (hi - lo);
+    r->dlo = lo;
+    r->dhi = hi;
+    if (was == is) return;
+    if (is) {
+        r->dprev = NULL;
+        r->dnext = fa->dirty;
+        if (fa->dirty) fa->dirty->dprev = r;
+        fa->dirty = r;
+        return;
+    }
+    if (r->dprev)
+        r->dprev->dnext = r->dnext;
+    else
+        fa->dirty = r->dnext;
+    if (r->dnext) r->dnext->dprev = r->dprev;
+}
+
+static run_t *run_add(falloc_t *fa, uint64_t start, uint64_t nblk)
 {
     run_t *r = xmalloc(sizeof(*r));
     r->start = start;
     r->nblk = nblk;
+    r->dlo = r->dhi = 0;
     fa->by_off = avl_insert(fa->by_off, &r->by_off, cmp_off);
     fa->by_len = avl_insert(fa->by_len, &r->by_len, cmp_len);
     fa->nruns++;
+    return r;
 }
 
 static void run_del(falloc_t *fa, run_t *r)
 {
+    set_dirty(fa, r, 0, 0);
     fa->by_off = avl_remove(fa->by_off, &r->by_off, cmp_off);
     fa->by_len = avl_remove(fa->by_len, &r->by_len, cmp_len);
     fa->nruns--;
@@ -231,12 +285,14 @@ static void run_set(falloc_t *fa, run_t *r, uint64_t start, uint64_t nblk)
     r->start = start;
     r->nblk = nblk;
     fa->by_len = avl_insert(fa->by_len, &r->by_len, cmp_len);
+    set_dirty(fa, r, r->dlo, r->dhi); /* what left the run leaves the span */
 }
 
-static void falloc_init(falloc_t *fa, uint64_t nblocks)
+static void falloc_init(falloc_t *fa, uint64_t nblocks, int track_dirty)
 {
     memset(fa, 0, sizeof(*fa));
     fa->nblocks = fa->nfree = nblocks;
+    fa->track_dirty = track_dirty;
     if (nblocks) run_add(fa, 0, nblocks);
 }
 
@@ -337,19 +393,30 @@ static void take_range(falloc_t *fa, run_t *r, uint64_t start, uint64_t nblk)
         take(fa, r, nblk);
         return;
     }
+    uint64_t dlo = r->dlo, dhi = r->dhi;
     run_set(fa, r, r->start, start - r->start);
-    if (end < r_end) run_add(fa, end, r_end - end);
+    if (end < r_end) set_dirty(fa, run_add(fa, end, r_end - end), dlo, dhi);
     fa->nfree -= nblk;
 }
 
-/* Returns blocks [start, start + nblk) to the free runs, merging with free neighbours. The
- * range must be allocated: overlap with a free run (a double free) is an assert. */
+/* Widens [*lo, *hi) to cover r's dirty span, if it has one. */
+static void widen(const run_t *r, uint64_t *lo, uint64_t *hi)
+{
+    if (r->dlo == r->dhi) return;
+    if (r->dlo < *lo) *lo = r->dlo;
+    if (r->dhi > *hi) *hi = r->dhi;
+}
+
+/* Returns blocks [start, start + nblk) to the free runs, merging with free neighbours (and,
+ * when dirty pages are tracked, marking the range and the neighbours' spans dirty). The range
+ * must be allocated: overlap with a free run (a double free) is an assert. */
 static void release(falloc_t *fa, uint64_t start, uint64_t nblk)
 {
-    run_t *prev = NULL, *next = NULL;
+    run_t *prev = NULL, *next = NULL, *r;
+    uint64_t lo = start, hi = start + nblk;
     assert(nblk > 0 && start + nblk <= fa->nblocks);
     for (avl_t *n = fa->by_off; n;) {
-        run_t *r = RUN_OFF(n);
+        r = RUN_OFF(n);
         assert(r->start != start);
         if (r->start < start) {
             prev = r;
@@ -363,23 +430,21 @@ static void release(falloc_t *fa, uint64_t start, uint64_t nblk)
     assert(!next || start + nblk <= next->start);
     int join_prev = prev && prev->start + prev->nblk == start;
     int join_next = next && start + nblk == next->start;
+    if (join_prev) widen(prev, &lo, &hi);
+    if (join_next) widen(next, &lo, &hi);
     if (join_prev && join_next) {
         uint64_t total = prev->nblk + nblk + next->nblk;
         run_del(fa, next);
-        run_set(fa, prev, prev->start, total);
+        run_set(fa, r = prev, prev->start, total);
     } else if (join_prev) {
-        run_set(fa, prev, prev->start, prev->nblk + nblk);
+        run_set(fa, r = prev, prev->start, prev->nblk + nblk);
     } else if (join_next) {
-        run_set(fa, next, start, next->nblk + nblk);
+        run_set(fa, r = next, start, next->nblk + nblk);
     } else {
-        run_add(fa, start, nblk);
+        r = run_add(fa, start, nblk);
     }
+    if (fa->track_dirty) set_dirty(fa, r, lo, hi);
     fa->nfree += nblk;
-}
-
-static uint64_t blocks_of(uint64_t len)
-{
-    return len / BLOCK + (len % BLOCK != 0);
 }
 
 /* ---- tiers ------------------------------------------------------------------------------ */
@@ -393,11 +458,12 @@ struct tier {
     double score;
     uint64_t capacity;
     uint64_t used;
-    uint64_t mem; /* TIER_RAM: usable size of every live block (what used_memory counts) */
+    uint64_t block; /* bytes a block: BLOCK or RAM_BLOCK */
     tier_stats_t stats;
     _Atomic uint64_t delay_us;
-    falloc_t fa; /* TIER_FILE */
-    unsigned arena; /* TIER_RAM: the allocator arena of its blocks (alloc_arena_new) */
+    falloc_t fa;
+    char *base;  /* TIER_RAM: the region of capacity bytes (NULL when 0) */
+    size_t page; /* TIER_RAM: the page size */
     /* TIER_FILE while frees are held (tier_set_hold_frees): runs freed but not yet reusable,
      * as (start, nblk) pairs; still counted in used */
     uint64_t *held;
@@ -427,11 +493,12 @@ static void tier_destroy(tier_t *t)
     if (t->kind == TIER_FILE) {
         if (t->fd >= 0) close(t->fd);
         if (t->file) unlink(t->file);
-        falloc_deinit(&t->fa);
         xfree(t->held);
     } else {
-        alloc_arena_destroy(t->arena); /* the blocks still allocated go with it */
+        if (t->base) munmap(t->base, (size_t)t->capacity);
+        alloc_count_sub((size_t)t->used); /* the blocks still allocated go with the region */
     }
+    falloc_deinit(&t->fa);
     xfree(t->name);
     xfree(t->path);
     xfree(t->file);
@@ -508,7 +575,37 @@ static int open_file(tier_t *t, char *err, size_t errlen)
                 (unsigned long long)t->capacity, strerror(errno));
         return rc;
     }
-    falloc_init(&t->fa, t->capacity / BLOCK);
+    falloc_init(&t->fa, t->capacity / BLOCK, 0);
+    return 0;
+}
+
+/* Maps the RAM tier's region: capacity bytes of address space, pages populated on first
+ * touch and not charged against the commit limit (MAP_NORESERVE). A capacity the address
+ * space or the kernel's overcommit policy refuses is halved until it maps (tier_capacity()
+ * then reports what was mapped); a capacity below one block maps nothing. */
+static int open_ram(tier_t *t, uint64_t capacity, char *err, size_t errlen)
+{
+    uint64_t size = capacity / RAM_BLOCK * RAM_BLOCK;
+    if (size > SIZE_MAX / 2) size = SIZE_MAX / 2 / RAM_BLOCK * RAM_BLOCK;
+    t->block = RAM_BLOCK;
+    t->page = (size_t)sysconf(_SC_PAGESIZE);
+    while (size) {
+        void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p != MAP_FAILED) {
+            t->base = p;
+            break;
+        }
+        if (size <= t->page) {
+            int rc = -errno;
+            set_err(err, errlen, "tier '%s': cannot map %llu bytes: %s", t->name,
+                    (unsigned long long)size, strerror(-rc));
+            return rc;
+        }
+        size = size / 2 / RAM_BLOCK * RAM_BLOCK;
+    }
+    t->capacity = size;
+    falloc_init(&t->fa, size / RAM_BLOCK, 1);
     return 0;
 }
 
@@ -523,11 +620,10 @@ static int tier_open(tier_t **out, const tier_spec_t *s, double score, char *err
     *out = t;
     if (s->kind == TIER_RAM) {
         t->path = xstrdup("");
-        t->capacity = s->capacity;
-        t->arena = alloc_arena_new();
-        return 0;
+        return open_ram(t, s->capacity, err, errlen);
     }
     t->path = xstrdup(s->path);
+    t->block = BLOCK;
     t->capacity = s->capacity / BLOCK * BLOCK;
     return open_file(t, err, errlen);
 }
@@ -624,7 +720,7 @@ uint64_t tier_used(const tier_t *t)
 
 uint64_t tier_mem(const tier_t *t)
 {
-    return t->kind == TIER_RAM ? t->mem : 0;
+    return t->kind == TIER_RAM ? t->used : 0;
 }
 
 uint64_t tier_free(const tier_t *t)
@@ -649,11 +745,31 @@ int tier_set_pick(const tier_set_t *set, double s)
 
 static void release_now(tier_t *t, uint64_t start, uint64_t nblk);
 
+static uint64_t blocks_of(const tier_t *t, uint64_t len)
+{
+    return len / t->block + (len % t->block != 0);
+}
+
+/* Counts nblk blocks taken (add) or given back: used, and for a RAM tier used_memory. */
+static void count_used(tier_t *t, uint64_t nblk, int add)
+{
+    uint64_t bytes = nblk * t->block;
+    if (add)
+        t->used += bytes;
+    else
+        t->used -= bytes;
+    if (t->kind != TIER_RAM) return;
+    if (add)
+        alloc_count_add((size_t)bytes);
+    else
+        alloc_count_sub((size_t)bytes);
+}
+
 /* Reserves file blocks [start, start + nblk) on the file system. Returns 0 or -errno
- * (-ENOSPC: the disk is full); 0 without reserving on a file system that cannot. */
+ * (-ENOSPC: the disk is full); 0 without reserving on a file system that cannot, and for RAM. */
 static int reserve(tier_t *t, uint64_t start, uint64_t nblk)
 {
-    if (t->no_reserve || !nblk) return 0;
+    if (t->kind != TIER_FILE || t->no_reserve || !nblk) return 0;
     if (fallocate(t->fd, FALLOC_FL_KEEP_SIZE, (off_t)(start * BLOCK), (off_t)(nblk * BLOCK)) == 0)
         return 0;
     if (errno == EOPNOTSUPP || errno == ENOSYS) {
@@ -663,12 +779,30 @@ static int reserve(tier_t *t, uint64_t start, uint64_t nblk)
     return -errno;
 }
 
-/* Gives blocks back to the file system (their bytes read as zeros afterwards). */
+/* Gives file blocks back to the file system (their bytes read as zeros afterwards). */
 static void unreserve(tier_t *t, uint64_t start, uint64_t nblk)
 {
     if (t->no_reserve || !nblk) return;
     (void)fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(start * BLOCK),
                     (off_t)(nblk * BLOCK));
+}
+
+/* Gives a RAM tier's free pages back to the OS: for every run on the dirty list, the whole
+ * pages of its dirty span that lie inside the run (madvise MADV_DONTNEED: they read as zeros
+ * and cost no memory until touched again); the spans are then clean. */
+static void purge(tier_t *t)
+{
+    falloc_t *fa = &t->fa;
+    uint64_t pg = t->page;
+    for (run_t *r; (r = fa->dirty);) {
+        uint64_t lo = r->dlo * RAM_BLOCK / pg * pg, hi = (r->dhi * RAM_BLOCK + pg - 1) / pg * pg;
+        uint64_t a = (r->start * RAM_BLOCK + pg - 1) / pg * pg;
+        uint64_t b = (r->start + r->nblk) * RAM_BLOCK / pg * pg;
+        if (lo < a) lo = a;
+        if (hi > b) hi = b;
+        if (lo < hi) (void)madvise(t->base + lo, (size_t)(hi - lo), MADV_DONTNEED);
+        set_dirty(fa, r, 0, 0);
+    }
 }
 
 uint64_t tier_room(const tier_t *t)
@@ -680,30 +814,38 @@ uint64_t tier_room(const tier_t *t)
     return fs < own ? fs : own;
 }
 
-/* An extent that may be one of t's blocks: in t's arena (when there is one) and no longer
- * than its block. */
-static int ram_block(const tier_t *t, const tier_extent_t *e)
+/* An extent starting at block start of t. */
+static tier_extent_t extent_at(const tier_t *t, int i, uint64_t start, uint64_t len)
 {
-    return alloc_size(e->at.mem) >= e->len && alloc_arena_owns(t->arena, e->at.mem);
+    tier_extent_t e = {.tier = (uint8_t)i, .len = len};
+    if (t->kind == TIER_RAM)
+        e.at.mem = t->base + start * RAM_BLOCK;
+    else
+        e.at.off = start * BLOCK;
+    return e;
 }
 
-static int ram_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max)
+/* The first block of an extent, checked against the tier: an extent that is not one of t's
+ * (outside its region or file, or misaligned) is an assert. */
+static uint64_t first_block(const tier_t *t, const tier_extent_t *e)
 {
-    if (len > t->capacity - t->used) return -ENOSPC;
-    if (max < 1) return -E2BIG;
-    if (len > SIZE_MAX) return -ENOSPC;
-    char *mem = alloc_arena_try_malloc(t->arena, (size_t)len);
-    if (!mem) return -ENOSPC;
-    t->used += len;
-    t->mem += alloc_size(mem);
-    out[0] = (tier_extent_t){.tier = (uint8_t)i, .len = len, .at.mem = mem};
-    return 1;
+    uint64_t off = e->at.off;
+    if (t->kind == TIER_RAM) {
+        assert(e->at.mem >= t->base && e->at.mem < t->base + t->capacity);
+        off = (uint64_t)(e->at.mem - t->base);
+    }
+    assert(off % t->block == 0);
+    assert(off / t->block + blocks_of(t, e->len) <= t->fa.nblocks);
+    return off / t->block;
 }
 
-static int file_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int max)
+int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max)
 {
+    tier_t *t = tier_at(set, i);
     falloc_t *fa = &t->fa;
-    uint64_t need = blocks_of(len);
+    if (len == 0) return 0;
+    if (len > TIER_EXTENT_MAX) return -ENOSPC;
+    uint64_t need = blocks_of(t, len);
     if (need > fa->nfree) return -ENOSPC;
     if (!fits_in_runs(fa, need, max)) return -E2BIG;
     int k = 0;
@@ -711,46 +853,32 @@ static int file_alloc(tier_t *t, int i, uint64_t len, tier_extent_t *out, int ma
         assert(k < max);
         run_t *r = best_fit(fa, rest);
         uint64_t nblk = r ? rest : (r = largest(fa))->nblk;
-        uint64_t bytes = nblk == rest ? len : nblk * BLOCK;
-        uint64_t start = take(fa, r, nblk);
-        out[k] = (tier_extent_t){.tier = (uint8_t)i, .len = bytes, .at.off = start * BLOCK};
+        uint64_t bytes = nblk == rest ? len : nblk * t->block;
+        out[k] = extent_at(t, i, take(fa, r, nblk), bytes);
         len -= bytes;
         rest -= nblk;
     }
-    t->used += need * BLOCK;
+    count_used(t, need, 1);
     for (int j = 0; j < k; j++) {
-        if (reserve(t, out[j].at.off / BLOCK, blocks_of(out[j].len)) == 0) continue;
-        for (int m = 0; m < k; m++) release_now(t, out[m].at.off / BLOCK, blocks_of(out[m].len));
+        if (reserve(t, first_block(t, &out[j]), blocks_of(t, out[j].len)) == 0) continue;
+        for (int m = 0; m < k; m++)
+            release_now(t, first_block(t, &out[m]), blocks_of(t, out[m].len));
         return -ENOSPC; /* the file system is full: nothing stays allocated */
     }
     return k;
 }
 
-int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max)
-{
-    tier_t *t = tier_at(set, i);
-    if (len == 0) return 0;
-    if (len > TIER_EXTENT_MAX) return -ENOSPC;
-    return t->kind == TIER_RAM ? ram_alloc(t, i, len, out, max) : file_alloc(t, i, len, out, max);
-}
-
-/* The first block of a file extent, checked against the tier. */
-static uint64_t first_block(const tier_t *t, const tier_extent_t *e)
-{
-    assert(e->at.off % BLOCK == 0);
-    assert(e->at.off / BLOCK + blocks_of(e->len) <= t->fa.nblocks);
-    return e->at.off / BLOCK;
-}
-
-/* Frees a run of file blocks now: back to the allocator and to the file system. */
+/* Frees a run of blocks now: back to the allocator, and to the file system (a file tier) or,
+ * once enough freed pages gathered, to the OS (RAM). */
 static void release_now(tier_t *t, uint64_t start, uint64_t nblk)
 {
-    unreserve(t, start, nblk);
+    if (t->kind == TIER_FILE) unreserve(t, start, nblk);
     release(&t->fa, start, nblk);
-    t->used -= nblk * BLOCK;
+    count_used(t, nblk, 0);
+    if (t->kind == TIER_RAM && t->fa.ndirty * RAM_BLOCK >= DIRTY_MAX) purge(t);
 }
 
-/* Frees a run of file blocks, or keeps it aside while frees are held. */
+/* Frees a run of blocks, or keeps it aside while frees are held. */
 static void release_blocks(tier_t *t, uint64_t start, uint64_t nblk)
 {
     if (!nblk) return;
@@ -770,7 +898,7 @@ void tier_set_hold_frees(tier_set_t *set, int on)
 {
     for (int i = 0; i < set->n; i++) {
         tier_t *t = set->t[i];
-        if (t->kind != TIER_FILE) continue;
+        if (t->kind != TIER_FILE) continue; /* a forked child sees RAM as it was (copy on write) */
         t->hold = on;
         if (on) continue;
         for (size_t j = 0; j < t->nheld; j += 2) release_blocks(t, t->held[j], t->held[j + 1]);
@@ -781,32 +909,15 @@ void tier_set_hold_frees(tier_set_t *set, int on)
 void tier_free_extent(tier_set_t *set, const tier_extent_t *e)
 {
     tier_t *t = tier_at(set, e->tier);
-    if (t->kind == TIER_FILE) {
-        release_blocks(t, first_block(t, e), blocks_of(e->len));
-        return;
-    }
-    assert(ram_block(t, e));
-    t->used -= e->len;
-    t->mem -= alloc_size(e->at.mem);
-    alloc_arena_free(t->arena, e->at.mem);
+    release_blocks(t, first_block(t, e), blocks_of(t, e->len));
 }
 
 void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len)
 {
     tier_t *t = tier_at(set, e->tier);
     assert(new_len < e->len);
-    if (t->kind == TIER_FILE) {
-        uint64_t have = blocks_of(e->len), keep = blocks_of(new_len);
-        if (keep < have) release_blocks(t, first_block(t, e) + keep, have - keep);
-        e->len = new_len;
-        return;
-    }
-    assert(ram_block(t, e));
-    size_t before = alloc_size(e->at.mem);
-    char *mem = alloc_arena_try_realloc(t->arena, e->at.mem, (size_t)new_len);
-    if (mem) e->at.mem = mem; /* a failed shrink keeps the larger block */
-    t->mem = t->mem - before + alloc_size(e->at.mem);
-    t->used -= e->len - new_len;
+    uint64_t have = blocks_of(t, e->len), keep = blocks_of(t, new_len);
+    if (keep < have) release_blocks(t, first_block(t, e) + keep, have - keep);
     e->len = new_len;
 }
 
@@ -816,31 +927,19 @@ int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra)
     if (extra == 0) return 0;
     if (extra > TIER_EXTENT_MAX - e->len) return -ENOSPC;
     uint64_t new_len = e->len + extra;
-    if (t->kind == TIER_FILE) {
-        uint64_t have = blocks_of(e->len), need = blocks_of(new_len);
-        if (need > have) {
-            uint64_t from = first_block(t, e) + have;
-            run_t *r = run_holding(&t->fa, from);
-            if (!r || r->start + r->nblk < from + (need - have)) return -ENOSPC;
-            take_range(&t->fa, r, from, need - have);
-            t->used += (need - have) * BLOCK;
-            if (reserve(t, from, need - have) < 0) {
-                release_now(t, from, need - have);
-                return -ENOSPC;
-            }
+    uint64_t have = blocks_of(t, e->len), need = blocks_of(t, new_len);
+    if (need > have) {
+        uint64_t from = first_block(t, e) + have;
+        run_t *r = run_holding(&t->fa, from);
+        if (!r || r->start + r->nblk < from + (need - have)) return -ENOSPC;
+        take_range(&t->fa, r, from, need - have);
+        count_used(t, need - have, 1);
+        if (reserve(t, from, need - have) < 0) {
+            release_now(t, from, need - have);
+            return -ENOSPC;
         }
-        e->len = new_len;
-        return 0;
     }
-    if (extra > t->capacity - t->used || new_len > SIZE_MAX) return -ENOSPC;
-    assert(ram_block(t, e));
-    size_t before = alloc_size(e->at.mem);
-    char *mem = alloc_arena_try_realloc(t->arena, e->at.mem, (size_t)new_len);
-    if (!mem) return -ENOSPC;
-    t->mem = t->mem - before + alloc_size(mem);
-    t->used += extra;
     e->len = new_len;
-    e->at.mem = mem;
     return 0;
 }
 
@@ -981,6 +1080,7 @@ void tier_set_delay(tier_set_t *set, int i, uint64_t delay_us)
 
 typedef struct walk {
     uint64_t count, sum, end; /* runs seen, their blocks, end of the previous run */
+    uint64_t spans;           /* runs with a dirty span */
     const avl_t *prev;        /* previous node in order */
     const char *bad;
 } walk_t;
@@ -997,10 +1097,11 @@ static int check_tree(const avl_t *n, avl_cmp_fn *cmp, const falloc_t *fa, walk_
     if (cmp == cmp_off) {
         const run_t *r = RUN_OFF(n);
         if (r->nblk == 0) w->bad = "empty free run";
-        if (r->start + r->nblk > fa->nblocks) w->bad = "free run past the end of the file";
+        if (r->start + r->nblk > fa->nblocks) w->bad = "free run past the end of the tier";
         if (w->count > 1 && r->start <= w->end) w->bad = "free runs overlap or touch";
         w->end = r->start + r->nblk;
         w->sum += r->nblk;
+        w->spans += r->dlo < r->dhi;
     }
     int hr = check_tree(n->r, cmp, fa, w);
     int h = 1 + (hl > hr ? hl : hr);
@@ -1009,31 +1110,41 @@ static int check_tree(const avl_t *n, avl_cmp_fn *cmp, const falloc_t *fa, walk_
     return h;
 }
 
-static const char *check_file(const tier_t *t)
+/* The dirty list against the runs: every run with a span is on it once, spans lie inside
+ * their runs (file tiers keep none) and sum to ndirty. */
+static const char *check_dirty(const falloc_t *fa, uint64_t runs_with_span)
+{
+    uint64_t n = 0, sum = 0;
+    for (const run_t *r = fa->dirty; r; r = r->dnext) {
+        if (r->dlo >= r->dhi) return "a run on the dirty list has no span";
+        if (r->dlo < r->start || r->dhi > r->start + r->nblk) return "a dirty span leaves its run";
+        if (r->dnext && r->dnext->dprev != r) return "dirty list links broken";
+        if (++n > fa->nruns) return "dirty list loops";
+        sum += r->dhi - r->dlo;
+    }
+    if (n != runs_with_span) return "dirty list differs from the runs with a span";
+    if (sum != fa->ndirty) return "ndirty differs from the sum of the spans";
+    if (!fa->track_dirty && n) return "a file tier tracks dirty spans";
+    return NULL;
+}
+
+static const char *check_tier(const tier_t *t)
 {
     const falloc_t *fa = &t->fa;
     walk_t w = {0};
     check_tree(fa->by_off, cmp_off, fa, &w);
     if (w.bad) return w.bad;
-    uint64_t count = w.count;
+    uint64_t count = w.count, spans = w.spans;
     if (count != fa->nruns) return "run count differs from the offset tree";
     if (w.sum != fa->nfree) return "free blocks differ from the sum of the runs";
     w = (walk_t){0};
     check_tree(fa->by_len, cmp_len, fa, &w);
     if (w.bad) return w.bad;
     if (w.count != count) return "the two trees hold different runs";
-    if (t->capacity != fa->nblocks * BLOCK) return "capacity is not the file's blocks";
-    if (t->used != (fa->nblocks - fa->nfree) * BLOCK) return "used differs from the blocks taken";
-    return NULL;
-}
-
-static const char *check_ram(tier_t *t)
-{
-    if (t->arena && alloc_arena_bytes(t->arena) != t->mem)
-        return "mem differs from the live blocks";
-    if (t->used > t->mem) return "used exceeds the live blocks";
-    if (t->used > t->capacity) return "used exceeds capacity";
-    return NULL;
+    if (t->capacity != fa->nblocks * t->block) return "capacity is not the tier's blocks";
+    if (t->used != (fa->nblocks - fa->nfree) * t->block)
+        return "used differs from the blocks taken";
+    return check_dirty(fa, spans);
 }
 
 /* Module-private (tests): NULL when tier i's bookkeeping is consistent, else what is wrong. */
@@ -1041,5 +1152,5 @@ const char *tier__check(const tier_set_t *set, int i);
 const char *tier__check(const tier_set_t *set, int i)
 {
     tier_t *t = tier_at(set, i);
-    return t->kind == TIER_FILE ? check_file(t) : check_ram(t);
+    return check_tier(t);
 }

@@ -2,11 +2,12 @@
  *
  * A tier has a name, a kind, a capacity in bytes, a score in [0, 1] (a blob whose score is at
  * least the tier's score belongs there, fastest tier first) and exact accounting of the bytes
- * allocated on it. Space is handed out as extents: contiguous runs on one tier. A RAM extent is
- * a block of memory; a file extent is a byte range of the tier's data file, found by a
- * free-space allocator. The metadata (allocation, accounting) belongs to the loop thread;
- * tier_pread/tier_pwrite on file extents are safe to call from worker threads (they touch only
- * the file descriptor) and are what the server runs off the loop.
+ * allocated on it. Space is handed out as extents: contiguous runs on one tier, found by a
+ * free-space allocator in blocks of the tier (16 bytes in RAM, 4 KiB in a file). A RAM extent
+ * is memory of the tier's own region (mapped at open, used only as far as it is touched); a
+ * file extent is a byte range of the tier's data file. The metadata (allocation, accounting)
+ * belongs to the loop thread; tier_pread/tier_pwrite on file extents are safe to call from worker
+ * threads (they touch only the file descriptor) and are what the server runs off the loop.
  *
  * This module knows nothing of blobs, keys or clients: storage/ builds blobs from extents, and
  * decides placement with tier_set_pick() and the per-tier free space. */
@@ -19,6 +20,10 @@
 enum tier_kind { TIER_RAM = 0, TIER_FILE = 1 };
 
 #define TIER_MAX 16
+
+/* A RAM tier's block, and a file tier's: what a tier hands out and counts in whole units. */
+#define TIER_RAM_BLOCK 16
+#define TIER_FILE_BLOCK 4096
 
 /* One extent: len bytes on tier `tier`. For RAM, mem points at the bytes; for a file tier,
  * off is the byte offset in the tier's data file. 16 bytes: a blob of one extent holds it in
@@ -38,9 +43,9 @@ _Static_assert(sizeof(tier_extent_t) == 16, "tier_extent_t is 16 bytes");
 #define TIER_EXTENT_MAX ((1ull << 56) - 1)
 
 typedef struct tier_stats {
-    uint64_t reads, writes;              /* operations */
+    uint64_t reads, writes; /* operations */
     uint64_t bytes_read, bytes_written;
-    uint64_t blobs;                      /* maintained by storage/ (tier_blobs_add) */
+    uint64_t blobs; /* maintained by storage/ (tier_blobs_add) */
 } tier_stats_t;
 
 typedef struct tier tier_t; /* opaque */
@@ -66,11 +71,13 @@ typedef struct tier_spec {
  * lazily. Returns 0, or -errno with a message in err (e.g. "tier 'disk': cannot create /x/y:
  * Permission denied"); a data file that another open tier holds (another process, or another
  * set in this one) gives -EWOULDBLOCK, "tier 'disk': /x/disk.data is in use by another process
- * (pid 4711)", and is left untouched. On failure nothing stays open. */
+ * (pid 4711)", and is left untouched. RAM tiers map their capacity (rounded down to 16-byte
+ * blocks) as address space without reserving memory; a capacity the system cannot map is
+ * halved until it can, and tier_capacity() reports what was mapped. On failure nothing stays
+ * open. */
 int tier_set_open(tier_set_t *set, const tier_spec_t *specs, int n, char *err, size_t errlen);
-/* Closes every tier, freeing RAM extents' memory and closing files (data files are removed).
- * RAM extents still allocated are freed with their tier's arena; where malloc is not jemalloc
- * (ASan builds) they cannot be, and the caller must have freed them (alloc_arena_new). */
+/* Closes every tier, unmapping RAM regions (extents still allocated go with them: their
+ * pointers dangle) and closing files (data files are removed). */
 void tier_set_close(tier_set_t *set);
 
 /* The tier's properties. */
@@ -84,8 +91,8 @@ uint64_t tier_free(const tier_t *t);
 /* What the tier can really hand out now: tier_free(), bounded for a file tier by the free
  * space of the file system under it (a capacity may exceed it). One fstatvfs; loop thread. */
 uint64_t tier_room(const tier_t *t);
-/* Process memory holding the tier's bytes: for RAM the allocator's usable size of every block
- * (what alloc_used_memory counts for them, a little more than tier_used), 0 for a file tier. */
+/* Process memory counted for the tier's bytes: for RAM tier_used(), which alloc_used_memory
+ * includes; 0 for a file tier. */
 uint64_t tier_mem(const tier_t *t);
 tier_stats_t *tier_stats(tier_t *t);
 
@@ -93,16 +100,16 @@ tier_stats_t *tier_stats(tier_t *t);
  * is <= s (the last tier if none). */
 int tier_set_pick(const tier_set_t *set, double s);
 
-/* Accounting: a RAM tier counts the bytes asked for; a file tier allocates whole 4 KiB blocks
- * and counts them, so tier_used() is what the tier really holds.
+/* Accounting: a tier allocates whole blocks (16 bytes in RAM, 4 KiB in a file) and counts
+ * them, so tier_used() is what the tier really holds.
  *
- * Allocates len bytes on tier i as one or more extents (a file tier may hand out several runs
- * when fragmented; RAM always gives one). Writes up to max extents into out and returns how
- * many, or -ENOSPC when the tier has less than len free or (file tier) the file system under
- * it cannot reserve the blocks (nothing allocated), or -E2BIG when more than max extents would
- * be needed. File blocks handed out are reserved on disk (fallocate), so writes into them
- * do not fail for lack of space; freed ones are given back. RAM memory is not zeroed. Loop
- * thread only. */
+ * Allocates len bytes on tier i as one or more extents (several runs when no free run is
+ * large enough). Writes up to max extents into out and returns how many, or -ENOSPC when the
+ * tier has less than len free or (file tier) the file system under it cannot reserve the
+ * blocks (nothing allocated), or -E2BIG when more than max extents would be needed. File
+ * blocks handed out are reserved on disk (fallocate), so writes into them do not fail for lack
+ * of space; freed ones are given back, as freed RAM pages are (in batches). Space is not
+ * zeroed. Loop thread only. */
 int tier_alloc(tier_set_t *set, int i, uint64_t len, tier_extent_t *out, int max);
 /* Returns an extent's space to its tier (the bytes are gone). Loop thread only. */
 void tier_free_extent(tier_set_t *set, const tier_extent_t *e);
@@ -110,11 +117,12 @@ void tier_free_extent(tier_set_t *set, const tier_extent_t *e);
  * a forked child reading file extents of a snapshot (the append-only-file rewrite) must not
  * see them reused. Turning it off frees what was held. Loop thread only. */
 void tier_set_hold_frees(tier_set_t *set, int on);
-/* Shrinks an extent to new_len (< e->len) from its end, returning the tail's space. RAM
- * extents may move (realloc): e->at.mem is updated. */
+/* Shrinks an extent to new_len (< e->len) from its end, returning the tail's whole blocks.
+ * The extent does not move. */
 void tier_shrink_extent(tier_set_t *set, tier_extent_t *e, uint64_t new_len);
-/* Grows an extent in place by extra bytes if the space right after it is free (file: and the
- * file system can reserve it) or by realloc (RAM); returns 0, or -ENOSPC (e unchanged). */
+/* Grows an extent in place by extra bytes if its last block has the room or the blocks right
+ * after it are free (file: and the file system can reserve them); returns 0, or -ENOSPC (e
+ * unchanged). */
 int tier_grow_extent(tier_set_t *set, tier_extent_t *e, uint64_t extra);
 
 /* Data access, any thread for file tiers (RAM extents are plain memory: memcpy).

@@ -91,3 +91,37 @@ def test_info_memory_has_the_allocator_fields(server_factory):
         time.sleep(0.2)
     m = r.info("memory")
     assert m["allocator_resident"] < 40 * MB, m["allocator_resident"]
+
+
+def info_memory(r):
+    return r.info("memory")
+
+
+@pytest.mark.skipif(CTE_KIND == "redis", reason="tags and tiers are cte-server's")
+def test_ram_tier_blobs_are_counted_in_16_byte_blocks_and_their_pages_go_back(server_factory):
+    """The RAM tier hands out 16-byte blocks of a region of its own: used_memory counts them
+    (a 1,000-byte blob costs 1,008), and freeing them gives the pages back to the OS."""
+    s = server_factory(["--appendonly", "no"])
+    r = s.redis()
+    base, base_rss = info_memory(r)["used_memory"], rss(s)
+    n, size = 20000, 4000  # 80 MB of blobs on the RAM tier
+    value = b"b" * size
+    for start in range(0, n, 1000):
+        p = r.pipeline(transaction=False)
+        for i in range(start, start + 1000):
+            p.execute_command("TPUT", "t", "blob:%d" % i, 0, value)
+        p.execute()
+    tiers = r.execute_command("TIERS")
+    ram = dict(zip(tiers[0][::2], tiers[0][1::2]))
+    assert ram[b"used"] == n * 4000  # 4,000 is a multiple of 16: no rounding
+    assert r.execute_command("TPUT", "t", "odd", 0, b"x" * 1000) == 1000
+    tiers = r.execute_command("TIERS")
+    assert dict(zip(tiers[0][::2], tiers[0][1::2]))[b"used"] == n * 4000 + 1008
+    used = info_memory(r)["used_memory"]
+    assert used - base >= n * 4000, (base, used)
+    assert rss(s) > base_rss + 70 * MB
+    assert r.flushall()
+    tiers = r.execute_command("TIERS")
+    assert dict(zip(tiers[0][::2], tiers[0][1::2]))[b"used"] == 0
+    assert info_memory(r)["used_memory"] < base + 4 * MB
+    wait_rss_below(s, base_rss + 20 * MB, 3)
