@@ -841,8 +841,8 @@ static void write_range(blob_t *b, uint64_t off, const char *data, uint64_t len,
     }
 }
 
-/* Grows b's last extent in place to hold size bytes (slack in its last file block, the free
- * blocks right after it, or a RAM realloc). 0 on success, -1 if it cannot. */
+/* Grows b's last extent in place to hold size bytes (slack in its last block, or the free
+ * blocks right after it, in a RAM or a file tier alike). 0 on success, -1 if it cannot. */
 static int grow_in_place(blob_t *b, uint64_t size)
 {
     uint32_t n;
