@@ -156,7 +156,9 @@ static sdoc_t *sdoc_new(search_t *s, const blob_t *b)
     return d;
 }
 
-/* Frees d's entry and clears its blob's slot. */
+/* Frees d's entry and clears its blob's slot (s->ndocs already counts it out). When no entry
+ * is left in use (FLUSHALL, the last blob deleted), the chunks go too, so the catalogue does
+ * not keep 32 bytes for every blob it once held. */
 static void sdoc_release(search_t *s, sdoc_t *d)
 {
     uint32_t id = blob_observer(d->obj);
@@ -165,6 +167,11 @@ static void sdoc_release(search_t *s, sdoc_t *d)
     memset(d, 0, sizeof(*d));
     d->gen = s->sdoc_free;
     s->sdoc_free = id;
+    if (s->ndocs) return;
+    for (uint32_t i = 0; i < s->nchunks; i++) xfree(s->chunks[i]);
+    xfree(s->chunks);
+    s->chunks = NULL;
+    s->nchunks = s->chunks_cap = s->sdoc_top = s->sdoc_free = 0;
 }
 
 static stag_t *doc_tag(const search_t *s, const sdoc_t *d)

@@ -125,3 +125,34 @@ def test_ram_tier_blobs_are_counted_in_16_byte_blocks_and_their_pages_go_back(se
     assert dict(zip(tiers[0][::2], tiers[0][1::2]))[b"used"] == 0
     assert info_memory(r)["used_memory"] < base + 4 * MB
     wait_rss_below(s, base_rss + 20 * MB, 3)
+
+
+@pytest.mark.skipif(CTE_KIND == "redis", reason="tags and the search catalogue are cte-server's")
+def test_the_search_catalogue_gives_its_entries_back_when_every_blob_is_gone(server_factory):
+    """The catalogue keeps a 32-byte entry per blob in chunks that never move while entries are
+    in use; once no blob is left (FLUSHALL, or the last TDEL) the chunks go too, so
+    search_names_memory does not stay at 32 bytes for every blob once held."""
+    s = server_factory(["--appendonly", "no"])
+    r = s.redis()
+    empty = r.info("search")["search_names_memory"]
+    for rnd in range(2):
+        for start in range(0, 50000, 5000):
+            p = r.pipeline(transaction=False)
+            for i in range(start, start + 5000):
+                p.execute_command("TPUT", "t%d" % (i % 3), "b:%d" % i, 0, b"v")
+            p.execute()
+        assert r.info("search")["search_names_memory"] > empty + 50000 * 32
+        if rnd == 0:
+            assert r.flushall()
+        else:
+            for t in ("t0", "t1", "t2"):
+                names = [x.decode() for x in r.execute_command("TLIST", t, "COUNT", 50000)]
+                for start in range(0, len(names), 5000):
+                    p = r.pipeline(transaction=False)
+                    for n in names[start:start + 5000]:
+                        p.execute_command("TDEL", t, n)
+                    p.execute()
+        assert r.info("search")["search_blobs"] == 0
+        assert r.info("search")["search_names_memory"] < empty + 64 * 1024, rnd
+    assert r.execute_command("TPUT", "t", "again", 0, b"x") == 1  # numbering starts over
+    assert r.execute_command("TGET", "t", "again") == b"x"
