@@ -640,7 +640,7 @@ const config__row_t config__rows[] = {
      .doc = "Seconds between TCP keepalive probes on client sockets (0: off)."},
     {"tcp-backlog", T(int), F(tcp_backlog), .def = "511", I_MAX, IMM,
      .doc = "Backlog of pending connections given to listen()."},
-    {"socket-spin-us", T(int), F(socket_spin_us), .def = "50", .min = 0, .max = 1000,
+    {"socket-spin-us", T(int), F(socket_spin_us), .def = "200", .min = 0, .max = 1000,
      .doc = "Microseconds the loop keeps polling without sleeping after a read from a TCP or "
             "Unix socket client, so a client that waits for each reply has its next request "
             "caught without two wake-ups; adaptive: a spin that catches nothing halves the "

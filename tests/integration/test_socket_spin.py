@@ -41,10 +41,10 @@ def ping_pong(c, n):
 def test_default_and_config(server_factory):
     s = server_factory()
     with s.conn() as c:
-        assert c.py("CONFIG", "GET", "socket-spin-us") == [b"socket-spin-us", b"50"]
+        assert c.py("CONFIG", "GET", "socket-spin-us") == [b"socket-spin-us", b"200"]
         assert c.call("CONFIG", "SET", "socket-spin-us", "1001").kind == "-"
         assert c.call("CONFIG", "SET", "socket-spin-us", "-1").kind == "-"
-        assert c.py("CONFIG", "GET", "socket-spin-us") == [b"socket-spin-us", b"50"]
+        assert c.py("CONFIG", "GET", "socket-spin-us") == [b"socket-spin-us", b"200"]
         assert c.call("CONFIG", "SET", "socket-spin-us", "0") == R("+", b"OK")
         assert c.py("CONFIG", "GET", "socket-spin-us") == [b"socket-spin-us", b"0"]
 
