@@ -332,7 +332,6 @@ static void spin_after_read(void)
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
 {
     conn_t *conn = s->data;
-    spin_after_read();
     client_t *c = conn->c;
     if (nread < 0) {
         /* EOF or reset by peer (Jedis closes with RST): clean up quietly */
@@ -340,6 +339,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         return;
     }
     if (nread == 0) return;
+    spin_after_read(); /* bytes came: the next request may follow closely */
     if (!b->base) {
         log_warning("Closing client id=%llu: out of memory for its query buffer",
                     (unsigned long long)c->id);
