@@ -1072,9 +1072,9 @@ int tag_set_meta(tag_obj_t *t, const char *name, size_t nlen, long long ctime, l
 /* ---- reads ---- */
 
 int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off,
-                     uint64_t count, uint64_t *len, int *needs_io)
+                     uint64_t count, uint64_t *len, int *needs_io, blob_t **blob)
 {
-    blob_t *b = tag_blob(t, name, nlen);
+    blob_t *b = *blob = tag_blob(t, name, nlen);
     *len = 0;
     *needs_io = 0;
     if (!b) return ST_MISSING;
@@ -1137,15 +1137,36 @@ static int read_range(blob_t *b, uint64_t off, uint64_t len, char *dst, int coun
     return read_list(b, NULL, off, len, dst, count_io, plan);
 }
 
-int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
-                  long long now, char *dst, tag_plan_t **plan)
+int tag_read_into(blob_t *b, uint64_t off, uint64_t len, long long now, char *dst,
+                  tag_plan_t **plan)
 {
     *plan = NULL;
-    blob_t *b = tag_blob(t, name, nlen);
     assert(b && !b->writing && off + len <= (off >= blob_size(b) ? off : blob_size(b)));
     b->atime = blob_time(now);
     count_up(&b->reads);
     return read_range(b, off, len, dst, 1, plan);
+}
+
+void tag_prefetch(const tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count)
+{
+    blob_t *b = (blob_t *)dict_peek(&t->blobs, name, nlen, dict_hash(name, nlen));
+    if (!b || off >= blob_size(b)) return;
+    uint64_t n = blob_size(b) - off, pos = 0;
+    if (count < n) n = count;
+    if (n > PREFETCH_MAX) n = PREFETCH_MAX;
+    uint32_t ne;
+    const tier_extent_t *ext = blob_extents(b, &ne);
+    for (uint32_t i = 0; i < ne && n; i++) {
+        const tier_extent_t *e = &ext[i];
+        if (off < pos + e->len && tier_kind(tag_store.tiers->t[e->tier]) == TIER_RAM) {
+            uint64_t eoff = off > pos ? off - pos : 0, k = e->len - eoff < n ? e->len - eoff : n;
+            prefetch_bytes(e->at.mem + eoff, (size_t)k);
+            n -= k;
+        } else if (off < pos + e->len) {
+            break; /* a file extent: the read goes through a plan */
+        }
+        pos += e->len;
+    }
 }
 
 const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len)
@@ -1182,13 +1203,14 @@ int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t 
     *plan = NULL;
     *out = NULL;
     *outlen = 0;
-    int rc = tag_read_prepare(t, name, nlen, off, count, &len, &io);
+    blob_t *b;
+    int rc = tag_read_prepare(t, name, nlen, off, count, &len, &io, &b);
     if (rc != ST_OK) return rc;
     char *buf = try_malloc(len ? len : 1);
     if (!buf) return ST_OOM;
     *out = buf;
     *outlen = len;
-    return tag_read_into(t, name, nlen, off, len, now, buf, plan);
+    return tag_read_into(b, off, len, now, buf, plan);
 }
 
 /* ---- readers (a TGET streamed in pieces) ---- */
@@ -1208,9 +1230,9 @@ int tag_reader_open(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, u
 {
     int io;
     *r = NULL;
-    int rc = tag_read_prepare(t, name, nlen, off, count, len, &io);
+    blob_t *b;
+    int rc = tag_read_prepare(t, name, nlen, off, count, len, &io, &b);
     if (rc != ST_OK) return rc;
-    blob_t *b = tag_blob(t, name, nlen);
     /* A move's end hands the extents it shares to the new list and marks them gone in the
      * old one, which a reader (unlike one read plan, whose pieces are fixed when it starts)
      * would go on reading: it opens after the move. */

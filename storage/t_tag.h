@@ -122,14 +122,18 @@ int tag_put(tag_obj_t *t, const tag_write_t *w, uint64_t *size_out, tag_plan_t *
 int tag_get(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
             long long now, char **out, uint64_t *outlen, tag_plan_t **plan);
 /* TGET in two steps, so the caller can read straight into its reply: tag_read_prepare gives
- * the length a read of count bytes from off returns (ST_OK, ST_MISSING, ST_BUSY) and
- * whether file extents are involved; tag_read_into then reads that many bytes into dst (RAM
- * now, files through *plan: ST_OK or ST_PENDING). Nothing may change the blob between the
- * two calls. */
+ * the length a read of count bytes from off returns (ST_OK, ST_MISSING, ST_BUSY), whether
+ * file extents are involved and (ST_OK) the blob; tag_read_into then reads that many bytes of
+ * it into dst (RAM now, files through *plan: ST_OK or ST_PENDING). Nothing may change the
+ * blob between the two calls. */
 int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count,
-                     uint64_t *len, int *needs_io);
-int tag_read_into(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t len,
-                  long long now, char *dst, tag_plan_t **plan);
+                     uint64_t *len, int *needs_io, blob_t **blob);
+int tag_read_into(blob_t *b, uint64_t off, uint64_t len, long long now, char *dst,
+                  tag_plan_t **plan);
+/* Brings the first bytes (PREFETCH_MAX at most) of a TGET of count bytes from off into the CPU's
+ * cache, as far as they lie in RAM extents: a hint for a read that comes soon. Changes nothing,
+ * counts nothing; a missing blob is no error. */
+void tag_prefetch(const tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count);
 /* A TGET too large to hold in memory at once, read in pieces: tag_reader_open takes the blob's
  * extents as they are (*len: the bytes a read of count from off returns) and counts one read
  * access; until tag_reader_close the blob counts as read in flight (writes and moves answer

@@ -101,6 +101,50 @@ def test_thousand_pipelined_commands_in_one_write_are_answered_in_order(cte_serv
     assert got == expected
 
 
+def test_pipelined_reads_see_the_writes_queued_before_them(cte_server):
+    """The server looks one request ahead (it prefetches what a GET or TGET will read and
+    remembers the next command's name): every read still answers what the commands before it
+    left, whatever the case of the names, and an unknown name stays unknown."""
+    big = b"x" * 20000
+    steps = [
+        (("SET", "pk", "one"), b"+OK\r\n"),
+        (("GET", "pk"), b"$3\r\none\r\n"),
+        (("SET", "pk", big), b"+OK\r\n"),
+        (("get", "pk"), b"$20000\r\n" + big + b"\r\n"),
+        (("DEL", "pk"), b":1\r\n"),
+        (("GeT", "pk"), b"$-1\r\n"),
+        (("TPUT", "pt", "b", "0", "hello"), b":5\r\n"),
+        (("TGET", "pt", "b"), b"$5\r\nhello\r\n"),
+        (("TPUT", "pt", "b", "2", "XYZW"), b":6\r\n"),
+        (("TGET", "pt", "b", "1", "3"), b"$3\r\neXY\r\n"),
+        (("TTRUNCATE", "pt", "b", "1"), b":1\r\n"),
+        (("tget", "pt", "b"), b"$1\r\nh\r\n"),
+        (("TDEL", "pt", "b"), b":1\r\n"),
+        (("TGET", "pt", "b"), b"$-1\r\n"),
+        (("TGET", "pt", "b", "-1"), None),
+        (("SELECT", "1"), b"+OK\r\n"),
+        (("SET", "pk", "db1"), b"+OK\r\n"),
+        (("SELECT", "0"), b"+OK\r\n"),
+        (("GET", "pk"), b"$-1\r\n"),
+        (("NOSUCHCMD", "pk"), None),
+        (("GET",), None),
+        (("GET", "pk", "extra"), None),
+        (("PING",), b"+PONG\r\n"),
+    ]
+    payload = b"".join(encode_command(*args) for args, _ in steps)
+    with cte_server.conn() as c:
+        c.send_raw(payload)  # one write: each read arrives right behind the write it must see
+        for args, want in steps:
+            got = c.read_reply()[1]
+            if want is None:
+                assert got.startswith(b"-ERR"), (args, got)
+            else:
+                assert got == want, (args, got[:80])
+    with cte_server.conn() as c:
+        assert c.call_raw("SELECT", "1") == b"+OK\r\n"
+        assert c.call_raw("GET", "pk") == b"$3\r\ndb1\r\n"
+
+
 def test_requests_split_byte_by_byte(cte_server):
     payload = (encode_command("SET", "split", "a\r\nb") + encode_command("GET", "split") +
                b"PING\r\n" + encode_command("APPEND", "split", "\x00"))

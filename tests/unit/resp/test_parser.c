@@ -1010,3 +1010,51 @@ Test(resp_parser, area_refs_out_of_bounds_or_malformed_are_protocol_errors)
     cr_assert_eq(parse_str("*2\r\n$3\r\nGET\r\n&1,0\r\n", &used), RESP_ERROR);
     cr_assert_str_eq(P.error, "Protocol error: expected '$', got '&'");
 }
+
+/* ---- resp_peek: a look-ahead at the next request ---- */
+
+static int peek_s(const char *s, resp_arg_t *out, int max)
+{
+    return resp_peek(s, strlen(s), out, max);
+}
+
+Test(resp_peek, whole_bulks_of_a_multibulk)
+{
+    resp_arg_t a[5];
+    const char *s = "*3\r\n$4\r\nTGET\r\n$5\r\nbench\r\n$3\r\nb12\r\n*1\r\n$4\r\nPING\r\n";
+    cr_assert_eq(peek_s(s, a, 5), 3);
+    cr_assert(a[0].len == 4 && memcmp(a[0].ptr, "TGET", 4) == 0);
+    cr_assert(a[1].len == 5 && memcmp(a[1].ptr, "bench", 5) == 0);
+    cr_assert(a[2].len == 3 && memcmp(a[2].ptr, "b12", 3) == 0, "stops at its own count");
+    cr_assert_eq(peek_s(s, a, 2), 2, "at most max");
+    cr_assert_eq(peek_s("*2\r\n$0\r\n\r\n$1\r\nx\r\n", a, 5), 2);
+    cr_assert_eq(a[0].len, 0);
+}
+
+Test(resp_peek, only_what_arrived_whole)
+{
+    resp_arg_t a[5];
+    const char *s = "*3\r\n$3\r\nGET\r\n$10\r\n0123456789\r\n$1\r\nx\r\n";
+    size_t full = strlen(s);
+    for (size_t len = 0; len <= full; len++) {
+        int n = resp_peek(s, len, a, 5);
+        int want = len >= full ? 3 : len >= 30 ? 2 : len >= 13 ? 1 : 0;
+        cr_assert_eq(n, want, "len %zu: %d", len, n);
+    }
+}
+
+Test(resp_peek, nothing_from_what_it_does_not_read)
+{
+    resp_arg_t a[5];
+    cr_assert_eq(peek_s("GET k\r\n", a, 5), 0, "inline");
+    cr_assert_eq(peek_s("*2\r\n&3,0\r\n$1\r\nk\r\n", a, 5), 0, "a data area reference");
+    cr_assert_eq(peek_s("*-1\r\n", a, 5), 0);
+    cr_assert_eq(peek_s("*0\r\n", a, 5), 0);
+    cr_assert_eq(peek_s("*2\r\n$-1\r\n", a, 5), 0);
+    cr_assert_eq(peek_s("*2\r\n$x\r\n", a, 5), 0);
+    cr_assert_eq(peek_s("*2\r\n$3\rGET\r\n", a, 5), 0, "a header without its \\n");
+    cr_assert_eq(peek_s("*2\r\n$9999999999999999999\r\nGET\r\n", a, 5), 0, "too many digits");
+    cr_assert_eq(peek_s("*2\r\n$999999999999999999\r\nGET\r\n", a, 5), 0, "more than arrived");
+    cr_assert_eq(peek_s("*", a, 5), 0);
+    cr_assert_eq(resp_peek("", 0, a, 5), 0);
+}
