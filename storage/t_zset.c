@@ -1778,8 +1778,8 @@ void zset_iter_rank(zset_iter_t *it, const zset_t *z, size_t rank, int reverse)
     }
 }
 
-/* Positions a tree iterator at the first entry where p hits (forward) or the entry before it
- * (reverse), then keeps it only if check passes there. */
+/* Positions a tree iterator at the first entry where p hits (forward) or at the entry before
+ * it (reverse); the caller checks the range's other end there. */
 static void iter_seek(zset_iter_t *it, const probe_t *p)
 {
     leaf_t *l;
