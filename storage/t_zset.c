@@ -595,12 +595,13 @@ static void zbt_dict_free(dict_node_t *n, void *ud)
 /* The dict owns the member nodes for freeing: zbt_free() clears it. */
 static const dict_type_t zbt_dict_type = {zbt_dict_key, zbt_dict_free};
 
-static znode_t *znode_new(double score, const void *m, size_t len)
+/* A member node; h is dict_hash(m, len). */
+static znode_t *znode_new(double score, const void *m, size_t len, uint32_t h)
 {
     assert(len <= UINT32_MAX);
     znode_t *n = xmalloc(sizeof(znode_t) + len);
     n->dn.next = NULL;
-    n->dn.hash = dict_hash(m, len);
+    n->dn.hash = h;
     n->dn.aux = (uint32_t)len;
     n->score = score;
     if (len) memcpy(n->member, m, len);
@@ -1329,7 +1330,7 @@ static void bt_build_push(bt_builder_t *b, double score, const void *m, size_t l
         t->tail = b->cur = l = r;
         b->group++;
     }
-    znode_t *x = znode_new(score, m, len);
+    znode_t *x = znode_new(score, m, len, dict_hash(m, len));
     l->score[l->n] = score;
     l->node[l->n++] = x;
     t->length++;
@@ -1647,7 +1648,7 @@ static int zbt_add(zset_t *z, const void *m, size_t len, double score, int flags
         *out |= ZSET_OUT_NOP;
         return 0;
     }
-    x = znode_new(score, m, len);
+    x = znode_new(score, m, len, h);
     bt_insert(t, x);
     dict_insert(&t->dict, &x->dn);
     if (newscore) *newscore = score;
