@@ -1,7 +1,11 @@
 /* test_zset.c - storage/t_zset.c: range parsing, both encodings and the conversions between
  * them, and a model test: random adds (with every flag), removals, increments and range
  * deletions checked after each step against a sorted array, for ranks, scores, iteration in
- * both directions, score and lex ranges with offsets, counts, random sampling, scan and dup. */
+ * both directions, score and lex ranges with offsets, counts, random sampling, scan and dup.
+ * The big-set model tests do the same on trees of several levels that grow and shrink to
+ * empty repeatedly (ties, infinities, members that are prefixes of each other, rank, score
+ * and lex range deletions, offsets past a leaf), and on sets built by ascending, descending
+ * and bulk insertion. */
 #include "storage/t_zset.h"
 
 #include "common/alloc.h"
