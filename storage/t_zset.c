@@ -1268,7 +1268,29 @@ static inline int key_before(double s1, const znode_t *a, double s2, const znode
     return s1 < s2 || (s1 == s2 && mem_cmp(a->member, nlen(a), b->member, nlen(b)) < 0);
 }
 
-/* Gives x (in the tree) a new score, in place when its neighbours allow. */
+/* Moves x, at index i of l, to its place for a new score when that place is inside l: the new
+ * key lies between l's other first and last entries, or beyond them on the tree's edge. So a
+ * small increment (a leaderboard's ZINCRBY) costs one descent and no rebalancing. Returns 0,
+ * changing nothing, when the place may be in another leaf. */
+static int leaf_move(zbt_t *t, bt_path_t *path, leaf_t *l, unsigned i, znode_t *x, double score)
+{
+    if (l->n < 2) return 0;
+    unsigned f = i == 0 ? 1 : 0, g = i == l->n - 1 ? l->n - 2 : l->n - 1;
+    if (l->prev && !key_before(l->score[f], l->node[f], score, x)) return 0;
+    if (l->next && !key_before(score, x, l->score[g], l->node[g])) return 0;
+    memmove(l->score + i, l->score + i + 1, (l->n - i - 1) * sizeof(double));
+    memmove(l->node + i, l->node + i + 1, (l->n - i - 1) * sizeof(znode_t *));
+    l->n--;
+    probe_t p = probe_key(P_KEY_GT, score, x->member, nlen(x));
+    unsigned j = first_hit(&p, l->score, l->node, 0, l->n);
+    x->score = score;
+    leaf_put(l, j, score, x);
+    if (i == 0 || j == 0) fix_min(path, t->height, l->score[0], l->node[0]);
+    return 1;
+}
+
+/* Gives x (in the tree) a new score: in place when its neighbours allow, else within its
+ * leaf when it can, else by deletion and insertion. */
 static void bt_update_score(zbt_t *t, znode_t *x, double score)
 {
     bt_path_t path;
@@ -1284,6 +1306,7 @@ static void bt_update_score(zbt_t *t, znode_t *x, double score)
         if (i == 0) fix_min(&path, t->height, score, x);
         return;
     }
+    if (leaf_move(t, &path, l, i, x, score)) return;
     bt_remove_at(t, &path, l, i, 1);
     x->score = score;
     bt_insert(t, x);
