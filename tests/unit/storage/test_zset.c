@@ -725,7 +725,7 @@ static void model_score_span(const model_t *md, const zset_range_t *r, size_t *a
 static void big_del_run(model_t *md, size_t a, size_t b)
 {
     for (size_t k = a; k < b; k++) free(md->v[k].m);
-    memmove(md->v + a, md->v + b, (md->n - b) * sizeof(mentry_t));
+    if (b < md->n) memmove(md->v + a, md->v + b, (md->n - b) * sizeof(mentry_t));
     md->n -= b - a;
 }
 
