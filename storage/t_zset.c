@@ -532,13 +532,9 @@ typedef struct znode {
 
 /* Sizes measured with 100k random inserts: 62 (a 1 KiB leaf) used 2 bytes a member less than
  * 30 at the same speed; an inner node fills a 512-byte jemalloc class. */
-#ifndef LEAF_CAP
 #define LEAF_CAP 62
-#endif
 #define LEAF_MIN (LEAF_CAP / 2)
-#ifndef INNER_CAP
 #define INNER_CAP 15
-#endif
 #define INNER_MIN ((INNER_CAP + 1) / 2)
 #define BT_MAXDEPTH 48
 
@@ -568,6 +564,9 @@ typedef struct zbt {
     size_t leaves, inners; /* node counts, for zset_memory */
     int height;            /* inner levels above the leaves */
 } zbt_t;
+
+_Static_assert(sizeof(leaf_t) <= 1024 && sizeof(leaf_t) > 1024 - 16, "a leaf fills 1 KiB");
+_Static_assert(sizeof(inner_t) <= 512 && sizeof(inner_t) > 512 - 32, "an inner node fills 512");
 
 /* The inner nodes crossed by a descent and the child index taken in each (0 is the root). */
 typedef struct bt_path {
