@@ -19,16 +19,23 @@
  * without a string round trip. Integral scores (0 included) are stored as integers, so -0
  * reads back as 0, which is what Redis 7.0's listpack does too.
  *
- * Skiplist: Pugh's skiplist with spans (Redis's variant: equal scores ordered by member, a
- * backward pointer at level 0) and a dict from member to node. A node is one allocation:
+ * Tree (ENC_SKIPLIST, the name Redis reports): an order-statistic B+ tree keyed by (score,
+ * member) plus a dict from member to node. A member node is one allocation:
  *
- *   dict_node_t (next, hash, aux = member length) | score | backward | member bytes |
- *   padding to 8 | levels[height] {forward, span}
+ *   dict_node_t (next, hash, aux = member length) | score | member bytes
  *
- * so the dict entry, the skiplist node and the member share one block; the height is not
- * stored (deleting a node tells it: the levels whose update[] pointed at the node). Spans of a
- * level whose forward is NULL count the nodes after the node, as Redis's insert expects.
- * The skiplist header (a node with ZSL_MAXLEVEL levels) lives in the zsl_t allocation.
+ * Leaves hold sorted arrays of scores and node pointers and are linked both ways, so a descent
+ * compares scores read from the node it is in and touches a member only on equal scores.
+ * Inner nodes hold per child its first entry (score and node: the separator), the number of
+ * entries under it (rank, by-rank and range counts in O(log n)) and the pointer. Invariants:
+ * separator i >= 1 of an inner node is exactly the first entry of child i's subtree (slot 0
+ * is never read), so a separator always names a live node; every inner node but the root has
+ * at least two children and the root either is a leaf or has two; only the root leaf can be
+ * empty. A full leaf spreads into a sibling with room or splits together with a full sibling
+ * into three (B*-tree), so random insertion fills leaves to ~87%; a leaf or inner node below
+ * half full after a deletion merges with or borrows from a sibling, and emptied nodes are
+ * freed. Sorted input (conversion, dup, zset_from_sorted) is built bottom-up in linear time
+ * with evenly full nodes; ascending or descending insertion (RDB loading) keeps full nodes.
  *
  * Invariants: both encodings hold unique members in (score, member) order; no NaN scores; a
  * listpack's count and bytes match its entries. Runs on the loop thread. */
@@ -514,406 +521,915 @@ static size_t lp_delete_run(zset_t *z, const uint8_t *p, const zset_range_t *r,
 }
 
 /* ------------------------------------------------------------------------------------------
- * Skiplist encoding
+ * B+ tree encoding
  * ------------------------------------------------------------------------------------------ */
 
-typedef struct zsl_node zsl_node_t;
-typedef struct zsl_level {
-    zsl_node_t *forward;
-    size_t span;
-} zsl_level_t;
-struct zsl_node {
+typedef struct znode {
     dict_node_t dn; /* dn.aux: member length */
     double score;
-    zsl_node_t *backward;
     char member[];
-};
-typedef struct zsl {
+} znode_t;
+
+/* Sizes measured with 100k random inserts: 62 (a 1 KiB leaf) used 2 bytes a member less than
+ * 30 at the same speed; an inner node fills a 512-byte jemalloc class. */
+#define LEAF_CAP 62
+#define LEAF_MIN (LEAF_CAP / 2)
+#define INNER_CAP 15
+#define INNER_MIN ((INNER_CAP + 1) / 2)
+#define BT_MAXDEPTH 48
+
+typedef struct leaf {
+    struct leaf *prev, *next;
+    uint32_t n;
+    double score[LEAF_CAP];
+    znode_t *node[LEAF_CAP];
+} leaf_t;
+
+/* score[i]/key[i] (i >= 1) is exactly the first entry of child i's subtree; slot 0 is not
+ * read. count[i] is the number of entries under child i. */
+typedef struct inner {
+    uint32_t n;
+    double score[INNER_CAP];
+    znode_t *key[INNER_CAP];
+    size_t count[INNER_CAP];
+    void *child[INNER_CAP];
+} inner_t;
+
+typedef struct zbt {
     dict_t dict;
-    zsl_node_t *header, *tail;
+    void *root;   /* a leaf when height is 0 */
+    leaf_t *head; /* first and last leaf */
+    leaf_t *tail;
     size_t length;
-    int level;
-} zsl_t;
+    size_t leaves, inners; /* node counts, for zset_memory */
+    int height;            /* inner levels above the leaves */
+} zbt_t;
 
-_Static_assert(sizeof(zsl_node_t) % 8 == 0, "levels follow the node at 8-byte alignment");
-_Static_assert(sizeof(zsl_t) % 8 == 0, "the header node follows zsl_t");
+_Static_assert(sizeof(leaf_t) <= 1024 && sizeof(leaf_t) > 1024 - 16, "a leaf fills 1 KiB");
+_Static_assert(sizeof(inner_t) <= 512 && sizeof(inner_t) > 512 - 32, "an inner node fills 512");
 
-static inline size_t nlen(const zsl_node_t *n)
+/* The inner nodes crossed by a descent and the child index taken in each (0 is the root). */
+typedef struct bt_path {
+    inner_t *in[BT_MAXDEPTH];
+    unsigned idx[BT_MAXDEPTH];
+} bt_path_t;
+
+static inline size_t nlen(const znode_t *n)
 {
     return n->dn.aux;
 }
 
-static inline size_t lv_off(size_t len)
-{
-    return (sizeof(zsl_node_t) + len + 7) & ~(size_t)7;
-}
-
-static inline zsl_level_t *LV(const zsl_node_t *n)
-{
-    return (zsl_level_t *)((char *)n + lv_off(nlen(n)));
-}
-
-static inline zsl_node_t *fwd(const zsl_node_t *n, int i)
-{
-    return LV(n)[i].forward;
-}
-
-static const void *zsl_dict_key(const dict_node_t *n, size_t *len)
+static const void *zbt_dict_key(const dict_node_t *n, size_t *len)
 {
     *len = n->aux;
-    return ((const zsl_node_t *)n)->member;
+    return ((const znode_t *)n)->member;
 }
 
-static void zsl_dict_free(dict_node_t *n, void *ud)
+static void zbt_dict_free(dict_node_t *n, void *ud)
 {
+    (void)ud;
     xfree(n);
 }
 
-/* The dict owns the nodes for freeing: zsl_free() clears it, and the skiplist goes with it. */
-static const dict_type_t zsl_dict_type = {zsl_dict_key, zsl_dict_free};
+/* The dict owns the member nodes for freeing: zbt_free() clears it. */
+static const dict_type_t zbt_dict_type = {zbt_dict_key, zbt_dict_free};
 
-static int zsl_random_level(void)
-{
-    uint64_t r = rand_u64();
-    int level = 1;
-    /* P = 1/4 per level, from the high bits of the PRNG */
-    while (level < ZSL_MAXLEVEL && (r >> 62) == 0) {
-        level++;
-        r <<= 2;
-    }
-    return level;
-}
-
-static zsl_node_t *zsl_node_new(int level, double score, const void *m, size_t len)
+/* A member node; h is dict_hash(m, len). */
+static znode_t *znode_new(double score, const void *m, size_t len, uint32_t h)
 {
     assert(len <= UINT32_MAX);
-    zsl_node_t *n = xmalloc(lv_off(len) + (size_t)level * sizeof(zsl_level_t));
+    znode_t *n = xmalloc(sizeof(znode_t) + len);
     n->dn.next = NULL;
-    n->dn.hash = dict_hash(m, len);
+    n->dn.hash = h;
     n->dn.aux = (uint32_t)len;
     n->score = score;
-    n->backward = NULL;
     if (len) memcpy(n->member, m, len);
     return n;
 }
 
-static zsl_t *zsl_new(void)
+static leaf_t *leaf_new(zbt_t *t)
 {
-    zsl_t *sl = xmalloc(sizeof(zsl_t) + sizeof(zsl_node_t) + ZSL_MAXLEVEL * sizeof(zsl_level_t));
-    dict_init(&sl->dict, &zsl_dict_type);
-    sl->header = (zsl_node_t *)(sl + 1);
-    memset(sl->header, 0, sizeof(zsl_node_t) + ZSL_MAXLEVEL * sizeof(zsl_level_t));
-    sl->tail = NULL;
-    sl->length = 0;
-    sl->level = 1;
-    return sl;
+    leaf_t *l = xmalloc(sizeof(leaf_t));
+    l->prev = l->next = NULL;
+    l->n = 0;
+    t->leaves++;
+    return l;
 }
 
-static void zsl_free(zsl_t *sl)
+static inner_t *inner_new(zbt_t *t)
 {
-    dict_clear(&sl->dict, NULL);
-    xfree(sl);
+    inner_t *in = xmalloc(sizeof(inner_t));
+    in->n = 0;
+    in->key[0] = NULL;
+    in->score[0] = 0;
+    t->inners++;
+    return in;
 }
 
-/* 1 if node x sorts before (s, m). */
-static inline int node_before(const zsl_node_t *x, double s, const char *m, size_t len)
+static zbt_t *zbt_new(void)
 {
-    return x->score < s || (x->score == s && mem_cmp(x->member, nlen(x), m, len) < 0);
+    zbt_t *t = xmalloc(sizeof(zbt_t));
+    dict_init(&t->dict, &zbt_dict_type);
+    t->length = 0;
+    t->leaves = t->inners = 0;
+    t->height = 0;
+    t->root = t->head = t->tail = leaf_new(t);
+    return t;
 }
 
-/* Links x (of height level, not in the list) at its place. */
-static void zsl_insert(zsl_t *sl, zsl_node_t *x, int level)
+static void free_subtree(void *x, int height)
 {
-    zsl_node_t *update[ZSL_MAXLEVEL], *p = sl->header, *f;
-    size_t rank[ZSL_MAXLEVEL];
-    for (int i = sl->level - 1; i >= 0; i--) {
-        rank[i] = i == sl->level - 1 ? 0 : rank[i + 1];
-        while ((f = fwd(p, i)) && node_before(f, x->score, x->member, nlen(x))) {
-            rank[i] += LV(p)[i].span;
-            p = f;
-        }
-        update[i] = p;
+    if (height) {
+        inner_t *in = x;
+        for (unsigned i = 0; i < in->n; i++) free_subtree(in->child[i], height - 1);
     }
-    if (level > sl->level) {
-        for (int i = sl->level; i < level; i++) {
-            rank[i] = 0;
-            update[i] = sl->header;
-            LV(sl->header)[i].span = sl->length;
-        }
-        sl->level = level;
-    }
-    zsl_level_t *xl = LV(x);
-    for (int i = 0; i < level; i++) {
-        zsl_level_t *ul = &LV(update[i])[i];
-        xl[i].forward = ul->forward;
-        ul->forward = x;
-        xl[i].span = ul->span - (rank[0] - rank[i]);
-        ul->span = rank[0] - rank[i] + 1;
-    }
-    for (int i = level; i < sl->level; i++) LV(update[i])[i].span++;
-    x->backward = update[0] == sl->header ? NULL : update[0];
-    if (xl[0].forward)
-        xl[0].forward->backward = x;
-    else
-        sl->tail = x;
-    sl->length++;
-}
-
-/* Unlinks x given its predecessors per level; returns x's height. */
-static int zsl_unlink(zsl_t *sl, zsl_node_t *x, zsl_node_t **update)
-{
-    int height = 0;
-    zsl_level_t *xl = LV(x);
-    for (int i = 0; i < sl->level; i++) {
-        zsl_level_t *ul = &LV(update[i])[i];
-        if (ul->forward == x) {
-            ul->span += xl[i].span - 1;
-            ul->forward = xl[i].forward;
-            height = i + 1;
-        } else {
-            ul->span -= 1;
-        }
-    }
-    if (xl[0].forward)
-        xl[0].forward->backward = x->backward;
-    else
-        sl->tail = x->backward;
-    while (sl->level > 1 && !fwd(sl->header, sl->level - 1)) sl->level--;
-    sl->length--;
-    return height;
-}
-
-/* Fills update[] with the last node before (s, m) per level. */
-static void zsl_seek(zsl_t *sl, double s, const char *m, size_t len, zsl_node_t **update)
-{
-    zsl_node_t *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && node_before(f, s, m, len)) p = f;
-        update[i] = p;
-    }
-}
-
-/* 1-based rank of node x, which is in the list. */
-static size_t zsl_node_rank(const zsl_t *sl, const zsl_node_t *x)
-{
-    size_t rank = 0;
-    const zsl_node_t *p = sl->header;
-    const zsl_node_t *f;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) &&
-               (f->score < x->score ||
-                (f->score == x->score && mem_cmp(f->member, nlen(f), x->member, nlen(x)) <= 0))) {
-            rank += LV(p)[i].span;
-            p = f;
-        }
-        if (p == x) return rank;
-    }
-    assert(0 && "node not in skiplist");
-    return 0;
-}
-
-/* The node at 1-based rank, or NULL. */
-static zsl_node_t *zsl_by_rank(const zsl_t *sl, size_t rank)
-{
-    size_t traversed = 0;
-    zsl_node_t *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && traversed + LV(p)[i].span <= rank) {
-            traversed += LV(p)[i].span;
-            p = f;
-        }
-        if (traversed == rank) return p == sl->header ? NULL : p;
-    }
-    return NULL;
-}
-
-static zsl_node_t *zsl_first(const zsl_t *sl)
-{
-    return fwd(sl->header, 0);
-}
-
-static int zsl_in_range(const zsl_t *sl, const zset_range_t *r)
-{
-    if (range_empty(r) || !sl->tail) return 0;
-    return zset_score_gte_min(sl->tail->score, r) && zset_score_lte_max(zsl_first(sl)->score, r);
-}
-
-static zsl_node_t *zsl_first_in_range(const zsl_t *sl, const zset_range_t *r)
-{
-    if (!zsl_in_range(sl, r)) return NULL;
-    zsl_node_t *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--)
-        while ((f = fwd(p, i)) && !zset_score_gte_min(f->score, r)) p = f;
-    p = fwd(p, 0);
-    assert(p);
-    return zset_score_lte_max(p->score, r) ? p : NULL;
-}
-
-static zsl_node_t *zsl_last_in_range(const zsl_t *sl, const zset_range_t *r)
-{
-    if (!zsl_in_range(sl, r)) return NULL;
-    zsl_node_t *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--)
-        while ((f = fwd(p, i)) && zset_score_lte_max(f->score, r)) p = f;
-    assert(p != sl->header);
-    return zset_score_gte_min(p->score, r) ? p : NULL;
-}
-
-static int zsl_in_lex_range(const zsl_t *sl, const zset_lex_range_t *r)
-{
-    if (lex_range_empty(r) || !sl->tail) return 0;
-    const zsl_node_t *h = zsl_first(sl);
-    return zset_lex_gte_min(sl->tail->member, nlen(sl->tail), r) &&
-           zset_lex_lte_max(h->member, nlen(h), r);
-}
-
-static zsl_node_t *zsl_first_in_lex(const zsl_t *sl, const zset_lex_range_t *r)
-{
-    if (!zsl_in_lex_range(sl, r)) return NULL;
-    zsl_node_t *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--)
-        while ((f = fwd(p, i)) && !zset_lex_gte_min(f->member, nlen(f), r)) p = f;
-    p = fwd(p, 0);
-    assert(p);
-    return zset_lex_lte_max(p->member, nlen(p), r) ? p : NULL;
-}
-
-static zsl_node_t *zsl_last_in_lex(const zsl_t *sl, const zset_lex_range_t *r)
-{
-    if (!zsl_in_lex_range(sl, r)) return NULL;
-    zsl_node_t *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--)
-        while ((f = fwd(p, i)) && zset_lex_lte_max(f->member, nlen(f), r)) p = f;
-    assert(p != sl->header);
-    return zset_lex_gte_min(p->member, nlen(p), r) ? p : NULL;
-}
-
-/* Unlinks and frees x (dict included) given update[]. */
-static void zsl_delete_node(zsl_t *sl, zsl_node_t *x, zsl_node_t **update)
-{
-    zsl_unlink(sl, x, update);
-    dict_node_t *d = dict_unlink(&sl->dict, x->member, nlen(x), x->dn.hash);
-    assert(d == &x->dn);
-    (void)d;
     xfree(x);
 }
 
-/* Deletes nodes from the one after update[0] while they pass the bound check. */
-static size_t zsl_delete_run(zsl_t *sl, zsl_node_t **update, const zset_range_t *r,
-                             const zset_lex_range_t *lr, size_t max)
+static void zbt_free(zbt_t *t)
+{
+    free_subtree(t->root, t->height);
+    dict_clear(&t->dict, NULL);
+    xfree(t);
+}
+
+/* ---- probes: monotone predicates over (score, member), false then true in set order ---- */
+
+enum { P_KEY_GT, P_KEY_GE, P_SCORE_GE_MIN, P_SCORE_GT_MAX, P_LEX_GE_MIN, P_LEX_GT_MAX };
+
+typedef struct probe {
+    int kind;
+    double s; /* P_KEY_*: the key */
+    const char *m;
+    size_t len;
+    const zset_range_t *r;
+    const zset_lex_range_t *lr;
+} probe_t;
+
+static inline probe_t probe_key(int kind, double s, const char *m, size_t len)
+{
+    return (probe_t){.kind = kind, .s = s, .m = m, .len = len};
+}
+
+static inline int probe_hit(const probe_t *p, double s, const znode_t *x)
+{
+    switch (p->kind) {
+    case P_KEY_GT:
+        return s > p->s || (s == p->s && mem_cmp(x->member, nlen(x), p->m, p->len) > 0);
+    case P_KEY_GE:
+        return s > p->s || (s == p->s && mem_cmp(x->member, nlen(x), p->m, p->len) >= 0);
+    case P_SCORE_GE_MIN:
+        return zset_score_gte_min(s, p->r);
+    case P_SCORE_GT_MAX:
+        return !zset_score_lte_max(s, p->r);
+    case P_LEX_GE_MIN:
+        return zset_lex_gte_min(x->member, nlen(x), p->lr);
+    default:
+        return !zset_lex_lte_max(x->member, nlen(x), p->lr);
+    }
+}
+
+/* lo plus the number of scores in sc[lo, hi) below s (at most s if incl), counted without
+ * branches: a node's scores are a few contiguous cache lines, cheaper to scan than to bisect
+ * with mispredicted jumps. */
+static inline unsigned count_below(const double *sc, unsigned lo, unsigned hi, double s, int incl)
+{
+    unsigned c = lo;
+    if (incl)
+        for (unsigned j = lo; j < hi; j++) c += sc[j] <= s;
+    else
+        for (unsigned j = lo; j < hi; j++) c += sc[j] < s;
+    return c;
+}
+
+/* First index in [lo, hi) where p hits (hi if none). Score probes and key probes with distinct
+ * scores read only the scores; members are compared by bisection among equal scores. */
+static inline unsigned first_hit(const probe_t *p, const double *sc, znode_t *const *nd,
+                                 unsigned lo, unsigned hi)
+{
+    switch (p->kind) {
+    case P_KEY_GT:
+    case P_KEY_GE:
+        lo = count_below(sc, lo, hi, p->s, 0);
+        if (lo == hi || sc[lo] != p->s) return lo;
+        hi = count_below(sc, lo, hi, p->s, 1);
+        break;
+    case P_SCORE_GE_MIN:
+        return count_below(sc, lo, hi, p->r->min, p->r->minex);
+    case P_SCORE_GT_MAX:
+        return count_below(sc, lo, hi, p->r->max, !p->r->maxex);
+    }
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (probe_hit(p, sc[mid], nd[mid]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Descends to the first entry where p hits and returns its 0-based rank (the length if none).
+ * *lf and *idx name the entry; *idx may be (*lf)->n, meaning the next leaf's first entry.
+ * path, when not NULL, gets the inner nodes crossed. */
+static size_t bt_seek(const zbt_t *t, const probe_t *p, bt_path_t *path, leaf_t **lf, unsigned *idx)
+{
+    void *x = t->root;
+    size_t rank = 0;
+    for (int d = 0; d < t->height; d++) {
+        inner_t *in = x;
+        unsigned i = first_hit(p, in->score, in->key, 1, in->n) - 1;
+        for (unsigned j = 0; j < i; j++) rank += in->count[j];
+        if (path) {
+            path->in[d] = in;
+            path->idx[d] = i;
+        }
+        x = in->child[i];
+    }
+    leaf_t *l = x;
+    unsigned i = first_hit(p, l->score, l->node, 0, l->n);
+    *lf = l;
+    *idx = i;
+    return rank + i;
+}
+
+/* The leaf holding 0-based rank (< length) and the index there; path as bt_seek's. */
+static leaf_t *bt_at(const zbt_t *t, size_t rank, bt_path_t *path, unsigned *idx)
+{
+    assert(rank < t->length);
+    void *x = t->root;
+    for (int d = 0; d < t->height; d++) {
+        inner_t *in = x;
+        unsigned i = 0;
+        while (rank >= in->count[i]) rank -= in->count[i++];
+        assert(i < in->n);
+        if (path) {
+            path->in[d] = in;
+            path->idx[d] = i;
+        }
+        x = in->child[i];
+    }
+    *idx = (unsigned)rank;
+    return x;
+}
+
+/* Moves (l, i) with i == l->n on to the next leaf's first entry; NULL at the end. */
+static inline leaf_t *pos_norm(leaf_t *l, unsigned *i)
+{
+    if (*i < l->n) return l;
+    *i = 0;
+    return l->next;
+}
+
+/* The entry before (l, i), i <= l->n; NULL if none. */
+static inline leaf_t *pos_prev(leaf_t *l, unsigned *i)
+{
+    if (*i > 0) {
+        (*i)--;
+        return l;
+    }
+    l = l->prev;
+    if (l) *i = l->n - 1;
+    return l;
+}
+
+/* 0-based rank of x, which is in the tree. */
+static size_t bt_rank(const zbt_t *t, const znode_t *x)
+{
+    probe_t p = probe_key(P_KEY_GE, x->score, x->member, nlen(x));
+    leaf_t *l;
+    unsigned i;
+    return bt_seek(t, &p, NULL, &l, &i);
+}
+
+/* Finds x: fills path, returns its leaf and *idx. */
+static leaf_t *bt_find(const zbt_t *t, const znode_t *x, bt_path_t *path, unsigned *idx)
+{
+    probe_t p = probe_key(P_KEY_GT, x->score, x->member, nlen(x));
+    leaf_t *l;
+    bt_seek(t, &p, path, &l, idx);
+    assert(*idx > 0 && l->node[*idx - 1] == x);
+    (*idx)--;
+    return l;
+}
+
+/* After the first entry under path's node at depth depth changed to (s, k), updates the one
+ * separator that names it: the first ancestor slot that is not a child 0. */
+static void fix_min(bt_path_t *path, int depth, double s, znode_t *k)
+{
+    for (int d = depth - 1; d >= 0; d--) {
+        unsigned i = path->idx[d];
+        if (i > 0) {
+            path->in[d]->score[i] = s;
+            path->in[d]->key[i] = k;
+            return;
+        }
+    }
+}
+
+/* ---- insertion ---- */
+
+static void inner_put(inner_t *in, unsigned i, double s, znode_t *k, size_t count, void *child)
+{
+    unsigned tail = in->n - i;
+    memmove(in->score + i + 1, in->score + i, tail * sizeof(double));
+    memmove(in->key + i + 1, in->key + i, tail * sizeof(znode_t *));
+    memmove(in->count + i + 1, in->count + i, tail * sizeof(size_t));
+    memmove(in->child + i + 1, in->child + i, tail * sizeof(void *));
+    in->score[i] = s;
+    in->key[i] = k;
+    in->count[i] = count;
+    in->child[i] = child;
+    in->n++;
+}
+
+static size_t inner_total(const inner_t *in)
 {
     size_t n = 0;
-    zsl_node_t *x = fwd(update[0], 0);
-    while (x && n < max) {
-        if (r && !zset_score_lte_max(x->score, r)) break;
-        if (lr && !zset_lex_lte_max(x->member, nlen(x), lr)) break;
-        zsl_node_t *next = fwd(x, 0);
-        zsl_delete_node(sl, x, update);
-        n++;
-        x = next;
-    }
-    dict_try_shrink(&sl->dict);
+    for (unsigned i = 0; i < in->n; i++) n += in->count[i];
     return n;
 }
 
-static size_t zsl_delete_range(zsl_t *sl, const zset_range_t *r)
+/* Splits a full inner node that takes a new child at slot i; returns the new right node.
+ * A node on the tree's right (left) edge taking a child at its end (slot 1) keeps its full
+ * side, so ascending (descending) insertion, as RDB loading does, fills nodes. */
+static inner_t *inner_split(zbt_t *t, inner_t *in, unsigned i, double s, znode_t *k, size_t count,
+                            void *child, int right_edge, int left_edge)
 {
-    zsl_node_t *update[ZSL_MAXLEVEL], *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && !zset_score_gte_min(f->score, r)) p = f;
-        update[i] = p;
-    }
-    return zsl_delete_run(sl, update, r, NULL, SIZE_MAX);
-}
-
-static size_t zsl_delete_lex(zsl_t *sl, const zset_lex_range_t *r)
-{
-    zsl_node_t *update[ZSL_MAXLEVEL], *p = sl->header, *f;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && !zset_lex_gte_min(f->member, nlen(f), r)) p = f;
-        update[i] = p;
-    }
-    return zsl_delete_run(sl, update, NULL, r, SIZE_MAX);
-}
-
-/* Ranks are 1-based here, start <= end. */
-static size_t zsl_delete_rank(zsl_t *sl, size_t start, size_t end)
-{
-    zsl_node_t *update[ZSL_MAXLEVEL], *p = sl->header, *f;
-    size_t traversed = 0;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && traversed + LV(p)[i].span < start) {
-            traversed += LV(p)[i].span;
-            p = f;
+    double ts[INNER_CAP + 1];
+    znode_t *tk[INNER_CAP + 1];
+    size_t tc[INNER_CAP + 1];
+    void *tp[INNER_CAP + 1];
+    for (unsigned j = 0, o = 0; j <= INNER_CAP; j++) {
+        if (j == i) {
+            ts[j] = s, tk[j] = k, tc[j] = count, tp[j] = child;
+            continue;
         }
-        update[i] = p;
+        ts[j] = in->score[o], tk[j] = in->key[o], tc[j] = in->count[o], tp[j] = in->child[o];
+        o++;
     }
-    return zsl_delete_run(sl, update, NULL, NULL, end - start + 1);
+    unsigned total = INNER_CAP + 1, keep = total / 2;
+    if (right_edge && i == INNER_CAP) keep = INNER_CAP - 1;
+    if (left_edge && i == 1) keep = 2;
+    inner_t *r = inner_new(t);
+    memcpy(in->score, ts, keep * sizeof(double));
+    memcpy(in->key, tk, keep * sizeof(znode_t *));
+    memcpy(in->count, tc, keep * sizeof(size_t));
+    memcpy(in->child, tp, keep * sizeof(void *));
+    in->n = keep;
+    r->n = total - keep;
+    memcpy(r->score, ts + keep, r->n * sizeof(double));
+    memcpy(r->key, tk + keep, r->n * sizeof(znode_t *));
+    memcpy(r->count, tc + keep, r->n * sizeof(size_t));
+    memcpy(r->child, tp + keep, r->n * sizeof(void *));
+    return r;
 }
 
-/* Gives x (in the list) a new score, keeping its place when the order allows. */
-static void zsl_update_score(zsl_t *sl, zsl_node_t *x, double score)
+/* The child at path depth d's slot was split into left (lcount entries) and right (whose
+ * first entry is (s, k)); links right into the parents, splitting them as needed. */
+static void bt_grow(zbt_t *t, bt_path_t *path, int d, void *left, size_t lcount, void *right,
+                    double s, znode_t *k, size_t rcount)
 {
-    zsl_node_t *next = fwd(x, 0);
-    if ((!x->backward || x->backward->score < score) && (!next || next->score > score)) {
-        x->score = score;
+    for (;; d--) {
+        if (d < 0) {
+            inner_t *root = inner_new(t);
+            inner_put(root, 0, 0, NULL, lcount, left);
+            inner_put(root, 1, s, k, rcount, right);
+            t->root = root;
+            t->height++;
+            assert(t->height < BT_MAXDEPTH);
+            return;
+        }
+        inner_t *in = path->in[d];
+        unsigned i = path->idx[d];
+        in->count[i] = lcount;
+        if (in->n < INNER_CAP) {
+            inner_put(in, i + 1, s, k, rcount, right);
+            return;
+        }
+        int right_edge = 1, left_edge = 1;
+        for (int e = 0; e < d; e++) {
+            right_edge &= path->idx[e] == path->in[e]->n - 1;
+            left_edge &= path->idx[e] == 0;
+        }
+        inner_t *r = inner_split(t, in, i + 1, s, k, rcount, right, right_edge, left_edge);
+        left = in;
+        right = r;
+        lcount = inner_total(in);
+        rcount = inner_total(r);
+        s = r->score[0];
+        k = r->key[0];
+    }
+}
+
+static void leaf_put(leaf_t *l, unsigned i, double s, znode_t *x)
+{
+    memmove(l->score + i + 1, l->score + i, (l->n - i) * sizeof(double));
+    memmove(l->node + i + 1, l->node + i, (l->n - i) * sizeof(znode_t *));
+    l->score[i] = s;
+    l->node[i] = x;
+    l->n++;
+}
+
+/* Splits full leaf l taking x at i; returns the new right leaf, linked after l. */
+static leaf_t *leaf_split(zbt_t *t, leaf_t *l, unsigned i, znode_t *x)
+{
+    double ts[LEAF_CAP + 1];
+    znode_t *tn[LEAF_CAP + 1];
+    memcpy(ts, l->score, i * sizeof(double));
+    memcpy(tn, l->node, i * sizeof(znode_t *));
+    ts[i] = x->score;
+    tn[i] = x;
+    memcpy(ts + i + 1, l->score + i, (LEAF_CAP - i) * sizeof(double));
+    memcpy(tn + i + 1, l->node + i, (LEAF_CAP - i) * sizeof(znode_t *));
+    unsigned total = LEAF_CAP + 1, keep = total / 2;
+    if (!l->next && i == LEAF_CAP) keep = LEAF_CAP; /* appending */
+    if (!l->prev && i == 0) keep = 1;               /* prepending */
+    leaf_t *r = leaf_new(t);
+    memcpy(l->score, ts, keep * sizeof(double));
+    memcpy(l->node, tn, keep * sizeof(znode_t *));
+    l->n = keep;
+    r->n = total - keep;
+    memcpy(r->score, ts + keep, r->n * sizeof(double));
+    memcpy(r->node, tn + keep, r->n * sizeof(znode_t *));
+    r->prev = l;
+    r->next = l->next;
+    if (l->next)
+        l->next->prev = r;
+    else
+        t->tail = r;
+    l->next = r;
+    return r;
+}
+
+/* Spreads the entries of siblings a and b (par's children j and j + 1) plus x, at index i of
+ * their concatenation, evenly over both (a->n + b->n < 2 * LEAF_CAP). */
+static void leaf_spread(inner_t *par, unsigned j, leaf_t *a, leaf_t *b, unsigned i, znode_t *x)
+{
+    double ts[2 * LEAF_CAP];
+    znode_t *tn[2 * LEAF_CAP];
+    unsigned total = a->n + b->n + 1, keep = (total + 1) / 2;
+    assert(total <= 2 * LEAF_CAP);
+    memcpy(ts, a->score, a->n * sizeof(double));
+    memcpy(tn, a->node, a->n * sizeof(znode_t *));
+    memcpy(ts + a->n, b->score, b->n * sizeof(double));
+    memcpy(tn + a->n, b->node, b->n * sizeof(znode_t *));
+    memmove(ts + i + 1, ts + i, (total - 1 - i) * sizeof(double));
+    memmove(tn + i + 1, tn + i, (total - 1 - i) * sizeof(znode_t *));
+    ts[i] = x->score;
+    tn[i] = x;
+    a->n = keep;
+    b->n = total - keep;
+    memcpy(a->score, ts, a->n * sizeof(double));
+    memcpy(a->node, tn, a->n * sizeof(znode_t *));
+    memcpy(b->score, ts + keep, b->n * sizeof(double));
+    memcpy(b->node, tn + keep, b->n * sizeof(znode_t *));
+    par->count[j] = a->n;
+    par->count[j + 1] = b->n;
+    par->score[j + 1] = b->score[0];
+    par->key[j + 1] = b->node[0];
+}
+
+/* Siblings a and b (par's children j and j + 1), both full, and x at index i of their
+ * concatenation become three leaves of about 2/3 each: a, b and a new leaf after b, which is
+ * returned (the caller links it into par as child j + 2). */
+static leaf_t *leaf_split3(zbt_t *t, inner_t *par, unsigned j, leaf_t *a, leaf_t *b, unsigned i,
+                           znode_t *x)
+{
+    double ts[2 * LEAF_CAP + 1];
+    znode_t *tn[2 * LEAF_CAP + 1];
+    unsigned total = 2 * LEAF_CAP + 1;
+    memcpy(ts, a->score, LEAF_CAP * sizeof(double));
+    memcpy(tn, a->node, LEAF_CAP * sizeof(znode_t *));
+    memcpy(ts + LEAF_CAP, b->score, LEAF_CAP * sizeof(double));
+    memcpy(tn + LEAF_CAP, b->node, LEAF_CAP * sizeof(znode_t *));
+    memmove(ts + i + 1, ts + i, (total - 1 - i) * sizeof(double));
+    memmove(tn + i + 1, tn + i, (total - 1 - i) * sizeof(znode_t *));
+    ts[i] = x->score;
+    tn[i] = x;
+    leaf_t *c = leaf_new(t);
+    a->n = total / 3;
+    b->n = total / 3;
+    c->n = total - a->n - b->n;
+    memcpy(a->score, ts, a->n * sizeof(double));
+    memcpy(a->node, tn, a->n * sizeof(znode_t *));
+    memcpy(b->score, ts + a->n, b->n * sizeof(double));
+    memcpy(b->node, tn + a->n, b->n * sizeof(znode_t *));
+    memcpy(c->score, ts + a->n + b->n, c->n * sizeof(double));
+    memcpy(c->node, tn + a->n + b->n, c->n * sizeof(znode_t *));
+    c->prev = b;
+    c->next = b->next;
+    if (b->next)
+        b->next->prev = c;
+    else
+        t->tail = c;
+    b->next = c;
+    par->count[j] = a->n;
+    par->count[j + 1] = b->n;
+    par->score[j + 1] = b->score[0];
+    par->key[j + 1] = b->node[0];
+    return c;
+}
+
+/* Full leaf l (child pi of the last inner node on path) takes x at index i: spreads into the
+ * sibling with the most room, or splits l and a full sibling into three (B*-tree style:
+ * random insertion then fills leaves to about 80% instead of 69%). Returns 0 if l has no
+ * sibling. */
+static int leaf_overflow(zbt_t *t, bt_path_t *path, leaf_t *l, unsigned i, znode_t *x)
+{
+    int d = t->height - 1;
+    inner_t *par = path->in[d];
+    unsigned pi = path->idx[d];
+    leaf_t *a = pi > 0 ? par->child[pi - 1] : NULL;
+    leaf_t *b = pi + 1 < par->n ? par->child[pi + 1] : NULL;
+    unsigned an = a ? a->n : LEAF_CAP, bn = b ? b->n : LEAF_CAP;
+    if (bn < LEAF_CAP && bn <= an) {
+        leaf_spread(par, pi, l, b, i, x);
+    } else if (an < LEAF_CAP) {
+        leaf_spread(par, pi - 1, a, l, a->n + i, x);
+    } else if (b || a) {
+        unsigned j = b ? pi : pi - 1;
+        leaf_t *c =
+            b ? leaf_split3(t, par, j, l, b, i, x) : leaf_split3(t, par, j, a, l, a->n + i, x);
+        b = par->child[j + 1];
+        path->idx[d] = j + 1;
+        bt_grow(t, path, d, b, b->n, c, c->score[0], c->node[0], c->n);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Links x (not in the tree; x->score set) at its place. */
+static void bt_insert(zbt_t *t, znode_t *x)
+{
+    bt_path_t path;
+    leaf_t *l;
+    unsigned i;
+    probe_t p = probe_key(P_KEY_GT, x->score, x->member, nlen(x));
+    bt_seek(t, &p, &path, &l, &i);
+    assert(i > 0 || !l->prev); /* a separator never needs to change on insertion */
+    for (int d = 0; d < t->height; d++) path.in[d]->count[path.idx[d]]++;
+    t->length++;
+    if (l->n < LEAF_CAP) {
+        leaf_put(l, i, x->score, x);
         return;
     }
-    zsl_node_t *update[ZSL_MAXLEVEL];
-    zsl_seek(sl, x->score, x->member, nlen(x), update);
-    assert(fwd(update[0], 0) == x);
-    int height = zsl_unlink(sl, x, update);
+    int edge = (!l->next && i == LEAF_CAP) || (!l->prev && i == 0);
+    if (!edge && t->height && leaf_overflow(t, &path, l, i, x)) return;
+    leaf_t *r = leaf_split(t, l, i, x);
+    bt_grow(t, &path, t->height - 1, l, l->n, r, r->score[0], r->node[0], r->n);
+}
+
+/* ---- deletion ---- */
+
+static void inner_cut(inner_t *in, unsigned i)
+{
+    unsigned tail = in->n - i - 1;
+    memmove(in->score + i, in->score + i + 1, tail * sizeof(double));
+    memmove(in->key + i, in->key + i + 1, tail * sizeof(znode_t *));
+    memmove(in->count + i, in->count + i + 1, tail * sizeof(size_t));
+    memmove(in->child + i, in->child + i + 1, tail * sizeof(void *));
+    in->n--;
+}
+
+/* Moves k children from the front of b to the end of a (siblings; (s, sk) is b's separator
+ * in their parent, which becomes the moved first child's key); returns the entries moved. */
+static size_t inner_shift_left(inner_t *a, inner_t *b, unsigned k, double s, znode_t *sk)
+{
+    b->score[0] = s;
+    b->key[0] = sk;
+    size_t moved = 0;
+    for (unsigned j = 0; j < k; j++) {
+        a->score[a->n + j] = b->score[j];
+        a->key[a->n + j] = b->key[j];
+        a->count[a->n + j] = b->count[j];
+        a->child[a->n + j] = b->child[j];
+        moved += b->count[j];
+    }
+    a->n += k;
+    b->n -= k;
+    memmove(b->score, b->score + k, b->n * sizeof(double));
+    memmove(b->key, b->key + k, b->n * sizeof(znode_t *));
+    memmove(b->count, b->count + k, b->n * sizeof(size_t));
+    memmove(b->child, b->child + k, b->n * sizeof(void *));
+    return moved;
+}
+
+/* Moves k children from the end of a to the front of b; (s, sk) as above. */
+static size_t inner_shift_right(inner_t *a, inner_t *b, unsigned k, double s, znode_t *sk)
+{
+    b->score[0] = s;
+    b->key[0] = sk;
+    memmove(b->score + k, b->score, b->n * sizeof(double));
+    memmove(b->key + k, b->key, b->n * sizeof(znode_t *));
+    memmove(b->count + k, b->count, b->n * sizeof(size_t));
+    memmove(b->child + k, b->child, b->n * sizeof(void *));
+    size_t moved = 0;
+    a->n -= k;
+    for (unsigned j = 0; j < k; j++) {
+        b->score[j] = a->score[a->n + j];
+        b->key[j] = a->key[a->n + j];
+        b->count[j] = a->count[a->n + j];
+        b->child[j] = a->child[a->n + j];
+        moved += b->count[j];
+    }
+    b->n += k;
+    return moved;
+}
+
+static void bt_shrink_root(zbt_t *t)
+{
+    while (t->height > 0 && ((inner_t *)t->root)->n == 1) {
+        inner_t *old = t->root;
+        t->root = old->child[0];
+        t->height--;
+        t->inners--;
+        xfree(old);
+    }
+}
+
+/* The inner node at path depth d (>= 1) has fewer than INNER_MIN children: merges it with or
+ * borrows from a sibling, then goes on up if the parent lost a child. */
+static void inner_rebalance(zbt_t *t, bt_path_t *path, int d)
+{
+    while (d > 0 && path->in[d]->n < INNER_MIN) {
+        inner_t *gp = path->in[d - 1];
+        unsigned i = path->idx[d - 1], j = i + 1 < gp->n ? i + 1 : i; /* j: right's slot */
+        inner_t *a = gp->child[j - 1], *b = gp->child[j];
+        if (a->n + b->n <= INNER_CAP) {
+            inner_shift_left(a, b, b->n, gp->score[j], gp->key[j]);
+            gp->count[j - 1] += gp->count[j];
+            inner_cut(gp, j);
+            xfree(b);
+            t->inners--;
+            d--;
+            continue;
+        }
+        unsigned want = (a->n + b->n) / 2;
+        if (a->n < want) {
+            size_t m = inner_shift_left(a, b, want - a->n, gp->score[j], gp->key[j]);
+            gp->count[j - 1] += m;
+            gp->count[j] -= m;
+        } else {
+            size_t m = inner_shift_right(a, b, a->n - want, gp->score[j], gp->key[j]);
+            gp->count[j - 1] -= m;
+            gp->count[j] += m;
+        }
+        gp->score[j] = b->score[0];
+        gp->key[j] = b->key[0];
+        return;
+    }
+    if (d == 0) bt_shrink_root(t);
+}
+
+/* Leaf l (reached through path) has fewer than LEAF_MIN entries: merges it with or borrows
+ * from a sibling under the same parent. */
+static void leaf_rebalance(zbt_t *t, bt_path_t *path, leaf_t *l)
+{
+    int d = t->height - 1;
+    inner_t *par = path->in[d];
+    unsigned i = path->idx[d], j = i + 1 < par->n ? i + 1 : i;
+    leaf_t *a = par->child[j - 1], *b = par->child[j];
+    assert(j > 0 && (a == l || b == l));
+    if (a->n + b->n <= LEAF_CAP) {
+        memcpy(a->score + a->n, b->score, b->n * sizeof(double));
+        memcpy(a->node + a->n, b->node, b->n * sizeof(znode_t *));
+        a->n += b->n;
+        a->next = b->next;
+        if (b->next)
+            b->next->prev = a;
+        else
+            t->tail = a;
+        xfree(b);
+        t->leaves--;
+        par->count[j - 1] += par->count[j];
+        inner_cut(par, j);
+        if (d == 0)
+            bt_shrink_root(t);
+        else
+            inner_rebalance(t, path, d);
+        return;
+    }
+    unsigned want = (a->n + b->n) / 2;
+    if (a->n < want) {
+        unsigned k = want - a->n;
+        memcpy(a->score + a->n, b->score, k * sizeof(double));
+        memcpy(a->node + a->n, b->node, k * sizeof(znode_t *));
+        memmove(b->score, b->score + k, (b->n - k) * sizeof(double));
+        memmove(b->node, b->node + k, (b->n - k) * sizeof(znode_t *));
+        a->n += k;
+        b->n -= k;
+    } else {
+        unsigned k = a->n - want;
+        memmove(b->score + k, b->score, b->n * sizeof(double));
+        memmove(b->node + k, b->node, b->n * sizeof(znode_t *));
+        memcpy(b->score, a->score + want, k * sizeof(double));
+        memcpy(b->node, a->node + want, k * sizeof(znode_t *));
+        a->n -= k;
+        b->n += k;
+    }
+    par->count[j - 1] = a->n;
+    par->count[j] = b->n;
+    par->score[j] = b->score[0];
+    par->key[j] = b->node[0];
+}
+
+/* Unlinks the m entries of l from index i on (path from the descent that found l); does not
+ * free their nodes. */
+static void bt_remove_at(zbt_t *t, bt_path_t *path, leaf_t *l, unsigned i, unsigned m)
+{
+    assert(i + m <= l->n);
+    memmove(l->score + i, l->score + i + m, (l->n - i - m) * sizeof(double));
+    memmove(l->node + i, l->node + i + m, (l->n - i - m) * sizeof(znode_t *));
+    l->n -= m;
+    t->length -= m;
+    for (int d = 0; d < t->height; d++) path->in[d]->count[path->idx[d]] -= m;
+    if (i == 0) {
+        /* an emptied leaf takes its successor's first entry, which it gets by the merge */
+        leaf_t *f = l->n ? l : l->next;
+        if (f) fix_min(path, t->height, f->score[0], f->node[0]);
+    }
+    if (l->n < LEAF_MIN && t->height) leaf_rebalance(t, path, l);
+}
+
+static void bt_delete(zbt_t *t, znode_t *x)
+{
+    bt_path_t path;
+    unsigned i;
+    leaf_t *l = bt_find(t, x, &path, &i);
+    bt_remove_at(t, &path, l, i, 1);
+}
+
+/* 1 if (s1, a) sorts before (s2, b). */
+static inline int key_before(double s1, const znode_t *a, double s2, const znode_t *b)
+{
+    return s1 < s2 || (s1 == s2 && mem_cmp(a->member, nlen(a), b->member, nlen(b)) < 0);
+}
+
+/* Moves x, at index i of l, to its place for a new score when that place is inside l: the new
+ * key lies between l's other first and last entries, or beyond them on the tree's edge. So a
+ * small increment (a leaderboard's ZINCRBY) costs one descent and no rebalancing. Returns 0,
+ * changing nothing, when the place may be in another leaf. */
+static int leaf_move(zbt_t *t, bt_path_t *path, leaf_t *l, unsigned i, znode_t *x, double score)
+{
+    if (l->n < 2) return 0;
+    unsigned f = i == 0 ? 1 : 0, g = i == l->n - 1 ? l->n - 2 : l->n - 1;
+    if (l->prev && !key_before(l->score[f], l->node[f], score, x)) return 0;
+    if (l->next && !key_before(score, x, l->score[g], l->node[g])) return 0;
+    memmove(l->score + i, l->score + i + 1, (l->n - i - 1) * sizeof(double));
+    memmove(l->node + i, l->node + i + 1, (l->n - i - 1) * sizeof(znode_t *));
+    l->n--;
+    probe_t p = probe_key(P_KEY_GT, score, x->member, nlen(x));
+    unsigned j = first_hit(&p, l->score, l->node, 0, l->n);
     x->score = score;
-    zsl_insert(sl, x, height);
+    leaf_put(l, j, score, x);
+    if (i == 0 || j == 0) fix_min(path, t->height, l->score[0], l->node[0]);
+    return 1;
 }
 
-static zsl_node_t *zsl_find(const zsl_t *sl, const void *m, size_t len)
+/* Gives x (in the tree) a new score: in place when its neighbours allow, else within its
+ * leaf when it can, else by deletion and insertion. */
+static void bt_update_score(zbt_t *t, znode_t *x, double score)
 {
-    return (zsl_node_t *)dict_find((dict_t *)&sl->dict, m, len, dict_hash(m, len));
-}
-
-/* Appends nodes in order in linear time: last[i] is the last node of level i so far. */
-typedef struct zsl_builder {
-    zsl_t *sl;
-    zsl_node_t *last[ZSL_MAXLEVEL];
-    size_t rank[ZSL_MAXLEVEL];
-} zsl_builder_t;
-
-static void zsl_build_begin(zsl_builder_t *b, zsl_t *sl, size_t n)
-{
-    b->sl = sl;
-    for (int i = 0; i < ZSL_MAXLEVEL; i++) {
-        b->last[i] = sl->header;
-        b->rank[i] = 0;
+    bt_path_t path;
+    unsigned i, pi, ni;
+    leaf_t *l = bt_find(t, x, &path, &i);
+    pi = i;
+    ni = i + 1;
+    leaf_t *pl = pos_prev(l, &pi), *nl = pos_norm(l, &ni);
+    if ((!pl || key_before(pl->score[pi], pl->node[pi], score, x)) &&
+        (!nl || key_before(score, x, nl->score[ni], nl->node[ni]))) {
+        x->score = score;
+        l->score[i] = score;
+        if (i == 0) fix_min(&path, t->height, score, x);
+        return;
     }
-    dict_expand(&sl->dict, n);
+    if (leaf_move(t, &path, l, i, x, score)) return;
+    bt_remove_at(t, &path, l, i, 1);
+    x->score = score;
+    bt_insert(t, x);
 }
 
-static void zsl_build_push(zsl_builder_t *b, double score, const void *m, size_t len)
+static znode_t *zbt_find(const zbt_t *t, const void *m, size_t len)
 {
-    zsl_t *sl = b->sl;
-    int level = zsl_random_level();
-    zsl_node_t *x = zsl_node_new(level, score, m, len);
-    size_t r = ++sl->length;
-    if (level > sl->level) sl->level = level;
-    zsl_level_t *xl = LV(x);
-    for (int i = 0; i < level; i++) {
-        zsl_level_t *ll = &LV(b->last[i])[i];
-        ll->forward = x;
-        ll->span = r - b->rank[i];
-        xl[i].forward = NULL;
-        b->last[i] = x;
-        b->rank[i] = r;
+    return (znode_t *)dict_find((dict_t *)&t->dict, m, len, dict_hash(m, len));
+}
+
+/* ---- bulk building from sorted input, bottom-up in linear time ---- */
+
+typedef struct bt_builder {
+    zbt_t *t;
+    leaf_t *cur;
+    size_t n, groups, group; /* entries, leaves and the leaf being filled */
+} bt_builder_t;
+
+/* Entries of group g when n items are spread evenly over groups. */
+static inline size_t group_size(size_t n, size_t groups, size_t g)
+{
+    return n / groups + (g < n % groups);
+}
+
+static void bt_build_begin(bt_builder_t *b, zbt_t *t, size_t n)
+{
+    assert(t->length == 0);
+    b->t = t;
+    b->cur = t->head;
+    b->n = n;
+    b->groups = n ? (n + LEAF_CAP - 1) / LEAF_CAP : 1;
+    b->group = 0;
+    dict_expand(&t->dict, n);
+}
+
+static void bt_build_push(bt_builder_t *b, double score, const void *m, size_t len)
+{
+    zbt_t *t = b->t;
+    leaf_t *l = b->cur;
+    if (l->n == group_size(b->n, b->groups, b->group)) {
+        leaf_t *r = leaf_new(t);
+        r->prev = l;
+        l->next = r;
+        t->tail = b->cur = l = r;
+        b->group++;
     }
-    x->backward = sl->tail;
-    sl->tail = x;
-    dict_insert(&sl->dict, &x->dn);
+    znode_t *x = znode_new(score, m, len, dict_hash(m, len));
+    l->score[l->n] = score;
+    l->node[l->n++] = x;
+    t->length++;
+    dict_insert(&t->dict, &x->dn);
 }
 
-static void zsl_build_end(zsl_builder_t *b)
+/* Builds the inner levels over the leaves, each level's nodes filled evenly. */
+static void bt_build_end(bt_builder_t *b)
 {
-    zsl_t *sl = b->sl;
-    for (int i = 0; i < sl->level; i++) LV(b->last[i])[i].span = sl->length - b->rank[i];
+    zbt_t *t = b->t;
+    assert(t->length == b->n);
+    size_t cnt = t->leaves;
+    if (cnt == 1) return;
+    void **child = xmalloc(cnt * sizeof(void *));
+    size_t *count = xmalloc(cnt * sizeof(size_t));
+    double *score = xmalloc(cnt * sizeof(double));
+    znode_t **key = xmalloc(cnt * sizeof(znode_t *));
+    size_t k = 0;
+    for (leaf_t *l = t->head; l; l = l->next, k++) {
+        child[k] = l;
+        count[k] = l->n;
+        score[k] = l->score[0];
+        key[k] = l->node[0];
+    }
+    while (cnt > 1) {
+        size_t groups = (cnt + INNER_CAP - 1) / INNER_CAP, o = 0;
+        for (size_t g = 0; g < groups; g++) {
+            inner_t *in = inner_new(t);
+            size_t sz = group_size(cnt, groups, g);
+            for (size_t j = 0; j < sz; j++, o++)
+                inner_put(in, (unsigned)j, score[o], key[o], count[o], child[o]);
+            child[g] = in;
+            count[g] = inner_total(in);
+            score[g] = in->score[0];
+            key[g] = in->key[0];
+        }
+        cnt = groups;
+        t->height++;
+    }
+    t->root = child[0];
+    xfree(child);
+    xfree(count);
+    xfree(score);
+    xfree(key);
+}
+
+/* ---- range deletion ---- */
+
+/* Deletes entries from 0-based rank on, at most max, while they pass the bound (r or lr when
+ * not NULL), one leaf run at a time: O(k + k / LEAF_CAP * log n). */
+static size_t bt_delete_run(zbt_t *t, size_t rank, size_t max, const zset_range_t *r,
+                            const zset_lex_range_t *lr)
+{
+    size_t total = 0;
+    while (total < max && rank < t->length) {
+        bt_path_t path;
+        unsigned i, m = 0;
+        leaf_t *l = bt_at(t, rank, &path, &i);
+        while (i + m < l->n && total + m < max) {
+            const znode_t *x = l->node[i + m];
+            if (r && !zset_score_lte_max(l->score[i + m], r)) break;
+            if (lr && !zset_lex_lte_max(x->member, nlen(x), lr)) break;
+            m++;
+        }
+        if (!m) break;
+        for (unsigned j = 0; j < m; j++) {
+            znode_t *x = l->node[i + j];
+            dict_node_t *dn = dict_unlink(&t->dict, x->member, nlen(x), x->dn.hash);
+            assert(dn == &x->dn);
+            (void)dn;
+            xfree(x);
+        }
+        bt_remove_at(t, &path, l, i, m);
+        total += m;
+    }
+    dict_try_shrink(&t->dict);
+    return total;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -936,19 +1452,19 @@ zset_t *zset_new(void)
     return zset_alloc(ENC_LISTPACK, lp_new(0));
 }
 
-static zsl_t *lp_to_zsl(const lp_t *lp)
+static zbt_t *lp_to_zbt(const lp_t *lp)
 {
-    zsl_t *sl = zsl_new();
-    zsl_builder_t b;
-    zsl_build_begin(&b, sl, lp->count);
+    zbt_t *t = zbt_new();
+    bt_builder_t b;
+    bt_build_begin(&b, t, lp->count);
     const uint8_t *p = lp->data, *end = lp_end(lp);
     while (p < end) {
         zset_entry_t e;
         p = lp_decode(p, &e);
-        zsl_build_push(&b, e.score, e.member, e.len);
+        bt_build_push(&b, e.score, e.member, e.len);
     }
-    zsl_build_end(&b);
-    return sl;
+    bt_build_end(&b);
+    return t;
 }
 
 /* A listpack holding n entries given by an iterator function over ordered entries. */
@@ -969,20 +1485,24 @@ static lp_t *lp_from_entries(const zset_entry_t *v, size_t n)
     return lp;
 }
 
-static lp_t *zsl_to_lp(zsl_t *sl)
+static lp_t *zbt_to_lp(const zbt_t *t)
 {
     size_t total = 0, body;
-    for (zsl_node_t *x = zsl_first(sl); x; x = fwd(x, 0))
-        total += lp_entry_size(nlen(x), score_kind(x->score), &body);
+    for (const leaf_t *l = t->head; l; l = l->next)
+        for (unsigned i = 0; i < l->n; i++)
+            total += lp_entry_size(nlen(l->node[i]), score_kind(l->score[i]), &body);
     lp_t *lp = lp_new(total);
     uint8_t *p = lp->data;
-    for (zsl_node_t *x = zsl_first(sl); x; x = fwd(x, 0)) {
-        int kind = score_kind(x->score);
-        size_t size = lp_entry_size(nlen(x), kind, &body);
-        lp_write(p, x->member, nlen(x), x->score, kind, body);
-        p += size;
+    for (const leaf_t *l = t->head; l; l = l->next) {
+        for (unsigned i = 0; i < l->n; i++) {
+            const znode_t *x = l->node[i];
+            int kind = score_kind(x->score);
+            size_t size = lp_entry_size(nlen(x), kind, &body);
+            lp_write(p, x->member, nlen(x), x->score, kind, body);
+            p += size;
+        }
     }
-    lp->count = (uint32_t)sl->length;
+    lp->count = (uint32_t)t->length;
     lp->bytes = (uint32_t)total;
     return lp;
 }
@@ -992,13 +1512,13 @@ void zset_convert(zset_t *z, int enc)
     if (z->h.enc == enc) return;
     if (enc == ENC_SKIPLIST) {
         lp_t *lp = z->p;
-        z->p = lp_to_zsl(lp);
+        z->p = lp_to_zbt(lp);
         xfree(lp);
     } else {
         assert(enc == ENC_LISTPACK);
-        zsl_t *sl = z->p;
-        z->p = zsl_to_lp(sl);
-        zsl_free(sl);
+        zbt_t *t = z->p;
+        z->p = zbt_to_lp(t);
+        zbt_free(t);
     }
     z->h.enc = (uint8_t)enc;
 }
@@ -1013,12 +1533,12 @@ zset_t *zset_from_sorted(const zset_entry_t *v, size_t n)
     if (n <= storage_params.zset_max_listpack_entries &&
         maxlen <= storage_params.zset_max_listpack_value && total <= LP_MAX_SAFE)
         return zset_alloc(ENC_LISTPACK, lp_from_entries(v, n));
-    zsl_t *sl = zsl_new();
-    zsl_builder_t b;
-    zsl_build_begin(&b, sl, n);
-    for (size_t i = 0; i < n; i++) zsl_build_push(&b, v[i].score, v[i].member, v[i].len);
-    zsl_build_end(&b);
-    return zset_alloc(ENC_SKIPLIST, sl);
+    zbt_t *t = zbt_new();
+    bt_builder_t b;
+    bt_build_begin(&b, t, n);
+    for (size_t i = 0; i < n; i++) bt_build_push(&b, v[i].score, v[i].member, v[i].len);
+    bt_build_end(&b);
+    return zset_alloc(ENC_SKIPLIST, t);
 }
 
 void zset_free(zset_t *z)
@@ -1027,7 +1547,7 @@ void zset_free(zset_t *z)
     if (z->h.enc == ENC_LISTPACK)
         xfree(z->p);
     else
-        zsl_free(z->p);
+        zbt_free(z->p);
     xfree(z);
 }
 
@@ -1039,32 +1559,38 @@ zset_t *zset_dup(const zset_t *z)
         memcpy(copy, lp, sizeof(lp_t) + lp->bytes);
         return zset_alloc(ENC_LISTPACK, copy);
     }
-    const zsl_t *src = z->p;
-    zsl_t *sl = zsl_new();
-    zsl_builder_t b;
-    zsl_build_begin(&b, sl, src->length);
-    for (zsl_node_t *x = zsl_first(src); x; x = fwd(x, 0))
-        zsl_build_push(&b, x->score, x->member, nlen(x));
-    zsl_build_end(&b);
-    return zset_alloc(ENC_SKIPLIST, sl);
+    const zbt_t *src = z->p;
+    zbt_t *t = zbt_new();
+    bt_builder_t b;
+    bt_build_begin(&b, t, src->length);
+    for (const leaf_t *l = src->head; l; l = l->next)
+        for (unsigned i = 0; i < l->n; i++)
+            bt_build_push(&b, l->score[i], l->node[i]->member, nlen(l->node[i]));
+    bt_build_end(&b);
+    return zset_alloc(ENC_SKIPLIST, t);
 }
 
 size_t zset_length(const zset_t *z)
 {
     if (z->h.enc == ENC_LISTPACK) return ((const lp_t *)z->p)->count;
-    return ((const zsl_t *)z->p)->length;
+    return ((const zbt_t *)z->p)->length;
 }
 
+/* Tree nodes are counted exactly (all leaves share one size class, all inner nodes another);
+ * member nodes are sampled from the first leaves when there are more than MEMORY_SAMPLES. */
 size_t zset_memory(const zset_t *z)
 {
     size_t total = alloc_size(z) + alloc_size(z->p);
     if (z->h.enc == ENC_LISTPACK) return total;
-    const zsl_t *sl = z->p;
-    total += dict_buckets_bytes(&sl->dict);
+    const zbt_t *t = z->p;
+    total += dict_buckets_bytes(&t->dict);
+    total += t->leaves * alloc_size(t->head);
+    if (t->height) total += t->inners * alloc_size(t->root);
     size_t nodes = 0, seen = 0;
-    for (zsl_node_t *x = zsl_first(sl); x && seen < MEMORY_SAMPLES; x = fwd(x, 0), seen++)
-        nodes += alloc_size(x);
-    if (seen && seen < sl->length) nodes = nodes / seen * sl->length;
+    for (const leaf_t *l = t->head; l && seen < MEMORY_SAMPLES; l = l->next)
+        for (unsigned i = 0; i < l->n && seen < MEMORY_SAMPLES; i++, seen++)
+            nodes += alloc_size(l->node[i]);
+    if (seen && seen < t->length) nodes = nodes / seen * t->length;
     return total + nodes;
 }
 
@@ -1124,18 +1650,18 @@ static int lp_add(zset_t *z, const void *m, size_t len, double score, int flags,
     return 0;
 }
 
-static int zsl_add(zset_t *z, const void *m, size_t len, double score, int flags, int *out,
+static int zbt_add(zset_t *z, const void *m, size_t len, double score, int flags, int *out,
                    double *newscore)
 {
-    zsl_t *sl = z->p;
+    zbt_t *t = z->p;
     uint32_t h = dict_hash(m, len);
-    zsl_node_t *x = (zsl_node_t *)dict_find(&sl->dict, m, len, h);
+    znode_t *x = (znode_t *)dict_find(&t->dict, m, len, h);
     if (x) {
         int rc = existing_rules(x->score, &score, flags, out);
         if (rc <= 0) return rc;
         if (newscore) *newscore = score;
         if (score != x->score) {
-            zsl_update_score(sl, x, score);
+            bt_update_score(t, x, score);
             *out |= ZSET_OUT_UPDATED;
         }
         return 0;
@@ -1144,10 +1670,9 @@ static int zsl_add(zset_t *z, const void *m, size_t len, double score, int flags
         *out |= ZSET_OUT_NOP;
         return 0;
     }
-    int level = zsl_random_level();
-    x = zsl_node_new(level, score, m, len);
-    zsl_insert(sl, x, level);
-    dict_insert(&sl->dict, &x->dn);
+    x = znode_new(score, m, len, h);
+    bt_insert(t, x);
+    dict_insert(&t->dict, &x->dn);
     if (newscore) *newscore = score;
     *out |= ZSET_OUT_ADDED;
     return 0;
@@ -1163,7 +1688,7 @@ int zset_add(zset_t *z, const void *member, size_t len, double score, int flags,
         if (rc <= 0) return rc;
         zset_convert(z, ENC_SKIPLIST);
     }
-    return zsl_add(z, member, len, score, flags, out, newscore);
+    return zbt_add(z, member, len, score, flags, out, newscore);
 }
 
 int zset_remove(zset_t *z, const void *member, size_t len)
@@ -1176,15 +1701,12 @@ int zset_remove(zset_t *z, const void *member, size_t len)
         lp_delete(z, (size_t)(p - lp->data), 1);
         return 1;
     }
-    zsl_t *sl = z->p;
-    zsl_node_t *x = (zsl_node_t *)dict_unlink(&sl->dict, member, len, dict_hash(member, len));
+    zbt_t *t = z->p;
+    znode_t *x = (znode_t *)dict_unlink(&t->dict, member, len, dict_hash(member, len));
     if (!x) return 0;
-    zsl_node_t *update[ZSL_MAXLEVEL];
-    zsl_seek(sl, x->score, x->member, nlen(x), update);
-    assert(fwd(update[0], 0) == x);
-    zsl_unlink(sl, x, update);
+    bt_delete(t, x);
     xfree(x);
-    dict_try_shrink(&sl->dict);
+    dict_try_shrink(&t->dict);
     return 1;
 }
 
@@ -1196,7 +1718,7 @@ int zset_score(const zset_t *z, const void *member, size_t len, double *score)
         *score = e.score;
         return 1;
     }
-    zsl_node_t *x = zsl_find(z->p, member, len);
+    znode_t *x = zbt_find(z->p, member, len);
     if (!x) return 0;
     *score = x->score;
     return 1;
@@ -1215,21 +1737,21 @@ long long zset_rank(const zset_t *z, const void *member, size_t len, int reverse
             p = next;
         }
         if (p >= end) return -1;
-        rank++;
     } else {
-        const zsl_t *sl = z->p;
-        zsl_node_t *x = zsl_find(sl, member, len);
+        const zbt_t *t = z->p;
+        znode_t *x = zbt_find(t, member, len);
         if (!x) return -1;
-        rank = zsl_node_rank(sl, x);
+        rank = bt_rank(t, x);
     }
-    return reverse ? (long long)(n - rank) : (long long)(rank - 1);
+    return reverse ? (long long)(n - 1 - rank) : (long long)rank;
 }
 
-static void node_entry(const zsl_node_t *x, zset_entry_t *e)
+static void leaf_entry(const leaf_t *l, unsigned i, zset_entry_t *e)
 {
+    const znode_t *x = l->node[i];
     e->member = x->member;
     e->len = nlen(x);
-    e->score = x->score;
+    e->score = l->score[i];
 }
 
 void zset_entry_at(const zset_t *z, size_t rank, zset_entry_t *e)
@@ -1239,7 +1761,9 @@ void zset_entry_at(const zset_t *z, size_t rank, zset_entry_t *e)
         lp_decode(lp_seek(z->p, rank), e);
         return;
     }
-    node_entry(zsl_by_rank(z->p, rank + 1), e);
+    unsigned i;
+    const leaf_t *l = bt_at(z->p, rank, NULL, &i);
+    leaf_entry(l, i, e);
 }
 
 void zset_random(const zset_t *z, zset_entry_t *e)
@@ -1257,6 +1781,7 @@ static void iter_init(zset_iter_t *it, const zset_t *z, int reverse, int bound)
 {
     it->z = z;
     it->pos = NULL;
+    it->idx = 0;
     it->reverse = reverse;
     it->bound = bound;
 }
@@ -1267,30 +1792,59 @@ void zset_iter_rank(zset_iter_t *it, const zset_t *z, size_t rank, int reverse)
     size_t n = zset_length(z);
     if (rank >= n) return;
     size_t idx = reverse ? n - 1 - rank : rank;
-    if (z->h.enc == ENC_LISTPACK)
+    if (z->h.enc == ENC_LISTPACK) {
         it->pos = lp_seek(z->p, idx);
-    else
-        it->pos = zsl_by_rank(z->p, idx + 1);
+    } else {
+        unsigned i;
+        it->pos = bt_at(z->p, idx, NULL, &i);
+        it->idx = i;
+    }
+}
+
+/* Positions a tree iterator at the first entry where p hits (forward) or at the entry before
+ * it (reverse); the caller checks the range's other end there. */
+static void iter_seek(zset_iter_t *it, const probe_t *p)
+{
+    leaf_t *l;
+    unsigned i;
+    bt_seek(it->z->p, p, NULL, &l, &i);
+    l = it->reverse ? pos_prev(l, &i) : pos_norm(l, &i);
+    it->pos = l;
+    it->idx = i;
 }
 
 void zset_iter_score(zset_iter_t *it, const zset_t *z, const zset_range_t *r, int reverse)
 {
     iter_init(it, z, reverse, 1);
     it->range = *r;
-    if (z->h.enc == ENC_LISTPACK)
+    if (z->h.enc == ENC_LISTPACK) {
         it->pos = reverse ? lp_last_in_range(z->p, r) : lp_first_in_range(z->p, r);
-    else
-        it->pos = reverse ? zsl_last_in_range(z->p, r) : zsl_first_in_range(z->p, r);
+        return;
+    }
+    if (range_empty(r)) return;
+    probe_t p = {.kind = reverse ? P_SCORE_GT_MAX : P_SCORE_GE_MIN, .r = &it->range};
+    iter_seek(it, &p);
+    if (!it->pos) return;
+    double s = ((const leaf_t *)it->pos)->score[it->idx];
+    if (!(reverse ? zset_score_gte_min(s, r) : zset_score_lte_max(s, r))) it->pos = NULL;
 }
 
 void zset_iter_lex(zset_iter_t *it, const zset_t *z, const zset_lex_range_t *r, int reverse)
 {
     iter_init(it, z, reverse, 2);
     it->lex = *r;
-    if (z->h.enc == ENC_LISTPACK)
+    if (z->h.enc == ENC_LISTPACK) {
         it->pos = reverse ? lp_last_in_lex(z->p, r) : lp_first_in_lex(z->p, r);
-    else
-        it->pos = reverse ? zsl_last_in_lex(z->p, r) : zsl_first_in_lex(z->p, r);
+        return;
+    }
+    if (lex_range_empty(r)) return;
+    probe_t p = {.kind = reverse ? P_LEX_GT_MAX : P_LEX_GE_MIN, .lr = &it->lex};
+    iter_seek(it, &p);
+    if (!it->pos) return;
+    const znode_t *x = ((const leaf_t *)it->pos)->node[it->idx];
+    if (!(reverse ? zset_lex_gte_min(x->member, nlen(x), r)
+                  : zset_lex_lte_max(x->member, nlen(x), r)))
+        it->pos = NULL;
 }
 
 void zset_iter_skip(zset_iter_t *it, size_t n)
@@ -1304,18 +1858,19 @@ void zset_iter_skip(zset_iter_t *it, size_t n)
         it->pos = p;
         return;
     }
-    const zsl_t *sl = it->z->p;
-    const zsl_node_t *x = it->pos;
-    if (n <= 16) {
-        while (x && n--) x = it->reverse ? x->backward : fwd(x, 0);
-        it->pos = x;
+    const zbt_t *t = it->z->p;
+    const leaf_t *l = it->pos;
+    if (it->reverse ? n <= it->idx : n < l->n - it->idx) { /* within the leaf */
+        it->idx = it->reverse ? it->idx - n : it->idx + n;
         return;
     }
-    size_t rank = zsl_node_rank(sl, x); /* jump by rank: O(log n) */
+    size_t rank = bt_rank(t, l->node[it->idx]); /* jump by rank: O(log n) */
+    unsigned i = 0;
     if (it->reverse)
-        it->pos = n >= rank ? NULL : zsl_by_rank(sl, rank - n);
+        it->pos = n > rank ? NULL : bt_at(t, rank - n, NULL, &i);
     else
-        it->pos = n > sl->length - rank ? NULL : zsl_by_rank(sl, rank + n);
+        it->pos = n >= t->length - rank ? NULL : bt_at(t, rank + n, NULL, &i);
+    it->idx = i;
 }
 
 static int iter_in_bound(const zset_iter_t *it, const zset_entry_t *e)
@@ -1333,57 +1888,45 @@ int zset_iter_next(zset_iter_t *it, zset_entry_t *e)
 {
     if (!it->pos) return 0;
     const void *next;
+    unsigned i = it->idx;
     if (it->z->h.enc == ENC_LISTPACK) {
         const uint8_t *p = it->pos;
         next = lp_step(it->z->p, p, lp_decode(p, e), it->reverse);
     } else {
-        const zsl_node_t *x = it->pos;
-        node_entry(x, e);
-        next = it->reverse ? (const void *)x->backward : (const void *)fwd(x, 0);
+        leaf_t *l = (leaf_t *)it->pos;
+        leaf_entry(l, i, e);
+        if (it->reverse) {
+            next = pos_prev(l, &i);
+        } else {
+            i++;
+            next = pos_norm(l, &i);
+        }
     }
     if (!iter_in_bound(it, e)) {
         it->pos = NULL;
         return 0;
     }
     it->pos = next;
+    it->idx = i;
     return 1;
 }
 
-/* Entries of a skiplist within a score range (r) or lex range (lr), by the ranks of the first
- * and last entries in range, each found in one descent that sums the spans it crosses. */
-static size_t zsl_count(const zsl_t *sl, const zset_range_t *r, const zset_lex_range_t *lr)
+/* Entries of a tree within a score range (r) or lex range (lr): the difference of two ranks,
+ * each found in one descent. */
+static size_t zbt_count(const zbt_t *t, const zset_range_t *r, const zset_lex_range_t *lr)
 {
-#define GTE_MIN(x)                                                                                 \
-    (r ? zset_score_gte_min((x)->score, r) : zset_lex_gte_min((x)->member, nlen(x), lr))
-#define LTE_MAX(x)                                                                                 \
-    (r ? zset_score_lte_max((x)->score, r) : zset_lex_lte_max((x)->member, nlen(x), lr))
-    if (r ? !zsl_in_range(sl, r) : !zsl_in_lex_range(sl, lr)) return 0;
-    const zsl_node_t *p = sl->header, *f;
-    size_t before = 0, last = 0;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && !GTE_MIN(f)) {
-            before += LV(p)[i].span;
-            p = f;
-        }
-    }
-    f = fwd(p, 0);
-    if (!f || !LTE_MAX(f)) return 0;
-    p = sl->header;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while ((f = fwd(p, i)) && LTE_MAX(f)) {
-            last += LV(p)[i].span;
-            p = f;
-        }
-    }
-    if (p == sl->header || !GTE_MIN(p) || last <= before) return 0;
-    return last - before;
-#undef GTE_MIN
-#undef LTE_MAX
+    if (r ? range_empty(r) : lex_range_empty(lr)) return 0;
+    probe_t lo = {.kind = r ? P_SCORE_GE_MIN : P_LEX_GE_MIN, .r = r, .lr = lr};
+    probe_t hi = {.kind = r ? P_SCORE_GT_MAX : P_LEX_GT_MAX, .r = r, .lr = lr};
+    leaf_t *l;
+    unsigned i;
+    size_t a = bt_seek(t, &lo, NULL, &l, &i), b = bt_seek(t, &hi, NULL, &l, &i);
+    return b > a ? b - a : 0;
 }
 
 size_t zset_count_range(const zset_t *z, const zset_range_t *r)
 {
-    if (z->h.enc == ENC_SKIPLIST) return zsl_count(z->p, r, NULL);
+    if (z->h.enc == ENC_SKIPLIST) return zbt_count(z->p, r, NULL);
     zset_iter_t it;
     zset_entry_t e;
     size_t n = 0;
@@ -1394,7 +1937,7 @@ size_t zset_count_range(const zset_t *z, const zset_range_t *r)
 
 size_t zset_count_lex(const zset_t *z, const zset_lex_range_t *r)
 {
-    if (z->h.enc == ENC_SKIPLIST) return zsl_count(z->p, NULL, r);
+    if (z->h.enc == ENC_SKIPLIST) return zbt_count(z->p, NULL, r);
     zset_iter_t it;
     zset_entry_t e;
     size_t n = 0;
@@ -1411,19 +1954,29 @@ size_t zset_delete_rank(zset_t *z, size_t start, size_t end)
         lp_delete(z, (size_t)(lp_seek(lp, start) - lp->data), end - start + 1);
         return end - start + 1;
     }
-    return zsl_delete_rank(z->p, start + 1, end + 1);
+    return bt_delete_run(z->p, start, end - start + 1, NULL, NULL);
 }
 
 size_t zset_delete_range(zset_t *z, const zset_range_t *r)
 {
     if (z->h.enc == ENC_LISTPACK) return lp_delete_run(z, lp_first_in_range(z->p, r), r, NULL);
-    return zsl_delete_range(z->p, r);
+    if (range_empty(r)) return 0;
+    zbt_t *t = z->p;
+    probe_t p = {.kind = P_SCORE_GE_MIN, .r = r};
+    leaf_t *l;
+    unsigned i;
+    return bt_delete_run(t, bt_seek(t, &p, NULL, &l, &i), SIZE_MAX, r, NULL);
 }
 
 size_t zset_delete_lex(zset_t *z, const zset_lex_range_t *r)
 {
     if (z->h.enc == ENC_LISTPACK) return lp_delete_run(z, lp_first_in_lex(z->p, r), NULL, r);
-    return zsl_delete_lex(z->p, r);
+    if (lex_range_empty(r)) return 0;
+    zbt_t *t = z->p;
+    probe_t p = {.kind = P_LEX_GE_MIN, .lr = r};
+    leaf_t *l;
+    unsigned i;
+    return bt_delete_run(t, bt_seek(t, &p, NULL, &l, &i), SIZE_MAX, NULL, r);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1438,8 +1991,8 @@ typedef struct scan_ctx {
 static void scan_node(void *ud, dict_node_t *n)
 {
     scan_ctx_t *ctx = ud;
-    zset_entry_t e;
-    node_entry((const zsl_node_t *)n, &e);
+    const znode_t *x = (const znode_t *)n;
+    zset_entry_t e = {x->member, nlen(x), x->score};
     ctx->fn(ctx->ud, &e);
 }
 
@@ -1456,8 +2009,8 @@ uint64_t zset_scan(const zset_t *z, uint64_t cursor, zset_scan_fn *fn, void *ud)
         return 0;
     }
     scan_ctx_t ctx = {fn, ud};
-    zsl_t *sl = z->p;
-    return dict_scan(&sl->dict, cursor, scan_node, &ctx);
+    zbt_t *t = z->p;
+    return dict_scan(&t->dict, cursor, scan_node, &ctx);
 }
 
 /* ------------------------------------------------------------------------------------------

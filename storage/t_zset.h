@@ -4,8 +4,10 @@
  *   ENC_LISTPACK  "listpack": one buffer holding the entries sorted by (score, member). Used
  *                 while the set has at most storage_params.zset_max_listpack_entries members
  *                 and none is longer than storage_params.zset_max_listpack_value bytes.
- *   ENC_SKIPLIST  "skiplist": a skiplist with spans (rank in O(log n)) plus a dict from member
- *                 to node (score in O(1)); node and dict entry are one allocation.
+ *   ENC_SKIPLIST  "skiplist" (the name Redis reports; the structure is an order-statistic
+ *                 B+ tree): leaves of (score, node) arrays, inner nodes with per-child counts
+ *                 (rank in O(log n)), plus a dict from member to node (score in O(1)); node and
+ *                 dict entry are one allocation.
  * A set converts from listpack to skiplist when an add breaks a limit and never converts back
  * on its own; zset_from_sorted() picks the encoding Redis picks for a stored result.
  *
@@ -126,7 +128,8 @@ void zset_random(const zset_t *z, zset_entry_t *e);
  * change while an iterator is in use. Embedded by the caller; nothing to free. */
 typedef struct zset_iter {
     const zset_t *z;
-    const void *pos; /* next entry (listpack) or node (skiplist); NULL at the end */
+    const void *pos; /* next entry (listpack) or its tree leaf; NULL at the end */
+    uint32_t idx;    /* the entry's index in that leaf */
     int reverse;
     int bound; /* which range next() checks: 0 none, 1 score, 2 lex */
     zset_range_t range;

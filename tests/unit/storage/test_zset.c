@@ -1,7 +1,11 @@
 /* test_zset.c - storage/t_zset.c: range parsing, both encodings and the conversions between
  * them, and a model test: random adds (with every flag), removals, increments and range
  * deletions checked after each step against a sorted array, for ranks, scores, iteration in
- * both directions, score and lex ranges with offsets, counts, random sampling, scan and dup. */
+ * both directions, score and lex ranges with offsets, counts, random sampling, scan and dup.
+ * The big-set model tests do the same on trees of several levels that grow and shrink to
+ * empty repeatedly (ties, infinities, members that are prefixes of each other, rank, score
+ * and lex range deletions, offsets past a leaf), and on sets built by ascending, descending
+ * and bulk insertion. */
 #include "storage/t_zset.h"
 
 #include "common/alloc.h"
@@ -648,5 +652,365 @@ Test(zset, memory_grows_with_members)
     size_t after = zset_memory(z);
     cr_assert_gt(after, before + 1000 * 40);
     cr_assert_lt(after, before + 1000 * 200);
+    zset_free(z);
+}
+
+/* ---- the big-set model: a tree of several levels that grows and shrinks ---- */
+
+/* First model index whose entry is not below (s, m), by bisection. */
+static size_t model_lower(const model_t *md, double s, const char *m, size_t len)
+{
+    size_t lo = 0, hi = md->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (entry_cmp(md->v[mid].s, md->v[mid].m, md->v[mid].len, s, m, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The model index of member m, found through the set's own score (checked against the
+ * model entry it leads to), so big models need no linear scans. */
+static long big_find(const zset_t *z, const model_t *md, const char *m, size_t len)
+{
+    double s;
+    if (!zset_score(z, m, len, &s)) return -1;
+    size_t i = model_lower(md, s, m, len);
+    cr_assert_lt(i, md->n, "member in set but not in model");
+    cr_assert(md->v[i].len == len && !mcmp(md->v[i].m, len, m, len) && md->v[i].s == s);
+    return (long)i;
+}
+
+static void big_put(model_t *md, const char *m, size_t len, double s)
+{
+    if (md->n == md->cap) {
+        md->cap = md->cap ? md->cap * 2 : 16;
+        md->v = realloc(md->v, md->cap * sizeof(mentry_t));
+    }
+    size_t k = model_lower(md, s, m, len);
+    memmove(md->v + k + 1, md->v + k, (md->n - k) * sizeof(mentry_t));
+    md->v[k].m = malloc(len + 1);
+    memcpy(md->v[k].m, m, len);
+    md->v[k].len = len;
+    md->v[k].s = s;
+    md->n++;
+}
+
+/* The model indices [*a, *b) of the entries within r, by bisection. */
+static void model_score_span(const model_t *md, const zset_range_t *r, size_t *a, size_t *b)
+{
+    size_t lo = 0, hi = md->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (zset_score_gte_min(md->v[mid].s, r))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *a = lo;
+    hi = md->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (zset_score_lte_max(md->v[mid].s, r))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *b = lo;
+}
+
+/* Deletes model entries [a, b). */
+static void big_del_run(model_t *md, size_t a, size_t b)
+{
+    for (size_t k = a; k < b; k++) free(md->v[k].m);
+    if (b < md->n) memmove(md->v + a, md->v + b, (md->n - b) * sizeof(mentry_t));
+    md->n -= b - a;
+}
+
+/* Members with shared prefixes ("", "a", "ab", "aba", ...) and unique numbered ones. */
+static size_t big_member(char *buf, unsigned *serial)
+{
+    if (rand() % 3) return (size_t)snprintf(buf, 32, "k%07u", (*serial)++ * 7919u % 10000000u);
+    size_t len = (size_t)(rand() % 9);
+    for (size_t i = 0; i < len; i++) buf[i] = "ab\xff"[rand() % (i % 3 ? 2 : 3)];
+    return len;
+}
+
+/* Scores with many ties, infinities and both zeros. */
+static double big_score(void)
+{
+    int r = rand() % 100;
+    if (r < 30) return rand() % 8;
+    if (r < 34) return r % 2 ? INFINITY : -INFINITY;
+    if (r < 37) return r % 2 ? -0.0 : 0.0;
+    return (rand() % 2000000) / 16.0 - 60000;
+}
+
+static void big_member_of(const model_t *md, size_t i, zset_entry_t *e)
+{
+    e->member = md->v[i].m;
+    e->len = md->v[i].len;
+    e->score = md->v[i].s;
+}
+
+static void expect_entry(const zset_entry_t *e, const model_t *md, size_t i, const char *what)
+{
+    cr_assert_lt(i, md->n, "%s: past the model", what);
+    cr_assert(e->len == md->v[i].len && !mcmp(e->member, e->len, md->v[i].m, md->v[i].len),
+              "%s: member at %zu", what, i);
+    cr_assert(same_score(e->score, md->v[i].s), "%s: score at %zu", what, i);
+}
+
+/* A few ranks, by rank and back. */
+static void big_spot_check(const zset_t *z, const model_t *md)
+{
+    cr_assert_eq(zset_length(z), md->n);
+    for (int k = 0; k < 3 && md->n; k++) {
+        size_t i = (size_t)rand() % md->n;
+        zset_entry_t e;
+        zset_entry_at(z, i, &e);
+        expect_entry(&e, md, i, "entry_at");
+        cr_assert_eq(zset_rank(z, md->v[i].m, md->v[i].len, 0), (long long)i);
+        cr_assert_eq(zset_rank(z, md->v[i].m, md->v[i].len, 1), (long long)(md->n - 1 - i));
+    }
+}
+
+/* Iteration by rank and by score range from a random start or offset, both directions, over
+ * at most 80 entries, and the range's count. Offsets reach past leaves (the rank jump). */
+static void big_range_check(const zset_t *z, const model_t *md)
+{
+    zset_iter_t it;
+    zset_entry_t e;
+    size_t n = md->n, k;
+    for (int rev = 0; rev < 2; rev++) {
+        size_t start = n ? (size_t)rand() % (n + 2) : 0;
+        zset_iter_rank(&it, z, start, rev);
+        for (k = 0; k < 80 && zset_iter_next(&it, &e); k++)
+            expect_entry(&e, md, rev ? n - 1 - start - k : start + k, "by rank");
+        cr_assert_eq(k, start >= n ? 0 : (n - start < 80 ? n - start : 80));
+    }
+    zset_range_t r;
+    r.min = big_score();
+    r.max = rand() % 5 ? r.min + rand() % 3000 : big_score();
+    r.minex = rand() % 3 == 0;
+    r.maxex = rand() % 3 == 0;
+    size_t a, b;
+    model_score_span(md, &r, &a, &b);
+    cr_assert_eq(zset_count_range(z, &r), b - a, "count [%g %g]", r.min, r.max);
+    for (int rev = 0; rev < 2; rev++) {
+        size_t off = rand() % 2 ? (size_t)rand() % 4 : (size_t)rand() % (n + 100);
+        zset_iter_score(&it, z, &r, rev);
+        zset_iter_skip(&it, off);
+        for (k = 0; k < 80 && zset_iter_next(&it, &e); k++) {
+            cr_assert_lt(off + k, b - a, "score range past its end rev=%d", rev);
+            expect_entry(&e, md, rev ? b - 1 - off - k : a + off + k, "score range");
+        }
+        size_t left = b - a > off ? b - a - off : 0;
+        cr_assert_eq(k, left < 80 ? left : 80, "score range length rev=%d off=%zu", rev, off);
+    }
+}
+
+/* One random operation on z and md; grow says whether additions dominate. */
+static void big_step(zset_t *z, model_t *md, int grow, unsigned *serial)
+{
+    char m[32];
+    int op = rand() % 100, out;
+    if (op < (grow ? 60 : 25)) { /* add a member, new or not */
+        size_t len = big_member(m, serial);
+        double s = big_score();
+        long i = big_find(z, md, m, len);
+        cr_assert_eq(zset_add(z, m, len, s, 0, &out, NULL), 0);
+        if (i >= 0 && md->v[i].s == s) {
+            cr_assert_eq(out, 0);
+            return;
+        }
+        cr_assert_eq(out, i >= 0 ? ZSET_OUT_UPDATED : ZSET_OUT_ADDED);
+        if (i >= 0) big_del_run(md, (size_t)i, (size_t)i + 1);
+        big_put(md, m, len, s);
+    } else if (op < (grow ? 75 : 45)) { /* update an existing member's score, often slightly */
+        if (!md->n) return;
+        size_t i = (size_t)rand() % md->n;
+        char *mm = md->v[i].m;
+        size_t len = md->v[i].len;
+        double cur = md->v[i].s, s = rand() % 2 ? big_score() : rand() % 3 - 1.0, ns;
+        int flags = rand() % 2 ? ZSET_IN_INCR : 0;
+        double want = flags ? cur + s : s;
+        if (isnan(want)) {
+            cr_assert_eq(zset_add(z, mm, len, s, flags, &out, &ns), -1);
+            return;
+        }
+        cr_assert_eq(zset_add(z, mm, len, s, flags, &out, &ns), 0);
+        cr_assert(same_score(ns, want) || want == cur);
+        if (want == cur) return;
+        char copy[32];
+        memcpy(copy, mm, len);
+        big_del_run(md, i, i + 1);
+        big_put(md, copy, len, want);
+    } else if (op < (grow ? 88 : 70)) { /* remove an existing member, or an absent one */
+        if (md->n && rand() % 4) {
+            size_t i = (size_t)rand() % md->n;
+            cr_assert_eq(zset_remove(z, md->v[i].m, md->v[i].len), 1);
+            big_del_run(md, i, i + 1);
+        } else {
+            size_t len = (size_t)snprintf(m, sizeof(m), "absent%d", rand());
+            cr_assert_eq(zset_remove(z, m, len), 0);
+        }
+    } else if (op < (grow ? 91 : 82)) { /* delete a rank range */
+        if (!md->n) return;
+        size_t a = (size_t)rand() % md->n, w = (size_t)rand() % (grow ? 8 : 300);
+        size_t b = a + w < md->n ? a + w : md->n - 1;
+        cr_assert_eq(zset_delete_rank(z, a, b), b - a + 1);
+        big_del_run(md, a, b + 1);
+    } else if (op < (grow ? 93 : 90)) { /* delete a score range */
+        zset_range_t r;
+        r.min = big_score();
+        r.max = r.min + rand() % (grow ? 3 : 4000);
+        r.minex = rand() % 2;
+        r.maxex = rand() % 2;
+        size_t a, b;
+        model_score_span(md, &r, &a, &b);
+        cr_assert_eq(zset_delete_range(z, &r), b - a);
+        big_del_run(md, a, b);
+    } else if (op < 97) {
+        big_range_check(z, md);
+    } else if (md->n) {
+        zset_entry_t e;
+        zset_random(z, &e);
+        cr_assert_geq(big_find(z, md, e.member, e.len), 0);
+    }
+}
+
+static void big_run(unsigned seed, size_t target, int cycles)
+{
+    srand(seed);
+    zset_t *z = zset_new();
+    zset_convert(z, ENC_SKIPLIST);
+    model_t md = {0};
+    unsigned serial = 0;
+    long steps = 0;
+    for (int c = 0; c < cycles; c++) {
+        for (int grow = 1; grow >= 0; grow--) {
+            while (grow ? md.n < target : md.n > 0) {
+                big_step(z, &md, grow, &serial);
+                big_spot_check(z, &md);
+                if (++steps % 4000 == 0) check_equal(z, &md);
+            }
+            check_equal(z, &md);
+            if (grow) {
+                zset_t *d = zset_dup(z);
+                check_equal(d, &md);
+                zset_free(d);
+            }
+        }
+    }
+    cr_assert_eq(zset_length(z), 0);
+    cr_assert_geq(steps, (long)(target * (size_t)cycles));
+    model_free(&md);
+    zset_free(z);
+}
+
+Test(zset, big_model_grows_and_shrinks_through_tree_levels)
+{
+    big_run(11, 12000, 1);
+    big_run(12, 2500, 3);
+}
+
+Test(zset, big_model_small_sets_around_one_leaf)
+{
+    for (unsigned seed = 20; seed < 26; seed++) big_run(seed, 40 + seed * 12, 3);
+}
+
+/* Ascending and descending insertion (what RDB loading does) and a bulk build, each followed
+ * by random deletions and checks. */
+Test(zset, big_model_sequential_and_bulk_built)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        srand(40 + kind);
+        model_t md = {0};
+        int n = 9000, out;
+        char m[32];
+        for (int i = 0; i < n; i++) {
+            size_t len = (size_t)snprintf(m, sizeof(m), "s%05d", i);
+            big_put(&md, m, len, i / 3);
+        }
+        zset_t *z;
+        if (kind == 2) {
+            zset_entry_t *v = malloc((size_t)n * sizeof(zset_entry_t));
+            for (int i = 0; i < n; i++) big_member_of(&md, (size_t)i, &v[i]);
+            z = zset_from_sorted(v, (size_t)n);
+            free(v);
+        } else {
+            z = zset_new();
+            for (int i = 0; i < n; i++) {
+                size_t k = kind == 0 ? (size_t)i : (size_t)(n - 1 - i);
+                zset_add(z, md.v[k].m, md.v[k].len, md.v[k].s, 0, &out, NULL);
+                cr_assert_eq(out, ZSET_OUT_ADDED);
+            }
+        }
+        cr_assert_eq(z->h.enc, ENC_SKIPLIST);
+        check_equal(z, &md);
+        unsigned serial = 0;
+        for (int i = 0; i < 6000; i++) {
+            big_step(z, &md, 0, &serial);
+            big_spot_check(z, &md);
+        }
+        check_equal(z, &md);
+        zset_convert(z, ENC_LISTPACK);
+        check_equal(z, &md);
+        model_free(&md);
+        zset_free(z);
+    }
+}
+
+/* Lex ranges need equal scores: counts, iteration with offsets and deletion by lex range on a
+ * set of members that are prefixes of each other, all at one score. */
+Test(zset, big_model_lex_ranges)
+{
+    srand(77);
+    zset_t *z = zset_new();
+    zset_convert(z, ENC_SKIPLIST);
+    model_t md = {0};
+    char m[32], lo[32], hi[32];
+    int out;
+    for (int step = 0; step < 12000; step++) {
+        size_t len = (size_t)(rand() % 7);
+        for (size_t i = 0; i < len; i++) m[i] = "abc"[rand() % 3];
+        if (rand() % 10 < 7) {
+            zset_add(z, m, len, 5, 0, &out, NULL);
+            if (out == ZSET_OUT_ADDED) big_put(&md, m, len, 5);
+        }
+        if (rand() % 10) continue;
+        zset_lex_range_t r;
+        size_t ll = (size_t)(rand() % 4), hl = (size_t)(rand() % 4);
+        for (size_t i = 0; i < ll; i++) lo[i] = "abc"[rand() % 3];
+        for (size_t i = 0; i < hl; i++) hi[i] = "abc"[rand() % 3];
+        r.min = (zset_lex_bound_t){lo, ll, rand() % 8 ? ZLEX_VALUE : ZLEX_MIN, rand() % 2};
+        r.max = (zset_lex_bound_t){hi, hl, rand() % 8 ? ZLEX_VALUE : ZLEX_MAX, rand() % 2};
+        size_t a = 0, b;
+        while (a < md.n && !zset_lex_gte_min(md.v[a].m, md.v[a].len, &r)) a++;
+        for (b = a; b < md.n && zset_lex_lte_max(md.v[b].m, md.v[b].len, &r);) b++;
+        cr_assert_eq(zset_count_lex(z, &r), b - a);
+        for (int rev = 0; rev < 2; rev++) {
+            zset_iter_t it;
+            zset_entry_t e;
+            size_t off = (size_t)rand() % 200, k = 0;
+            zset_iter_lex(&it, z, &r, rev);
+            zset_iter_skip(&it, off);
+            while (zset_iter_next(&it, &e)) {
+                expect_entry(&e, &md, rev ? b - 1 - off - k : a + off + k, "lex range");
+                k++;
+            }
+            cr_assert_eq(k, b - a > off ? b - a - off : 0);
+        }
+        if (rand() % 3 == 0) {
+            cr_assert_eq(zset_delete_lex(z, &r), b - a);
+            big_del_run(&md, a, b);
+            big_spot_check(z, &md);
+        }
+    }
+    check_equal(z, &md);
+    model_free(&md);
     zset_free(z);
 }
