@@ -931,27 +931,35 @@ static void leaf_put(leaf_t *l, unsigned i, double s, znode_t *x)
     l->n++;
 }
 
-/* Splits full leaf l taking x at i; returns the new right leaf, linked after l. */
-static leaf_t *leaf_split(zbt_t *t, leaf_t *l, unsigned i, znode_t *x)
+/* The entries of leaf a, then of b (NULL: none), with x inserted at index i of that
+ * concatenation, into ts/tn (room for a->n + b->n + 1); returns how many. */
+static unsigned leaf_gather(double *ts, znode_t **tn, const leaf_t *a, const leaf_t *b,
+                            unsigned i, znode_t *x)
 {
-    double ts[LEAF_CAP + 1];
-    znode_t *tn[LEAF_CAP + 1];
-    memcpy(ts, l->score, i * sizeof(double));
-    memcpy(tn, l->node, i * sizeof(znode_t *));
+    unsigned n = 0;
+    for (const leaf_t *l = a; l; l = l == a ? b : NULL) {
+        memcpy(ts + n, l->score, l->n * sizeof(double));
+        memcpy(tn + n, l->node, l->n * sizeof(znode_t *));
+        n += l->n;
+    }
+    memmove(ts + i + 1, ts + i, (n - i) * sizeof(double));
+    memmove(tn + i + 1, tn + i, (n - i) * sizeof(znode_t *));
     ts[i] = x->score;
     tn[i] = x;
-    memcpy(ts + i + 1, l->score + i, (LEAF_CAP - i) * sizeof(double));
-    memcpy(tn + i + 1, l->node + i, (LEAF_CAP - i) * sizeof(znode_t *));
-    unsigned total = LEAF_CAP + 1, keep = total / 2;
-    if (!l->next && i == LEAF_CAP) keep = LEAF_CAP; /* appending */
-    if (!l->prev && i == 0) keep = 1;               /* prepending */
-    leaf_t *r = leaf_new(t);
-    memcpy(l->score, ts, keep * sizeof(double));
-    memcpy(l->node, tn, keep * sizeof(znode_t *));
-    l->n = keep;
-    r->n = total - keep;
-    memcpy(r->score, ts + keep, r->n * sizeof(double));
-    memcpy(r->node, tn + keep, r->n * sizeof(znode_t *));
+    return n + 1;
+}
+
+/* Leaf l holds ts/tn[0..n) from now on. */
+static void leaf_fill(leaf_t *l, const double *ts, znode_t *const *tn, unsigned n)
+{
+    memcpy(l->score, ts, n * sizeof(double));
+    memcpy(l->node, tn, n * sizeof(znode_t *));
+    l->n = n;
+}
+
+/* Links new leaf r after l. */
+static void leaf_link_after(zbt_t *t, leaf_t *l, leaf_t *r)
+{
     r->prev = l;
     r->next = l->next;
     if (l->next)
@@ -959,6 +967,29 @@ static leaf_t *leaf_split(zbt_t *t, leaf_t *l, unsigned i, znode_t *x)
     else
         t->tail = r;
     l->next = r;
+}
+
+/* par's children j and j + 1 are now leaves a and b as they are: their counts and b's key. */
+static void par_note_pair(inner_t *par, unsigned j, const leaf_t *a, const leaf_t *b)
+{
+    par->count[j] = a->n;
+    par->count[j + 1] = b->n;
+    par->score[j + 1] = b->score[0];
+    par->key[j + 1] = b->node[0];
+}
+
+/* Splits full leaf l taking x at i; returns the new right leaf, linked after l. */
+static leaf_t *leaf_split(zbt_t *t, leaf_t *l, unsigned i, znode_t *x)
+{
+    double ts[LEAF_CAP + 1];
+    znode_t *tn[LEAF_CAP + 1];
+    unsigned total = leaf_gather(ts, tn, l, NULL, i, x), keep = total / 2;
+    if (!l->next && i == LEAF_CAP) keep = LEAF_CAP; /* appending */
+    if (!l->prev && i == 0) keep = 1;               /* prepending */
+    leaf_t *r = leaf_new(t);
+    leaf_fill(l, ts, tn, keep);
+    leaf_fill(r, ts + keep, tn + keep, total - keep);
+    leaf_link_after(t, l, r);
     return r;
 }
 
@@ -968,26 +999,11 @@ static void leaf_spread(inner_t *par, unsigned j, leaf_t *a, leaf_t *b, unsigned
 {
     double ts[2 * LEAF_CAP];
     znode_t *tn[2 * LEAF_CAP];
-    unsigned total = a->n + b->n + 1, keep = (total + 1) / 2;
-    assert(total <= 2 * LEAF_CAP);
-    memcpy(ts, a->score, a->n * sizeof(double));
-    memcpy(tn, a->node, a->n * sizeof(znode_t *));
-    memcpy(ts + a->n, b->score, b->n * sizeof(double));
-    memcpy(tn + a->n, b->node, b->n * sizeof(znode_t *));
-    memmove(ts + i + 1, ts + i, (total - 1 - i) * sizeof(double));
-    memmove(tn + i + 1, tn + i, (total - 1 - i) * sizeof(znode_t *));
-    ts[i] = x->score;
-    tn[i] = x;
-    a->n = keep;
-    b->n = total - keep;
-    memcpy(a->score, ts, a->n * sizeof(double));
-    memcpy(a->node, tn, a->n * sizeof(znode_t *));
-    memcpy(b->score, ts + keep, b->n * sizeof(double));
-    memcpy(b->node, tn + keep, b->n * sizeof(znode_t *));
-    par->count[j] = a->n;
-    par->count[j + 1] = b->n;
-    par->score[j + 1] = b->score[0];
-    par->key[j + 1] = b->node[0];
+    assert(a->n + b->n + 1 <= 2 * LEAF_CAP);
+    unsigned total = leaf_gather(ts, tn, a, b, i, x), keep = (total + 1) / 2;
+    leaf_fill(a, ts, tn, keep);
+    leaf_fill(b, ts + keep, tn + keep, total - keep);
+    par_note_pair(par, j, a, b);
 }
 
 /* Siblings a and b (par's children j and j + 1), both full, and x at index i of their
@@ -998,36 +1014,13 @@ static leaf_t *leaf_split3(zbt_t *t, inner_t *par, unsigned j, leaf_t *a, leaf_t
 {
     double ts[2 * LEAF_CAP + 1];
     znode_t *tn[2 * LEAF_CAP + 1];
-    unsigned total = 2 * LEAF_CAP + 1;
-    memcpy(ts, a->score, LEAF_CAP * sizeof(double));
-    memcpy(tn, a->node, LEAF_CAP * sizeof(znode_t *));
-    memcpy(ts + LEAF_CAP, b->score, LEAF_CAP * sizeof(double));
-    memcpy(tn + LEAF_CAP, b->node, LEAF_CAP * sizeof(znode_t *));
-    memmove(ts + i + 1, ts + i, (total - 1 - i) * sizeof(double));
-    memmove(tn + i + 1, tn + i, (total - 1 - i) * sizeof(znode_t *));
-    ts[i] = x->score;
-    tn[i] = x;
+    unsigned total = leaf_gather(ts, tn, a, b, i, x), third = total / 3;
     leaf_t *c = leaf_new(t);
-    a->n = total / 3;
-    b->n = total / 3;
-    c->n = total - a->n - b->n;
-    memcpy(a->score, ts, a->n * sizeof(double));
-    memcpy(a->node, tn, a->n * sizeof(znode_t *));
-    memcpy(b->score, ts + a->n, b->n * sizeof(double));
-    memcpy(b->node, tn + a->n, b->n * sizeof(znode_t *));
-    memcpy(c->score, ts + a->n + b->n, c->n * sizeof(double));
-    memcpy(c->node, tn + a->n + b->n, c->n * sizeof(znode_t *));
-    c->prev = b;
-    c->next = b->next;
-    if (b->next)
-        b->next->prev = c;
-    else
-        t->tail = c;
-    b->next = c;
-    par->count[j] = a->n;
-    par->count[j + 1] = b->n;
-    par->score[j + 1] = b->score[0];
-    par->key[j + 1] = b->node[0];
+    leaf_fill(a, ts, tn, third);
+    leaf_fill(b, ts + third, tn + third, third);
+    leaf_fill(c, ts + 2 * third, tn + 2 * third, total - 2 * third);
+    leaf_link_after(t, b, c);
+    par_note_pair(par, j, a, b);
     return c;
 }
 
@@ -1229,10 +1222,7 @@ static void leaf_rebalance(zbt_t *t, bt_path_t *path, leaf_t *l)
         a->n -= k;
         b->n += k;
     }
-    par->count[j - 1] = a->n;
-    par->count[j] = b->n;
-    par->score[j] = b->score[0];
-    par->key[j] = b->node[0];
+    par_note_pair(par, j - 1, a, b);
 }
 
 /* Unlinks the m entries of l from index i on (path from the descent that found l); does not
