@@ -210,12 +210,6 @@ dict_node_t *dict_find(dict_t *d, const void *key, size_t len, uint32_t h)
 {
     if (dict_size(d) == 0) return NULL;
     step(d);
-    return dict_peek(d, key, len, h);
-}
-
-dict_node_t *dict_peek(const dict_t *d, const void *key, size_t len, uint32_t h)
-{
-    if (dict_size(d) == 0) return NULL;
     for (int t = 0; t < 2; t++) {
         if (!d->size[t]) break;
         dict_node_t *n = d->table[t][h & (d->size[t] - 1)];

@@ -63,8 +63,6 @@ uint64_t dict_buckets(const dict_t *d);
 
 /* The node whose key equals key[0..len), or NULL. h must be dict_hash(key, len). */
 dict_node_t *dict_find(dict_t *d, const void *key, size_t len, uint32_t h);
-/* dict_find without its step of an incremental rehash: changes nothing (look-aheads). */
-dict_node_t *dict_peek(const dict_t *d, const void *key, size_t len, uint32_t h);
 /* Adds n (n->hash set by the caller). The key must not be present. */
 void dict_insert(dict_t *d, dict_node_t *n);
 /* Removes and returns the node with that key, or NULL. Does not free it. */

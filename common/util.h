@@ -31,16 +31,6 @@ size_t d_to_str(char *dst, size_t cap, double v);
 #define COPY_STREAM_MIN (256 * 1024)
 void copy_stream(void *dst, const void *src, size_t n);
 
-/* Asks the CPU to bring the first min(n, PREFETCH_MAX) bytes at p into the cache for reading
- * (a hint: p need not be mapped). For a value a command is about to copy out. */
-#define PREFETCH_MAX (16 * 1024)
-static inline void prefetch_bytes(const void *p, size_t n)
-{
-    if (n > PREFETCH_MAX) n = PREFETCH_MAX;
-    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, end = (uintptr_t)p + n; a < end; a += 64)
-        __builtin_prefetch((const void *)a, 0, 3);
-}
-
 long long time_ms(void);
 long long time_us(void);
 /* Monotonic clock in microseconds. */

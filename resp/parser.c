@@ -488,38 +488,3 @@ int resp_parse(resp_parser_t *p, const char *buf, size_t len, size_t *consumed)
     make_argv(p, buf);
     return RESP_OK;
 }
-
-/* "<prefix><digits>\r\n" at buf[*at] (at most 18 digits, no sign): 1 with *n and *at past the
- * line, else 0. */
-static int peek_header(const char *buf, size_t len, size_t *at, char prefix, long long *n)
-{
-    size_t i = *at + 1, j = i;
-    if (i >= len || buf[i - 1] != prefix) return 0;
-    size_t lim = len - i < 18 ? len : i + 18;
-    unsigned long long v = 0;
-    for (; j < lim; j++) {
-        unsigned d = (unsigned)(unsigned char)buf[j] - '0';
-        if (d > 9) break;
-        v = v * 10 + d;
-    }
-    if (j == i || j + 1 >= len || buf[j] != '\r' || buf[j + 1] != '\n') return 0;
-    *n = (long long)v;
-    *at = j + 2;
-    return 1;
-}
-
-int resp_peek(const char *buf, size_t len, resp_arg_t *out, int max)
-{
-    size_t at = 0;
-    long long count, blen;
-    if (!peek_header(buf, len, &at, '*', &count)) return 0;
-    int n = 0;
-    while (n < max && n < count && peek_header(buf, len, &at, '$', &blen) &&
-           (unsigned long long)blen + 2 <= len - at) {
-        out[n].ptr = buf + at;
-        out[n].len = (size_t)blen;
-        n++;
-        at += (size_t)blen + 2;
-    }
-    return n;
-}

@@ -77,13 +77,6 @@ int resp_parse(resp_parser_t *p, const char *buf, size_t len, size_t *consumed);
  * known when a large bulk header has been read, else 0. Lets the caller grow its buffer once. */
 size_t resp_parser_need(const resp_parser_t *p);
 
-/* A look ahead at the request at buf[0..len) without parsing it: fills out with up to max of
- * its first arguments that are whole bulks within buf ("*<n>\r\n" then "$<len>\r\n<bytes>\r\n")
- * and returns how many; 0 for anything else (inline, a data area reference, bytes still to
- * come). The views point into buf. Checks only bounds, not what resp_parse checks: for hints
- * (server/command.c's prefetch), never for executing a command. */
-int resp_peek(const char *buf, size_t len, resp_arg_t *out, int max);
-
 /* ---- reply writer. proto is 2 or 3. ---- */
 void resp_w_simple(buf_t *b, const char *s, size_t len); /* "+s\r\n" */
 void resp_w_error(buf_t *b, const char *s, size_t len);  /* "-s\r\n"; s includes its prefix

@@ -176,7 +176,6 @@ int client_process_input(client_t *c)
     if (c->flags & CLIENT_IN_INPUT) return 0; /* woken from inside its own command: the outer
                                                  loop goes on by itself */
     c->flags |= CLIENT_IN_INPUT;
-    c->peek_name = NULL; /* qbuf may have moved since a look-ahead */
     if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     while (pos < c->qbuf.len &&
            !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
@@ -205,7 +204,6 @@ int client_process_input(client_t *c)
             }
             continue;
         }
-        if (pos < c->qbuf.len) command_prefetch(c, c->qbuf.data + pos, c->qbuf.len - pos);
         command_dispatch(c);
         if (c->refcopy.len) {
             buf_clear(&c->refcopy);

@@ -84,10 +84,6 @@ typedef struct client {
     buf_t refcopy;    /* shm: copies of the current command's data-area arguments */
     unsigned long long multi_ref_bytes; /* shm: of them, copied for commands queued in MULTI */
     const struct command *cmd, *lastcmd;
-    /* the next request's command as command_prefetch found it while the one before ran: the
-     * dispatcher takes it when argv[0] is those very bytes of qbuf, and forgets it either way */
-    const struct command *peek_cmd;
-    const char *peek_name;
 
     /* output */
     buf_t out;

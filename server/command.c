@@ -187,24 +187,10 @@ static int arity_ok(const command_t *cmd, int argc)
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
-void command_prefetch(client_t *c, const char *buf, size_t len)
-{
-    resp_arg_t argv[CMD_PREFETCH_ARGS];
-    int argc = resp_peek(buf, len, argv, CMD_PREFETCH_ARGS);
-    if (!argc) return;
-    const command_t *cmd = command_lookup(&argv[0]);
-    c->peek_cmd = cmd;
-    c->peek_name = argv[0].ptr;
-    if (cmd && cmd->prefetch) cmd->prefetch(c, argc, argv);
-}
-
 /* Finds and checks the command; replies and returns NULL when it is rejected. */
 static const command_t *resolve(client_t *c)
 {
-    const command_t *cmd = c->peek_name && c->peek_name == c->argv[0].ptr
-                               ? c->peek_cmd
-                               : command_lookup(&c->argv[0]);
-    c->peek_name = NULL;
+    const command_t *cmd = command_lookup(&c->argv[0]);
     if (!cmd) {
         reject_unknown(c);
         return NULL;

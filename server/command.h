@@ -83,14 +83,6 @@ typedef void cmd_keyflags_t(int argc, const resp_arg_t *argv, int i, char *out);
  * the row's static flags. Never fails; a call it cannot place (an unknown script) keeps them. */
 typedef uint32_t cmd_getflags_t(const client_t *c, uint32_t flags);
 
-/* For commands that read a value a pipeline's next request is likely to want soon: called with
- * the first arguments of the request after the one running (argv[0] is the name; argc counts
- * only the arguments that arrived whole, at most CMD_PREFETCH_ARGS), it may look the value up
- * without changing anything and ask the CPU to prefetch its bytes. A hint: no replies, no
- * statistics, no errors; argv is unchecked input. */
-#define CMD_PREFETCH_ARGS 5
-typedef void cmd_prefetch_t(client_t *c, int argc, const resp_arg_t *argv);
-
 typedef struct command {
     const char *name; /* lower case */
     cmd_proc_t *proc;
@@ -119,7 +111,6 @@ typedef struct command {
     const char *key_flags;
     /* COMMAND INFO's key specs when set; NULL: one spec made of first_key/last_key/key_step. */
     const cmd_key_spec_t *key_specs;
-    cmd_prefetch_t *prefetch; /* NULL: nothing to prefetch */
     /* filled at start-up */
     struct command *parent;
     char fullname[48];
@@ -166,10 +157,6 @@ char *command_call_key_flags(const command_t *cmd, int argc, const resp_arg_t *a
 uint32_t command_call_flags(const client_t *c, const command_t *cmd);
 /* Key positions of argv for cmd (static ranges or getkeys); returns the count. */
 int command_get_keys(const command_t *cmd, int argc, const resp_arg_t *argv, int *pos, int max);
-
-/* Looks at the request at buf[0..len) (the one after c's current command): remembers its
- * command for the dispatcher and runs the command's prefetch, if it has one. */
-void command_prefetch(client_t *c, const char *buf, size_t len);
 
 /* Runs c->cmd with c->argv now, keeping its statistics (the dispatcher and EXEC use it). */
 void command_call(client_t *c);

@@ -101,11 +101,6 @@ kv_t *db_find(db_t *db, const void *key, size_t len)
     return (kv_t *)dict_find(&db->keys, key, len, dict_hash(key, len));
 }
 
-kv_t *db_peek(const db_t *db, const void *key, size_t len)
-{
-    return (kv_t *)dict_peek(&db->keys, key, len, dict_hash(key, len));
-}
-
 static exp_node_t *exp_find(db_t *db, const kv_t *kv)
 {
     return (exp_node_t *)dict_find(&db->expires, kv->key, kv_keylen(kv), kv->node.hash);

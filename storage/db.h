@@ -73,8 +73,6 @@ void db_deinit(db_t *db);
 
 /* The entry for key, ignoring TTLs. NULL if absent. */
 kv_t *db_find(db_t *db, const void *key, size_t len);
-/* db_find that changes nothing, not even a step of a rehash (look-aheads). */
-kv_t *db_peek(const db_t *db, const void *key, size_t len);
 /* The entry for key, or NULL if absent or expired (an expired key is deleted, with the
  * observer told). Updates the value's access clock. */
 kv_t *db_lookup(db_t *db, const void *key, size_t len);

@@ -1147,28 +1147,6 @@ int tag_read_into(blob_t *b, uint64_t off, uint64_t len, long long now, char *ds
     return read_range(b, off, len, dst, 1, plan);
 }
 
-void tag_prefetch(const tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count)
-{
-    blob_t *b = (blob_t *)dict_peek(&t->blobs, name, nlen, dict_hash(name, nlen));
-    if (!b || off >= blob_size(b)) return;
-    uint64_t n = blob_size(b) - off, pos = 0;
-    if (count < n) n = count;
-    if (n > PREFETCH_MAX) n = PREFETCH_MAX;
-    uint32_t ne;
-    const tier_extent_t *ext = blob_extents(b, &ne);
-    for (uint32_t i = 0; i < ne && n; i++) {
-        const tier_extent_t *e = &ext[i];
-        if (off < pos + e->len && tier_kind(tag_store.tiers->t[e->tier]) == TIER_RAM) {
-            uint64_t eoff = off > pos ? off - pos : 0, k = e->len - eoff < n ? e->len - eoff : n;
-            prefetch_bytes(e->at.mem + eoff, (size_t)k);
-            n -= k;
-        } else if (off < pos + e->len) {
-            break; /* a file extent: the read goes through a plan */
-        }
-        pos += e->len;
-    }
-}
-
 const char *blob_ram_view(const blob_t *b, uint64_t off, uint64_t len)
 {
     if (b->writing) return NULL;

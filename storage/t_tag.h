@@ -130,10 +130,6 @@ int tag_read_prepare(tag_obj_t *t, const char *name, size_t nlen, uint64_t off, 
                      uint64_t *len, int *needs_io, blob_t **blob);
 int tag_read_into(blob_t *b, uint64_t off, uint64_t len, long long now, char *dst,
                   tag_plan_t **plan);
-/* Brings the first bytes (PREFETCH_MAX at most) of a TGET of count bytes from off into the CPU's
- * cache, as far as they lie in RAM extents: a hint for a read that comes soon. Changes nothing,
- * counts nothing; a missing blob is no error. */
-void tag_prefetch(const tag_obj_t *t, const char *name, size_t nlen, uint64_t off, uint64_t count);
 /* A TGET too large to hold in memory at once, read in pieces: tag_reader_open takes the blob's
  * extents as they are (*len: the bytes a read of count from off returns) and counts one read
  * access; until tag_reader_close the blob counts as read in flight (writes and moves answer

@@ -255,14 +255,6 @@ static void get_cmd(client_t *c)
     reply_bulk(c, as_str(kv)->data, as_str(kv)->len);
 }
 
-/* A pipelined GET next: the value's bytes on their way to the cache while this command runs. */
-static void get_prefetch(client_t *c, int argc, const resp_arg_t *argv)
-{
-    const kv_t *kv = argc >= 2 ? db_peek(c->db, argv[1].ptr, argv[1].len) : NULL;
-    if (kv && kv->val->type == OBJ_STRING)
-        prefetch_bytes(((const str_obj_t *)kv->val)->data, ((const str_obj_t *)kv->val)->len);
-}
-
 static void set_cmd(client_t *c)
 {
     const resp_arg_t *expire = NULL;
@@ -579,7 +571,7 @@ static void set_keyflags(int argc, const resp_arg_t *argv, int i, char *out)
 
 command_t cmds_string[] = {
     {"get", get_cmd, 2, CMD_READONLY | CMD_FAST, 1, 1, 1, "string", "1.0.0",
-     "Returns the string value of a key.", "O(1)", .prefetch = get_prefetch},
+     "Returns the string value of a key.", "O(1)"},
     {"set", set_cmd, -3, CMD_WRITE | CMD_DENYOOM, 1, 1, 1, "string", "1.0.0",
      "Sets the string value of a key, ignoring its type. The key is created if it doesn't "
      "exist.",

@@ -646,20 +646,6 @@ static void tget_cmd(client_t *c)
     submit(plan, c, j);
 }
 
-/* A pipelined TGET next (a shared-memory client's usual batch): the RAM bytes it reads on their
- * way to the cache while this command runs. */
-static void tget_prefetch(client_t *c, int argc, const resp_arg_t *argv)
-{
-    long long off = 0, count = -1;
-    if (argc < 3 || (argc >= 4 && (!str_to_ll(argv[3].ptr, argv[3].len, &off) || off < 0)) ||
-        (argc >= 5 && (!str_to_ll(argv[4].ptr, argv[4].len, &count) || count < 0)))
-        return;
-    const kv_t *kv = db_peek(c->db, argv[1].ptr, argv[1].len);
-    if (kv && kv->val->type == OBJ_TAG)
-        tag_prefetch((const tag_obj_t *)kv->val, argv[2].ptr, argv[2].len, (uint64_t)off,
-                     count < 0 ? UINT64_MAX : (uint64_t)count);
-}
-
 static blob_t *blob_at(client_t *c, int *err)
 {
     tag_obj_t *t = tag_at(c, &c->argv[1], err);
@@ -1052,8 +1038,7 @@ command_t cmds_tag[] = {
             "Writes bytes into a blob of a tag at an offset, creating both as needed.", TAG_CPLX,
             .waitname = write_waitname, .value_arg = 4),
     CMD_ROW("tget", tget_cmd, -3, R, 1, 1, 1, "tag", "0.1.0",
-            "Reads bytes of a blob from an offset.", TAG_CPLX, .waitname = read_waitname,
-            .prefetch = tget_prefetch),
+            "Reads bytes of a blob from an offset.", TAG_CPLX, .waitname = read_waitname),
     CMD_ROW("tsize", tsize_cmd, 3, R | CMD_FAST, 1, 1, 1, "tag", "0.1.0",
             "Returns the size of a blob.", TAG_CPLX, .waitname = read_waitname),
     CMD_ROW("ttruncate", ttruncate_cmd, 4, W | CMD_DENYOOM, 1, 1, 1, "tag", "0.1.0",

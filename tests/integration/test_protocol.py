@@ -102,9 +102,8 @@ def test_thousand_pipelined_commands_in_one_write_are_answered_in_order(cte_serv
 
 
 def test_pipelined_reads_see_the_writes_queued_before_them(cte_server):
-    """The server looks one request ahead (it prefetches what a GET or TGET will read and
-    remembers the next command's name): every read still answers what the commands before it
-    left, whatever the case of the names, and an unknown name stays unknown."""
+    """A pipeline in one write: every read answers what the commands before it left, whatever
+    the case of the names, and an unknown name or a wrong arity stays an error."""
     big = b"x" * 20000
     steps = [
         (("SET", "pk", "one"), b"+OK\r\n"),

@@ -1022,37 +1022,6 @@ Test(tag_place, a_blob_too_big_for_any_tier_is_split_and_reads_back)
     obj_free((obj_t *)t);
 }
 
-Test(tag_store, prefetch_is_a_hint_that_changes_nothing)
-{
-    open_tiers(three, 3, 1 << 20);
-    tag_obj_t *t = tag_new();
-    uint64_t n = 60 * KB; /* split over RAM and file tiers */
-    char *d = malloc(n);
-    fill(d, n, 7);
-    cr_assert_eq(put(t, "big", 0, d, n, 1, 0.5, NULL), ST_OK);
-    cr_assert_eq(put(t, "small", 0, S("hello"), 0, 0, NULL), ST_OK);
-    cr_assert_eq(put(t, "empty", 0, "", 0, 0, 0, NULL), ST_OK);
-    blob_info_t before = info_of(t, "big"), sbefore = info_of(t, "small");
-    uint64_t offs[] = {0, 5, 16 * KB - 1, 32 * KB + 3, n - 1, n, n + 100, UINT64_MAX};
-    for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-        tag_prefetch(t, S("big"), offs[i], UINT64_MAX);
-        tag_prefetch(t, S("big"), offs[i], 10);
-        tag_prefetch(t, S("small"), offs[i], UINT64_MAX);
-        tag_prefetch(t, S("empty"), offs[i], UINT64_MAX);
-        tag_prefetch(t, S("missing"), offs[i], UINT64_MAX);
-    }
-    blob_info_t after = info_of(t, "big"), safter = info_of(t, "small");
-    cr_assert(after.reads == before.reads && after.atime == before.atime);
-    cr_assert(safter.reads == sbefore.reads && safter.atime == sbefore.atime);
-    cr_assert_eq(after.tier, before.tier);
-    char *buf;
-    uint64_t len;
-    cr_assert_eq(get(t, "big", 0, UINT64_MAX, &buf, &len), ST_OK);
-    cr_assert(len == n && memcmp(buf, d, n) == 0);
-    xfree(buf);
-    free(d);
-    obj_free((obj_t *)t);
-}
 
 Test(tag_place, oom_when_every_tier_is_full_changes_nothing)
 {
