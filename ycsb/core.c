@@ -2,9 +2,11 @@
  * transactions, and the measuring DB wrapper around the binding.
  *
  * Each function follows its site.ycsb.workloads.CoreWorkload (YCSB 0.17) namesake, in the
- * same order of random draws. Where YCSB would crash on a setting (a division by zero, a
- * missing property) we refuse the setting at init with a message instead. Generators: the
- * core_t holds the templates, each core_thread_t its own copies (gen.h, Threads). */
+ * same order of random draws, but for the bytes of random values: those are made inside the
+ * timed call, when YCSB's RandomByteIterators make theirs (fill_values). Where YCSB would
+ * crash on a setting (a division by zero, a missing property) we refuse the setting at init
+ * with a message instead. Generators: the core_t holds the templates, each core_thread_t its
+ * own copies (gen.h, Threads). */
 #include "core.h"
 
 #include "java.h"
@@ -54,6 +56,7 @@ struct core_thread {
     char *valbuf; /* fieldcount * fieldlength_max */
     char *checkbuf;
     db_value_t *vals;
+    size_t unfilled; /* vals[0..unfilled) still want their random bytes (fill_values) */
     size_t *fields;
     db_result_t res;
     char err[512];
@@ -454,10 +457,22 @@ static db_status_t w_read(core_thread_t *t, core_db_t *db, const char *key, size
     return s;
 }
 
+/* YCSB's values are RandomByteIterators, which make their bytes only when the binding reads
+ * them, i.e. inside DBWrapper's timed call (RedisClient turns them into Strings for Jedis
+ * there); so the bytes of build_values are made here, after the clock started. A retried
+ * insert sends the bytes of its first attempt. */
+static void fill_values(core_thread_t *t)
+{
+    for (size_t i = 0; i < t->unfilled; i++)
+        core_random_bytes(&t->rng, (char *)t->vals[i].data, t->vals[i].len);
+    t->unfilled = 0;
+}
+
 static db_status_t w_write(core_thread_t *t, core_db_t *db, meas_op_t op, const char *key,
                            size_t klen, size_t n)
 {
     int64_t ist = meas_intended_start(db->meas), st = util_now_ns();
+    fill_values(t);
     db_status_t s = op == MEAS_INSERT ? db->b->insert(db->db, key, klen, t->vals, n)
                                       : db->b->update(db->db, key, klen, t->vals, n);
     meas_operation(db->meas, op, s, ist, st, util_now_ns());
@@ -471,7 +486,8 @@ static size_t field_length(core_thread_t *t)
     return (size_t)gen_next_long(&t->fieldlength, &t->rng);
 }
 
-/* One field's value into the thread's buffer at slot i. */
+/* One field's value at slot i of the thread's buffer: the deterministic value (dataintegrity;
+ * YCSB builds those as Strings up front), or its length, the random bytes coming in w_write. */
 static void build_value(core_thread_t *t, size_t i, size_t field, const char *key, size_t klen)
 {
     core_t *w = t->w;
@@ -482,7 +498,7 @@ static void build_value(core_thread_t *t, size_t i, size_t field, const char *ke
         core_deterministic_value(key, klen, w->field[field], w->field_len[field], len, buf);
     } else {
         len = field_length(t);
-        core_random_bytes(&t->rng, buf, len);
+        t->unfilled = i + 1;
     }
     t->vals[i] = (db_value_t){field, buf, len};
 }
@@ -490,6 +506,7 @@ static void build_value(core_thread_t *t, size_t i, size_t field, const char *ke
 /* buildValues (every field) or buildSingleValue (one chosen field); returns the count. */
 static size_t build_values(core_thread_t *t, bool all, const char *key, size_t klen)
 {
+    t->unfilled = 0;
     if (!all) {
         size_t f = (size_t)gen_next_int(&t->fieldchooser, &t->rng);
         build_value(t, 0, f, key, klen);
