@@ -48,9 +48,8 @@ uint32_t obj_lfu_freq(const obj_t *o)
 {
     uint32_t ldt = o->lru >> 8, counter = o->lru & 255, now = minutes_now();
     uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-    uint32_t periods = storage_params.lfu_decay_time
-                           ? elapsed / (uint32_t)storage_params.lfu_decay_time
-                           : 0;
+    uint32_t periods =
+        storage_params.lfu_decay_time ? elapsed / (uint32_t)storage_params.lfu_decay_time : 0;
     return periods > counter ? 0 : counter - periods;
 }
 
@@ -81,8 +80,10 @@ str_obj_t *str_try_new(const void *p, size_t len, size_t cap)
     s->h.lru = obj_clock_new();
     s->len = (uint32_t)len;
     s->cap = (uint32_t)(alloc_size(s) - sizeof(*s) - 1);
-    if (p && len) memcpy(s->data, p, len);
-    else if (len) memset(s->data, 0, len);
+    if (p && len)
+        memcpy(s->data, p, len);
+    else if (len)
+        memset(s->data, 0, len);
     s->data[len] = '\0';
     return s;
 }
@@ -158,12 +159,19 @@ const char *obj_type_name(int type)
     return type >= 0 && type < 7 ? names[type] : "none";
 }
 
+int obj_redis_enc(const obj_t *o)
+{
+    if (o->type == OBJ_HASH && (o->flags & HASH_FLAG_HT)) return ENC_HT;
+    return o->enc;
+}
+
 const char *obj_encoding_name(const obj_t *o)
 {
-    static const char *names[] = {"raw", "listpack", "hashtable", "skiplist", "intset",
-                                  "quicklist", "stream"};
+    static const char *names[] = {"raw",    "listpack",  "hashtable", "skiplist",
+                                  "intset", "quicklist", "stream"};
     if (o->type == OBJ_STRING) return str_encoding_name((const str_obj_t *)o);
-    return o->enc < 7 ? names[o->enc] : "unknown";
+    int enc = obj_redis_enc(o);
+    return enc < 7 ? names[enc] : "unknown";
 }
 
 size_t obj_memory(const obj_t *o)

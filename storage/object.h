@@ -13,8 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TAG = 5,
-               OBJ_STREAM = 6 };
+enum obj_type {
+    OBJ_STRING = 0,
+    OBJ_LIST = 1,
+    OBJ_SET = 2,
+    OBJ_ZSET = 3,
+    OBJ_HASH = 4,
+    OBJ_TAG = 5,
+    OBJ_STREAM = 6
+};
 
 enum obj_enc {
     ENC_RAW = 0,      /* string */
@@ -40,6 +47,12 @@ typedef struct obj {
 #define STR_FLAG_RAW 0x8000
 #define STR_FLAG_NOINT 0x4000
 #define STR_FLAGS_ENC (STR_FLAG_RAW | STR_FLAG_NOINT)
+
+/* obj_t.flags bit of hashes: Redis would have converted this hash to a hashtable (a field or
+ * value longer than hash-max-listpack-value was written), so OBJECT ENCODING, DUMP and RDB say
+ * "hashtable" while storage/t_hash.c may still keep the bytes as a listpack. Never cleared,
+ * as Redis never converts back; copied with the header (COPY, conversion). */
+#define HASH_FLAG_HT 0x8000
 
 /* data[len] is 0, but for a corrupted HyperLogLog, where it may hold the byte Redis leaves
  * past the end of such a value (storage/hll.c explains). */
@@ -102,6 +115,9 @@ void obj_free(obj_t *o);
 obj_t *obj_dup(const obj_t *o);
 /* Name for TYPE: "string", "hash" ... */
 const char *obj_type_name(int type);
+/* The encoding Redis would report for o: o->enc, but ENC_HT for a hash with HASH_FLAG_HT.
+ * OBJECT ENCODING and the RDB writer go by this one. */
+int obj_redis_enc(const obj_t *o);
 /* Name for OBJECT ENCODING. */
 const char *obj_encoding_name(const obj_t *o);
 /* Bytes the value holds in memory (MEMORY USAGE), approximate for containers. */

@@ -1,14 +1,17 @@
 /* t_hash.h - hashes: a map from fields to values, both byte strings.
  *
- * Two encodings, as Redis 7.0 has, and OBJECT ENCODING names them the same way:
- *   ENC_LISTPACK  "listpack": the fields and values in one allocation with the object header,
- *                 searched linearly. Used while the hash has at most
- *                 storage_params.hash_max_listpack_entries fields and no field or value is
- *                 longer than storage_params.hash_max_listpack_value bytes.
- *   ENC_HT        "hashtable": a dict whose entries are one allocation each (dict node, field,
- *                 value), with a bucket array sized tighter than Redis's.
- * A hash converts from listpack to hashtable at the moment Redis's would (hash_set() breaking a
- * limit, or hash_prepare() seeing a command argument that breaks one) and never converts back.
+ * Two encodings, as Redis 7.0 has:
+ *   ENC_LISTPACK  the fields and values in one allocation with the object header, searched
+ *                 linearly. Used while the hash has at most
+ *                 storage_params.hash_max_listpack_entries fields and its entries take at most
+ *                 HASH_LP_MAX_BYTES.
+ *   ENC_HT        a dict whose entries are one allocation each (dict node, field, value), with
+ *                 a bucket array sized tighter than Redis's.
+ * A hash converts from listpack to hashtable when one of those two limits is passed and never
+ * converts back. What clients see is Redis's encoding, not this one: when Redis would convert
+ * (hash_set() writing a field or value longer than hash-max-listpack-value, hash_prepare()
+ * seeing such an argument), the hash gets HASH_FLAG_HT (object.h) and OBJECT ENCODING, DUMP and
+ * RDB say "hashtable" from then on (obj_redis_enc()), whatever the bytes are.
  *
  * Values move: a write to a listpack hash may reallocate it, and a conversion replaces it. So
  * every function that may change a hash takes hash_t **hp and updates *hp; the caller stores
@@ -27,6 +30,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Most bytes of entries a listpack hash holds (a YCSB record of 10 fields of 100 bytes takes
+ * about 1.1 KB); past it, a linear search and a rewrite's memmove stop being cheap. */
+#define HASH_LP_MAX_BYTES 8192
 
 /* A hash value. It starts with obj_t, so a keyspace value of type OBJ_HASH can be cast to
  * hash_t * and back (&h->h). What follows the header is private to t_hash.c and its size
@@ -62,15 +69,17 @@ void hash_convert(hash_t **hp);
 /* ---- fields ---- */
 
 /* Called by a command before it sets fields, with the largest and the summed length of the
- * fields and values it is about to write and how many pairs: converts a listpack hash when
- * one of them is longer than hash-max-listpack-value or the listpack would grow past its safe
- * size (Redis's hashTypeTryConversion), and pre-sizes a hashtable for npairs more fields.
+ * fields and values it is about to write and how many pairs. Where Redis's
+ * hashTypeTryConversion converts (an argument longer than hash-max-listpack-value) it sets
+ * HASH_FLAG_HT; it converts a listpack whose entries would pass HASH_LP_MAX_BYTES, sizes a new
+ * listpack for every pair at once, and pre-sizes an empty hashtable for npairs fields.
  * May move *hp. */
 void hash_prepare(hash_t **hp, size_t npairs, size_t maxlen, size_t sumlen);
 /* Sets field to value. Returns 1 if the field is new, 0 if an existing value was replaced.
- * Converts to a hashtable first when field or value is longer than hash-max-listpack-value,
- * and after adding when the hash has more than hash-max-listpack-entries fields (as Redis's
- * hashTypeSet). May move *hp. */
+ * Sets HASH_FLAG_HT when field or value is longer than hash-max-listpack-value (where Redis's
+ * hashTypeSet converts); converts to a hashtable first when the entries would pass
+ * HASH_LP_MAX_BYTES, and after adding when the hash has more than hash-max-listpack-entries
+ * fields. May move *hp. */
 int hash_set(hash_t **hp, const void *field, size_t flen, const void *value, size_t vlen);
 /* 1 and the value's view in *value, *vlen if field is present, else 0. value and vlen may be
  * NULL (an existence test). Does not move h, though it may advance a rehash. */

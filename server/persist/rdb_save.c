@@ -127,7 +127,7 @@ int rdb_value_type(const obj_t *o)
     case OBJ_ZSET:
         return o->enc == ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
     case OBJ_HASH:
-        return o->enc == ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+        return obj_redis_enc(o) == ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
     case OBJ_STREAM:
         return RDB_TYPE_STREAM_LISTPACKS_2;
     case OBJ_TAG:
@@ -310,7 +310,7 @@ static void write_hash(buf_t *b, const hash_t *hc, int compress)
     hash_iter_t it;
     hash_entry_t e;
     hash_iter_init(&it, h);
-    if (h->h.enc == ENC_LISTPACK) {
+    if (rdb_value_type(&h->h) == RDB_TYPE_HASH_LISTPACK) { /* as Redis reports it, not as stored */
         unsigned char *lp = lp_new(0);
         while (hash_iter_next(&it, &e)) {
             lp = lp_append(lp, e.field, e.flen);

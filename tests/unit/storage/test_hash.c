@@ -1,7 +1,8 @@
-/* test_hash.c - storage/t_hash.c: both encodings, the conversion thresholds (entries, field and
- * value lengths, hash_prepare), value rewrites across varint sizes, iteration, random sampling
- * (membership, distinctness, rough uniformity), scan covering every element (also with changes
- * between steps), dup, memory accounting, and a model test with many fields. */
+/* test_hash.c - storage/t_hash.c: both encodings, the conversion thresholds (entries, the
+ * listpack byte budget, hash_prepare), the reported encoding (HASH_FLAG_HT on a long field or
+ * value, the bytes staying a listpack), value rewrites across varint sizes, iteration, random
+ * sampling (membership, distinctness, rough uniformity), scan covering every element (also with
+ * changes between steps), dup, memory accounting, and a model test with many fields. */
 #include "storage/t_hash.h"
 
 #include "common/alloc.h"
@@ -115,9 +116,8 @@ Test(hash, set_get_del_in_hashtable)
 
 /* Rewrites one value through lengths whose varint size changes (127/128, 16383/16384), with
  * fields before and after it, and checks every field after each step. */
-static void value_resizes(int ht)
+static void value_resizes(int ht, const size_t *lens, size_t nlens)
 {
-    static const size_t lens[] = {0, 1, 127, 128, 5, 16383, 16384, 20000, 3, 0, 128, 127};
     storage_params.hash_max_listpack_value = ht ? 64 : 100000;
     hash_t *h = hash_new();
     if (ht) hash_convert(&h);
@@ -125,7 +125,7 @@ static void value_resizes(int ht)
     set_s(&h, "mid", "x");
     set_s(&h, "after", "A");
     char *buf = malloc(20000);
-    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+    for (size_t i = 0; i < nlens; i++) {
         memset(buf, 'a' + (int)i, lens[i]);
         cr_assert_eq(hash_set(&h, S("mid"), buf, lens[i]), 0);
         const char *v;
@@ -142,14 +142,18 @@ static void value_resizes(int ht)
     hash_free(h);
 }
 
+static const size_t big_lens[] = {0, 1, 127, 128, 5, 16383, 16384, 20000, 3, 0, 128, 127};
+
 Test(hash, value_rewrites_across_varint_sizes_listpack)
 {
-    value_resizes(0);
+    /* within the byte budget (the 2-byte varint starts at 128) */
+    static const size_t lens[] = {0, 1, 127, 128, 5, 8000, 3, 0, 128, 127, 4000, 127};
+    value_resizes(0, lens, sizeof(lens) / sizeof(lens[0]));
 }
 
 Test(hash, value_rewrites_across_varint_sizes_hashtable)
 {
-    value_resizes(1);
+    value_resizes(1, big_lens, sizeof(big_lens) / sizeof(big_lens[0]));
 }
 
 /* ---- conversion thresholds ---- */
@@ -176,13 +180,13 @@ Test(hash, conversion_keeps_every_field)
 {
     storage_params.hash_max_listpack_entries = 1000;
     hash_t *h = hash_new();
-    fill(&h, 500, 20);
+    fill(&h, 250, 20); /* 250 * 29 bytes: within the budget */
     cr_assert_eq(h->h.enc, ENC_LISTPACK);
     hash_convert(&h);
     cr_assert_eq(h->h.enc, ENC_HT);
-    cr_assert_eq(hash_len(h), 500);
+    cr_assert_eq(hash_len(h), 250);
     char f[32], want[21];
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < 250; i++) {
         snprintf(f, sizeof(f), "field%d", i);
         memset(want, 'a' + i % 26, 20);
         want[20] = '\0';
@@ -191,7 +195,16 @@ Test(hash, conversion_keeps_every_field)
     hash_free(h);
 }
 
-Test(hash, value_or_field_longer_than_the_limit_converts)
+/* Physically a listpack, reported as Redis's hashtable. */
+static void assert_reported_ht(hash_t *h)
+{
+    cr_assert_eq(h->h.enc, ENC_LISTPACK);
+    cr_assert(h->h.flags & HASH_FLAG_HT);
+    cr_assert_eq(obj_redis_enc(&h->h), ENC_HT);
+    cr_assert_str_eq(obj_encoding_name(&h->h), "hashtable");
+}
+
+Test(hash, value_or_field_longer_than_the_limit_is_reported_as_hashtable)
 {
     char big[66];
     memset(big, 'v', sizeof(big));
@@ -199,17 +212,70 @@ Test(hash, value_or_field_longer_than_the_limit_converts)
     hash_set(&h, S("f"), big, 64);
     cr_assert_eq(h->h.enc, ENC_LISTPACK);
     hash_set(&h, big, 64, S("v"));
-    cr_assert_eq(h->h.enc, ENC_LISTPACK);
-    hash_set(&h, S("f"), big, 65); /* an update converts too, as Redis's hashTypeSet */
-    cr_assert_eq(h->h.enc, ENC_HT);
+    cr_assert_eq(h->h.flags, 0);
+    cr_assert_str_eq(obj_encoding_name(&h->h), "listpack");
+    hash_set(&h, S("f"), big, 65); /* an update counts too, as Redis's hashTypeSet */
+    assert_reported_ht(h);
     cr_assert_eq(hash_len(h), 2);
+    hash_set(&h, S("f"), S("short")); /* never goes back */
+    hash_del(&h, big, 64);
+    assert_reported_ht(h);
+    hash_t *d = hash_dup(h); /* COPY keeps it */
+    assert_reported_ht(d);
+    hash_free(d);
+    hash_convert(&h); /* and so does a real conversion */
+    cr_assert_eq(h->h.enc, ENC_HT);
+    cr_assert_str_eq(obj_encoding_name(&h->h), "hashtable");
     hash_free(h);
 
     h = hash_new();
     set_s(&h, "a", "1");
     hash_set(&h, big, 65, S("v"));
-    cr_assert_eq(h->h.enc, ENC_HT);
+    assert_reported_ht(h);
     cr_assert_str_eq(get_s(h, "a"), "1");
+    cr_assert_eq(hash_len(h), 2);
+    hash_free(h);
+}
+
+Test(hash, converts_past_the_byte_budget)
+{
+    storage_params.hash_max_listpack_entries = 128;
+    static char v[HASH_LP_MAX_BYTES];
+    memset(v, 'v', sizeof(v));
+    /* 1 + 1 + 2 + n bytes for field "f" and an n-byte value (n >= 128) */
+    size_t fits = HASH_LP_MAX_BYTES - 4;
+    hash_t *h = hash_new();
+    cr_assert_eq(hash_set(&h, S("f"), v, fits), 1);
+    cr_assert_eq(h->h.enc, ENC_LISTPACK);
+    assert_reported_ht(h);
+    cr_assert_eq(hash_set(&h, S("f"), v, fits + 1), 0); /* a rewrite one byte over */
+    cr_assert_eq(h->h.enc, ENC_HT);
+    cr_assert_str_eq(obj_encoding_name(&h->h), "hashtable");
+    const char *got;
+    size_t glen;
+    cr_assert(hash_get(h, S("f"), &got, &glen));
+    cr_assert_eq(glen, fits + 1);
+    hash_free(h);
+
+    /* an append that passes it */
+    h = hash_new();
+    hash_set(&h, S("f"), v, fits - 3);
+    cr_assert_eq(h->h.enc, ENC_LISTPACK);
+    cr_assert_eq(hash_set(&h, S(""), S("")), 1); /* 2 bytes: fits exactly */
+    cr_assert_eq(h->h.enc, ENC_LISTPACK);
+    cr_assert_eq(hash_set(&h, S("g"), S("")), 1);
+    cr_assert_eq(h->h.enc, ENC_HT);
+    cr_assert_eq(hash_len(h), 3);
+    cr_assert(hash_get(h, S("f"), &got, &glen) && glen == fits - 3);
+    hash_free(h);
+
+    /* short values within the value limit convert at the budget too, reported hashtable */
+    storage_params.hash_max_listpack_entries = 100000;
+    h = hash_new();
+    fill(&h, 1000, 20);
+    cr_assert_eq(h->h.enc, ENC_HT);
+    cr_assert_eq(h->h.flags, 0);
+    cr_assert_eq(hash_len(h), 1000);
     hash_free(h);
 }
 
@@ -226,28 +292,31 @@ Test(hash, limits_come_from_storage_params)
     h = hash_new();
     hash_set(&h, S(""), S(""));
     cr_assert_eq(h->h.enc, ENC_LISTPACK);
+    cr_assert_str_eq(obj_encoding_name(&h->h), "listpack");
     set_s(&h, "a", "");
-    cr_assert_eq(h->h.enc, ENC_HT);
+    assert_reported_ht(h);
     hash_free(h);
 }
 
-Test(hash, prepare_converts_on_long_arguments_only)
+Test(hash, prepare_flags_long_arguments_and_converts_past_the_budget)
 {
     hash_t *h = hash_new();
     set_s(&h, "a", "1");
     hash_prepare(&h, 3, 64, 200);
     cr_assert_eq(h->h.enc, ENC_LISTPACK);
+    cr_assert_eq(h->h.flags, 0);
     hash_prepare(&h, 3, 65, 200);
-    cr_assert_eq(h->h.enc, ENC_HT);
+    assert_reported_ht(h);
     cr_assert_str_eq(get_s(h, "a"), "1");
     hash_free(h);
 
-    /* a listpack that would pass its 1 GiB safety size converts */
+    /* a listpack whose entries would pass the budget converts */
     h = hash_new();
-    hash_prepare(&h, 1, 10, (size_t)1 << 30);
+    hash_prepare(&h, 1, 10, HASH_LP_MAX_BYTES);
     cr_assert_eq(h->h.enc, ENC_LISTPACK);
-    hash_prepare(&h, 1, 10, ((size_t)1 << 30) + 1);
+    hash_prepare(&h, 1, 10, HASH_LP_MAX_BYTES + 1);
     cr_assert_eq(h->h.enc, ENC_HT);
+    cr_assert_eq(h->h.flags, 0);
     hash_free(h);
 }
 
@@ -279,12 +348,40 @@ static size_t block(size_t n)
     return r;
 }
 
-Test(hash, ycsb_record_is_compact)
+Test(hash, ycsb_record_is_one_block)
+{
+    /* 10 fields of 100 bytes, as HMSET writes them: one listpack of 16 + 10 * 108 bytes
+     * (1280 with jemalloc), reported as Redis's hashtable */
+    size_t want = block(16 + 1080);
+    hash_t *h = hash_new();
+    hash_prepare(&h, 10, 100, 1060);
+    fill(&h, 10, 100);
+    assert_reported_ht(h);
+    cr_assert_eq(hash_memory(h), want, "got %zu", hash_memory(h));
+    fill(&h, 10, 100); /* rewriting the values in place keeps the size */
+    cr_assert_eq(hash_memory(h), want);
+    hash_free(h);
+    /* one HSET at a time ends the same */
+    h = hash_new();
+    char v[100];
+    memset(v, 'x', sizeof(v));
+    for (int i = 0; i < 10; i++) {
+        char f[16];
+        int n = snprintf(f, sizeof(f), "field%d", i);
+        hash_prepare(&h, 1, 100, 106);
+        hash_set(&h, f, (size_t)n, v, sizeof(v));
+    }
+    cr_assert_eq(hash_memory(h), want, "got %zu", hash_memory(h));
+    hash_free(h);
+}
+
+Test(hash, ycsb_record_is_compact_as_a_hashtable)
 {
     /* 10 fields of 100 bytes: an 80-byte header, 4 buckets (32 bytes), ten fields of 123 bytes
      * (16 node + 6 field + 1 length + 100 value): 1392 bytes with jemalloc */
     size_t want = block(80) + block(32) + 10 * block(123);
     hash_t *h = hash_new();
+    hash_convert(&h);
     hash_prepare(&h, 10, 100, 1060);
     fill(&h, 10, 100);
     cr_assert_eq(h->h.enc, ENC_HT);
@@ -296,6 +393,7 @@ Test(hash, ycsb_record_is_compact)
 
     /* the same record built one HSET at a time ends the same */
     h = hash_new();
+    hash_convert(&h);
     char v[100];
     memset(v, 'x', sizeof(v));
     for (int i = 0; i < 10; i++) {
@@ -328,6 +426,7 @@ Test(hash, listpack_memory_follows_its_contents)
 
 Test(hash, deleting_most_fields_shrinks_the_table)
 {
+    storage_params.hash_max_listpack_entries = 128;
     hash_t *h = hash_new();
     fill(&h, 5000, 8);
     size_t big = hash_memory(h);
@@ -604,4 +703,76 @@ Test(hash, many_fields_against_a_model)
         }
     }
     hash_free(h);
+}
+
+/* Random writes of values around the limits to a few fields, over both physical encodings:
+ * after each step the contents match a model, the reported encoding is "hashtable" exactly
+ * when Redis would have converted (a long write so far, or more fields than the limit ever),
+ * and the bytes stay a listpack while the entries fit the budget and the entry limit. */
+Test(hash, long_values_against_a_model)
+{
+    enum { NF = 40 };
+    static const size_t lens[] = {0, 1, 63, 64, 65, 100, 127, 128, 300, 1000, 3000};
+    storage_params.hash_max_listpack_entries = 32;
+    storage_params.hash_max_listpack_value = 64;
+    static char vals[NF][3000];
+    size_t vlen[NF];
+    int present[NF];
+    char buf[3000], f[16];
+    for (int round = 0; round < 20; round++) {
+        memset(present, 0, sizeof(present));
+        hash_t *h = hash_new();
+        int redis_ht = 0, was_ht = 0;
+        size_t len = 0;
+        for (int step = 0; step < 300; step++) {
+            int i = rand() % NF;
+            int fl = snprintf(f, sizeof(f), "f%d", i);
+            if (rand() % 4) {
+                size_t n = lens[rand() % (sizeof(lens) / sizeof(lens[0]))];
+                memset(buf, 'a' + step % 26, n);
+                hash_prepare(&h, 1, n > (size_t)fl ? n : (size_t)fl, n + (size_t)fl);
+                cr_assert_eq(hash_set(&h, f, (size_t)fl, buf, n), !present[i]);
+                if (!present[i]) len++;
+                present[i] = 1;
+                memcpy(vals[i], buf, n);
+                vlen[i] = n;
+                if (n > 64 || len > 32) redis_ht = 1;
+            } else {
+                cr_assert_eq(hash_del(&h, f, (size_t)fl), present[i]);
+                if (present[i]) len--;
+                present[i] = 0;
+            }
+            if (len == 0) { /* the key would be deleted: start a new hash */
+                hash_free(h);
+                h = hash_new();
+                redis_ht = was_ht = 0;
+                continue;
+            }
+            cr_assert_eq(hash_len(h), len);
+            cr_assert_str_eq(obj_encoding_name(&h->h), redis_ht ? "hashtable" : "listpack");
+            if (was_ht) cr_assert_eq(h->h.enc, ENC_HT, "never converts back");
+            was_ht = h->h.enc == ENC_HT;
+            size_t bytes = 0, seen = 0;
+            hash_iter_t it;
+            hash_entry_t e;
+            hash_iter_init(&it, h);
+            while (hash_iter_next(&it, &e)) {
+                int k = atoi(e.field + 1);
+                cr_assert(present[k]);
+                cr_assert(e.vlen == vlen[k] && memcmp(e.value, vals[k], e.vlen) == 0);
+                bytes += 1 + e.flen + (e.vlen < 128 ? 1 : 2) + e.vlen;
+                seen++;
+            }
+            cr_assert_eq(seen, len);
+            if (!was_ht) cr_assert_leq(bytes, HASH_LP_MAX_BYTES);
+            if (!was_ht) cr_assert_leq(len, 32);
+            for (int k = 0; k < NF; k++) {
+                fl = snprintf(f, sizeof(f), "f%d", k);
+                const char *v;
+                size_t n;
+                cr_assert_eq(hash_get(h, f, (size_t)fl, &v, &n), present[k]);
+            }
+        }
+        hash_free(h);
+    }
 }
