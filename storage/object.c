@@ -48,8 +48,9 @@ uint32_t obj_lfu_freq(const obj_t *o)
 {
     uint32_t ldt = o->lru >> 8, counter = o->lru & 255, now = minutes_now();
     uint32_t elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-    uint32_t periods =
-        storage_params.lfu_decay_time ? elapsed / (uint32_t)storage_params.lfu_decay_time : 0;
+    uint32_t periods = storage_params.lfu_decay_time
+                           ? elapsed / (uint32_t)storage_params.lfu_decay_time
+                           : 0;
     return periods > counter ? 0 : counter - periods;
 }
 
@@ -80,10 +81,8 @@ str_obj_t *str_try_new(const void *p, size_t len, size_t cap)
     s->h.lru = obj_clock_new();
     s->len = (uint32_t)len;
     s->cap = (uint32_t)(alloc_size(s) - sizeof(*s) - 1);
-    if (p && len)
-        memcpy(s->data, p, len);
-    else if (len)
-        memset(s->data, 0, len);
+    if (p && len) memcpy(s->data, p, len);
+    else if (len) memset(s->data, 0, len);
     s->data[len] = '\0';
     return s;
 }
@@ -167,8 +166,8 @@ int obj_redis_enc(const obj_t *o)
 
 const char *obj_encoding_name(const obj_t *o)
 {
-    static const char *names[] = {"raw",    "listpack",  "hashtable", "skiplist",
-                                  "intset", "quicklist", "stream"};
+    static const char *names[] = {"raw", "listpack", "hashtable", "skiplist", "intset",
+                                  "quicklist", "stream"};
     if (o->type == OBJ_STRING) return str_encoding_name((const str_obj_t *)o);
     int enc = obj_redis_enc(o);
     return enc < 7 ? names[enc] : "unknown";

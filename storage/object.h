@@ -13,15 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type {
-    OBJ_STRING = 0,
-    OBJ_LIST = 1,
-    OBJ_SET = 2,
-    OBJ_ZSET = 3,
-    OBJ_HASH = 4,
-    OBJ_TAG = 5,
-    OBJ_STREAM = 6
-};
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_TAG = 5,
+               OBJ_STREAM = 6 };
 
 enum obj_enc {
     ENC_RAW = 0,      /* string */
