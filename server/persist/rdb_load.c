@@ -181,6 +181,10 @@ static int hash_from_src(src_t *s, obj_t **out)
         hash_free(h);
         return rc;
     }
+    /* Redis 7.0 keeps a listpack or ziplist payload a listpack whatever its value lengths
+     * (only more fields than hash-max-listpack-entries convert it): so is it reported. */
+    if (hash_len(h) <= storage_params.hash_max_listpack_entries)
+        h->h.flags &= (uint16_t)~HASH_FLAG_HT;
     *out = &h->h;
     return RDB_OK;
 }

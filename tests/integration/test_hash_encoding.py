@@ -129,6 +129,26 @@ def test_dump_type_and_round_trips(both):
         assert hall(dst, "x") == hall(src, "rec")
 
 
+def test_restore_of_a_listpack_payload_with_long_values(both):
+    """Redis 7.0 loads a listpack payload as a listpack whatever its value lengths (it only
+    converts on the entry count): written by a server with a larger hash-max-listpack-value."""
+    a, b = both
+    b.py("CONFIG", "SET", "hash-max-listpack-value", "200")
+    b.py("HSET", "lp", "f", "x" * 150, "g", "1")
+    assert enc(b, "lp") == b"listpack"
+    payload = b.call("DUMP", "lp").val
+    assert payload[0] == RDB_TYPE_HASH_LISTPACK
+    b.py("CONFIG", "SET", "hash-max-listpack-value", "64")
+    for c in both:
+        c.py("RESTORE", "r", "0", payload)
+        assert enc(c, "r") == b"listpack"
+        assert dump_type(c, "r") == RDB_TYPE_HASH_LISTPACK
+        c.py("HSET", "r", "g", "2")  # a short write keeps it
+        assert enc(c, "r") == b"listpack"
+        c.py("HSET", "r", "g", "y" * 65)
+        assert enc(c, "r") == b"hashtable"
+
+
 def test_hscan_and_hrandfield_on_reported_hashtable(both):
     a, b = both
     for c in both:
