@@ -10,14 +10,16 @@
  *   16      used  varint flen, field, varint vlen, value, varint flen, field, ...
  *
  * The block is grown with realloc as entries are added (so the hash moves) and shrunk when a
- * delete leaves much of it unused. used stays at most HASH_LP_MAX_BYTES: a write that would
- * pass it converts to a hashtable first, as does one that makes the hash longer than
- * hash-max-listpack-entries. Unlike Redis, a field or value longer than hash-max-listpack-value
- * does not convert: it only sets HASH_FLAG_HT (object.h), so the hash is reported, dumped and
- * saved as the hashtable Redis would have made, while its bytes stay in one block. A YCSB
- * record (10 fields of 100 bytes, about 1.1 KB of entries) is therefore one allocation instead
- * of eleven. The budget bounds what a linear search and a value rewrite (memmove of the tail)
- * cost; the entry limit bounds the number of steps of a search.
+ * delete leaves much of it unused. A write that makes the hash longer than
+ * hash-max-listpack-entries converts it to a hashtable, as in Redis. Unlike Redis, a field or
+ * value longer than hash-max-listpack-value does not convert: it only sets HASH_FLAG_HT
+ * (object.h), so the hash is reported, dumped and saved as the hashtable Redis would have
+ * made, while its bytes stay in one block. A YCSB record (10 fields of 100 bytes, about 1.1 KB
+ * of entries) is therefore one allocation instead of eleven. Such a flagged listpack converts
+ * when its entries would pass HASH_LP_MAX_BYTES, which bounds what a linear search and a
+ * value rewrite (memmove of the tail) cost; one Redis reports as a listpack converts only past
+ * LP_SAFE_MAX (1 GiB, Redis's listpack safety limit), so that a hashtable is never reported
+ * where Redis has a listpack.
  *
  * Hashtable: the header (obj_t and an embedded dict_t, 80 bytes) and one allocation per field:
  *
@@ -48,6 +50,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#define LP_SAFE_MAX (1u << 30)
 #define LP_NONE ((size_t)-1)
 
 typedef struct lp_hash {
@@ -275,6 +278,12 @@ static size_t lp_find(const lp_hash_t *lp, const void *fld, size_t flen, hash_en
 }
 
 /* Makes room for used bytes of entries; may move lp. */
+/* Most bytes of entries lp may hold as a listpack. */
+static inline size_t lp_max_bytes(const lp_hash_t *lp)
+{
+    return (lp->h.flags & HASH_FLAG_HT) ? HASH_LP_MAX_BYTES : LP_SAFE_MAX;
+}
+
 static lp_hash_t *lp_room(lp_hash_t *lp, size_t used)
 {
     if (LP_HDR + used <= alloc_size(lp)) return lp;
@@ -420,6 +429,27 @@ void hash_convert(hash_t **hp)
     if ((*hp)->h.enc == ENC_LISTPACK) *hp = lp_to_ht(as_lp(*hp), 0);
 }
 
+void hash_report_listpack(hash_t **hp)
+{
+    hash_t *h = *hp;
+    assert(hash_len(h) <= storage_params.hash_max_listpack_entries);
+    h->h.flags &= (uint16_t)~HASH_FLAG_HT;
+    if (h->h.enc == ENC_LISTPACK) return;
+    hash_t *n = hash_new();
+    n->h = h->h;
+    n->h.enc = ENC_LISTPACK;
+    lp_hash_t *lp = (lp_hash_t *)(void *)n;
+    hash_iter_t it;
+    hash_entry_t e;
+    hash_iter_init(&it, h);
+    while (hash_iter_next(&it, &e)) {
+        assert(lp->used + lp_pair_size(e.flen, e.vlen) <= LP_SAFE_MAX);
+        lp_append(&lp, e.field, e.flen, e.value, e.vlen);
+    }
+    hash_free(h);
+    *hp = (hash_t *)(void *)lp;
+}
+
 static void ops_free(obj_t *o)
 {
     hash_free((hash_t *)(void *)o);
@@ -456,7 +486,7 @@ void hash_prepare(hash_t **hp, size_t npairs, size_t maxlen, size_t sumlen)
         lp_hash_t *lp = as_lp(h);
         /* Redis converts here on a long argument: remember it, keep the bytes. */
         if (maxlen > storage_params.hash_max_listpack_value) lp->h.flags |= HASH_FLAG_HT;
-        if ((size_t)lp->used + sumlen > HASH_LP_MAX_BYTES) {
+        if ((size_t)lp->used + sumlen > lp_max_bytes(lp)) {
             /* Past the budget (counting every pair as new, so a hash near it may convert one
              * write early): one conversion instead of growing first. */
             *hp = lp_to_ht(lp, lp->count ? 0 : npairs);
@@ -482,7 +512,7 @@ int hash_set(hash_t **hp, const void *field, size_t flen, const void *value, siz
         size_t used = lp->used + varint_len(vlen) + vlen;
         used =
             off != LP_NONE ? used - (varint_len(e.vlen) + e.vlen) : used + varint_len(flen) + flen;
-        if (used > HASH_LP_MAX_BYTES) {
+        if (used > lp_max_bytes(lp)) {
             *hp = lp_to_ht(lp, (size_t)lp->count + (off == LP_NONE));
         } else {
             int added = 0;

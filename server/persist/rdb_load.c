@@ -183,8 +183,7 @@ static int hash_from_src(src_t *s, obj_t **out)
     }
     /* Redis 7.0 keeps a listpack or ziplist payload a listpack whatever its value lengths
      * (only more fields than hash-max-listpack-entries convert it): so is it reported. */
-    if (hash_len(h) <= storage_params.hash_max_listpack_entries)
-        h->h.flags &= (uint16_t)~HASH_FLAG_HT;
+    if (hash_len(h) <= storage_params.hash_max_listpack_entries) hash_report_listpack(&h);
     *out = &h->h;
     return RDB_OK;
 }
