@@ -277,13 +277,13 @@ static size_t lp_find(const lp_hash_t *lp, const void *fld, size_t flen, hash_en
     return LP_NONE;
 }
 
-/* Makes room for used bytes of entries; may move lp. */
 /* Most bytes of entries lp may hold as a listpack. */
 static inline size_t lp_max_bytes(const lp_hash_t *lp)
 {
     return (lp->h.flags & HASH_FLAG_HT) ? HASH_LP_MAX_BYTES : LP_SAFE_MAX;
 }
 
+/* Makes room for used bytes of entries; may move lp. */
 static lp_hash_t *lp_room(lp_hash_t *lp, size_t used)
 {
     if (LP_HDR + used <= alloc_size(lp)) return lp;
