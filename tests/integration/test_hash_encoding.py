@@ -189,7 +189,8 @@ def test_model_against_redis(both):
             n = rnd.randrange(1, 4)
             args = []
             for _ in range(n):
-                args += ["f%d" % rnd.randrange(12), "v" * rnd.choice((1, 10, 64, 65, 100, 300))]
+                vlen = rnd.choice((1, 10, 64, 65, 100, 300, 1500))  # 1500: past the budget
+                args += ["f%d" % rnd.randrange(12), "v" * vlen]
             cmd = ("HSET", key, *args)
         elif op < 8:
             cmd = ("HDEL", key, "f%d" % rnd.randrange(12))

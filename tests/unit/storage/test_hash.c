@@ -464,7 +464,6 @@ Test(hash, listpack_memory_follows_its_contents)
 
 Test(hash, deleting_most_fields_shrinks_the_table)
 {
-    storage_params.hash_max_listpack_entries = 128;
     hash_t *h = hash_new();
     fill(&h, 5000, 8);
     size_t big = hash_memory(h);
