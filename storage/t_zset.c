@@ -50,7 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ZSL_MAXLEVEL 32
 #define LP_MAX_SAFE (1u << 30) /* listpack size limit, as Redis's LISTPACK_MAX_SAFETY_SIZE */
 #define MEMORY_SAMPLES 64
 

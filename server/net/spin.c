@@ -7,6 +7,7 @@
 #include <uv.h>
 
 static uint64_t off_until; /* no spinning before this (uv_hrtime) */
+static uint64_t last_long;  /* when the last long yield ended, 0 if none */
 
 int spin_yield(void)
 {
@@ -14,6 +15,9 @@ int spin_yield(void)
     sched_yield();
     uint64_t t1 = uv_hrtime();
     if (t1 - t0 < SPIN_CROWDED_NS) return 0;
+    int again = last_long && t1 - last_long < SPIN_AGAIN_NS;
+    last_long = t1;
+    if (!again) return 0; /* one long yield alone: the hypervisor took the core for a moment */
     off_until = t1 + SPIN_OFF_NS;
     srv.stat.spin_crowded++;
     return -1;
