@@ -386,6 +386,20 @@ static size_t block(size_t n)
     return r;
 }
 
+
+/* A YCSB record's 10 fields of 100 bytes set one HSET at a time, as a command would. */
+static void set_fields_one_by_one(hash_t **hp)
+{
+    char v[100];
+    memset(v, 'x', sizeof(v));
+    for (int i = 0; i < 10; i++) {
+        char f[16];
+        int n = snprintf(f, sizeof(f), "field%d", i);
+        hash_prepare(hp, 1, 100, 106);
+        hash_set(hp, f, (size_t)n, v, sizeof(v));
+    }
+}
+
 Test(hash, ycsb_record_is_one_block)
 {
     /* 10 fields of 100 bytes, as HMSET writes them: one listpack of 16 + 10 * 108 bytes
@@ -401,14 +415,7 @@ Test(hash, ycsb_record_is_one_block)
     hash_free(h);
     /* one HSET at a time ends the same */
     h = hash_new();
-    char v[100];
-    memset(v, 'x', sizeof(v));
-    for (int i = 0; i < 10; i++) {
-        char f[16];
-        int n = snprintf(f, sizeof(f), "field%d", i);
-        hash_prepare(&h, 1, 100, 106);
-        hash_set(&h, f, (size_t)n, v, sizeof(v));
-    }
+    set_fields_one_by_one(&h);
     cr_assert_eq(hash_memory(h), want, "got %zu", hash_memory(h));
     hash_free(h);
 }
@@ -432,14 +439,7 @@ Test(hash, ycsb_record_is_compact_as_a_hashtable)
     /* the same record built one HSET at a time ends the same */
     h = hash_new();
     hash_convert(&h);
-    char v[100];
-    memset(v, 'x', sizeof(v));
-    for (int i = 0; i < 10; i++) {
-        char f[16];
-        int n = snprintf(f, sizeof(f), "field%d", i);
-        hash_prepare(&h, 1, 100, 106);
-        hash_set(&h, f, (size_t)n, v, sizeof(v));
-    }
+    set_fields_one_by_one(&h);
     cr_assert_eq(hash_memory(h), want, "got %zu", hash_memory(h));
     hash_free(h);
 }
