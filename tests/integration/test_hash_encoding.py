@@ -56,7 +56,6 @@ def config_limits(c):
     seen.append(enc(c, "e"))
     c.py("HSET", "e", "f4", "v")
     seen.append(enc(c, "e"))
-    c.py("CONFIG", "SET", "hash-max-listpack-entries", "128")
     return seen
 
 
@@ -69,13 +68,18 @@ def dump_type(c, key):
     return c.call("DUMP", key).val[0]
 
 
+LIMITS = ("hash-max-listpack-value", "hash-max-listpack-entries")
+
+
 @pytest.fixture
 def both(cte_server, redis_server):
+    """A connection to each server; the hash limits the tests change are put back as they were
+    (the servers are shared with other test files)."""
     with cte_server.conn() as a, redis_server.conn() as b:
+        saved = [(c, k, c.py("CONFIG", "GET", k)[1]) for c in (a, b) for k in LIMITS]
         yield a, b
-        for c in (a, b):
-            c.py("CONFIG", "SET", "hash-max-listpack-value", "64")
-            c.py("CONFIG", "SET", "hash-max-listpack-entries", "128")
+        for c, k, v in saved:
+            c.py("CONFIG", "SET", k, v)
 
 
 def test_encoding_transitions_match_redis(both):
