@@ -729,8 +729,9 @@ static inline unsigned first_hit(const probe_t *p, const double *sc, znode_t *co
 }
 
 /* Descends to the first entry where p hits and returns its 0-based rank (the length if none).
- * *lf and *idx name the entry; *idx may be (*lf)->n, meaning the next leaf's first entry.
- * path, when not NULL, gets the inner nodes crossed. */
+ * *lf and *idx name the entry; *idx may be (*lf)->n, meaning the next leaf's first entry
+ * (both may be NULL when only the rank is wanted). path, when not NULL, gets the inner nodes
+ * crossed. */
 static size_t bt_seek(const zbt_t *t, const probe_t *p, bt_path_t *path, leaf_t **lf, unsigned *idx)
 {
     void *x = t->root;
@@ -747,8 +748,8 @@ static size_t bt_seek(const zbt_t *t, const probe_t *p, bt_path_t *path, leaf_t 
     }
     leaf_t *l = x;
     unsigned i = first_hit(p, l->score, l->node, 0, l->n);
-    *lf = l;
-    *idx = i;
+    if (lf) *lf = l;
+    if (idx) *idx = i;
     return rank + i;
 }
 
@@ -796,9 +797,7 @@ static inline leaf_t *pos_prev(leaf_t *l, unsigned *i)
 static size_t bt_rank(const zbt_t *t, const znode_t *x)
 {
     probe_t p = probe_key(P_KEY_GE, x->score, x->member, nlen(x));
-    leaf_t *l;
-    unsigned i;
-    return bt_seek(t, &p, NULL, &l, &i);
+    return bt_seek(t, &p, NULL, NULL, NULL);
 }
 
 /* Finds x: fills path, returns its leaf and *idx. */
@@ -1907,9 +1906,7 @@ static size_t zbt_count(const zbt_t *t, const zset_range_t *r, const zset_lex_ra
     if (r ? range_empty(r) : lex_range_empty(lr)) return 0;
     probe_t lo = {.kind = r ? P_SCORE_GE_MIN : P_LEX_GE_MIN, .r = r, .lr = lr};
     probe_t hi = {.kind = r ? P_SCORE_GT_MAX : P_LEX_GT_MAX, .r = r, .lr = lr};
-    leaf_t *l;
-    unsigned i;
-    size_t a = bt_seek(t, &lo, NULL, &l, &i), b = bt_seek(t, &hi, NULL, &l, &i);
+    size_t a = bt_seek(t, &lo, NULL, NULL, NULL), b = bt_seek(t, &hi, NULL, NULL, NULL);
     return b > a ? b - a : 0;
 }
 
@@ -1950,22 +1947,16 @@ size_t zset_delete_range(zset_t *z, const zset_range_t *r)
 {
     if (z->h.enc == ENC_LISTPACK) return lp_delete_run(z, lp_first_in_range(z->p, r), r, NULL);
     if (range_empty(r)) return 0;
-    zbt_t *t = z->p;
     probe_t p = {.kind = P_SCORE_GE_MIN, .r = r};
-    leaf_t *l;
-    unsigned i;
-    return bt_delete_run(t, bt_seek(t, &p, NULL, &l, &i), SIZE_MAX, r, NULL);
+    return bt_delete_run(z->p, bt_seek(z->p, &p, NULL, NULL, NULL), SIZE_MAX, r, NULL);
 }
 
 size_t zset_delete_lex(zset_t *z, const zset_lex_range_t *r)
 {
     if (z->h.enc == ENC_LISTPACK) return lp_delete_run(z, lp_first_in_lex(z->p, r), NULL, r);
     if (lex_range_empty(r)) return 0;
-    zbt_t *t = z->p;
     probe_t p = {.kind = P_LEX_GE_MIN, .lr = r};
-    leaf_t *l;
-    unsigned i;
-    return bt_delete_run(t, bt_seek(t, &p, NULL, &l, &i), SIZE_MAX, NULL, r);
+    return bt_delete_run(z->p, bt_seek(z->p, &p, NULL, NULL, NULL), SIZE_MAX, NULL, r);
 }
 
 /* ------------------------------------------------------------------------------------------
